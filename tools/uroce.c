@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uroce: what users run. Subcommands mirror iproute2's `rdma` where a
+ * Soft-RoCE user would expect them, plus the research tools.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "uroce.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"sim", cmd_sim, "run a scenario in the deterministic network simulator"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: uroce <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n`uroce <command> --help` describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "uroce: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

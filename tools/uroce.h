@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The `uroce` command: one function per subcommand, and the argument parsers they share. */
+#ifndef UROCE_TOOL_H
+#define UROCE_TOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+int cmd_sim(int argc, char **argv);
+
+/* "400G", "25g", "100M", "1e9" -> bits per second; false on nonsense. */
+bool parse_rate(const char *s, uint64_t *bps);
+/* "10us", "1.5ms", "250ns", "2s" -> picoseconds. */
+bool parse_time_ps(const char *s, uint64_t *ps);
+/* "4096", "1M", "64K", "1G" (binary multiples) -> bytes. */
+bool parse_size(const char *s, uint64_t *bytes);
+bool parse_double(const char *s, double *v);
+bool parse_u64(const char *s, uint64_t *v);
+
+#endif

@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The completer (IBTA 9.7.5.2 requester side, "response processing"):
+ * matches ACKs, NAKs, READ responses and atomic acknowledgements to the
+ * outstanding send WQEs and retires them in order.
+ */
+#include <string.h>
+
+#include "psn.h"
+#include "qp.h"
+
+static uint32_t wqe_last_psn(const struct ur_send_wqe *w)
+{
+	return ur_psn_add(w->first_psn, w->npkts - 1);
+}
+
+static enum ur_wc_opcode wc_opcode(const struct ur_send_wqe *w)
+{
+	switch (w->opcode) {
+	case UR_WR_RDMA_WRITE:
+	case UR_WR_RDMA_WRITE_WITH_IMM:
+		return UR_WC_RDMA_WRITE;
+	case UR_WR_RDMA_READ:
+		return UR_WC_RDMA_READ;
+	case UR_WR_ATOMIC_CMP_AND_SWP:
+		return UR_WC_COMP_SWAP;
+	case UR_WR_ATOMIC_FETCH_AND_ADD:
+		return UR_WC_FETCH_ADD;
+	case UR_WR_LOCAL_INV:
+		return UR_WC_LOCAL_INV;
+	default:
+		return UR_WC_SEND;
+	}
+}
+
+/*
+ * Post CQEs for finished WQEs from the oldest on, in order, and give their
+ * slots back to the poster. Returns true if anything retired.
+ */
+bool ur_comp_retire_done(struct ur_qp *qp)
+{
+	struct ur_requester *rq = &qp->req;
+	uint32_t prod = sq_prod(qp);
+	bool any = false;
+
+	while (rq->comp != prod) {
+		struct ur_send_wqe *w = sq_wqe(qp, rq->comp);
+
+		if (w->state != UR_WQE_DONE)
+			break;
+		if (w->signaled || w->status != UR_WC_SUCCESS) {
+			struct ur_cqe cqe = {
+				.wr_id = w->wr_id,
+				.status = w->status,
+				.opcode = wc_opcode(w),
+				.qp_num = qp->qpn,
+				.byte_len = w->opcode == UR_WR_RDMA_READ ? w->length
+					    : wqe_is_rd_atomic(w)       ? 8
+									: w->length,
+			};
+			ur_qp_post_cqe(qp, qp->scq, &cqe);
+		}
+		rq->comp++;
+		any = true;
+	}
+	/* Release: the poster may overwrite these slots once it sees the new index. */
+	if (any)
+		atomic_store_explicit(&qp->sq.cons, rq->comp, memory_order_release);
+	return any;
+}
+
+static void wqe_done(struct ur_qp *qp, struct ur_send_wqe *w)
+{
+	w->state = UR_WQE_DONE;
+	w->status = UR_WC_SUCCESS;
+	if (wqe_is_rd_atomic(w))
+		qp->req.rd_out--;
+}
+
+/* A WQE failed: complete it with `status` and take the QP to the error state. */
+void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *w, enum ur_wc_status status)
+{
+	if (w->state != UR_WQE_DONE && wqe_is_rd_atomic(w) && w->state != UR_WQE_POSTED)
+		qp->req.rd_out--;
+	w->state = UR_WQE_DONE;
+	w->status = status;
+	ur_count(qp->dev, UR_CTR_req_cqe_error);
+	ur_qp_log_error(qp, "send WQE wr_id %#llx completes with %s", (unsigned long long)w->wr_id,
+			ur_wc_status_name(status));
+	if (qp->type == UR_QPT_RC) {
+		ur_qp_to_error(qp);
+	} else {
+		/* UC and UD: a send error only stops the send queue (SQE, 10.3.1.2) */
+		atomic_store_explicit(&qp->state, UR_QPS_SQE, memory_order_relaxed);
+		ur_comp_retire_done(qp);
+	}
+}
+
+/* Every request PSN up to and including `psn` was executed (9.7.5.2.1). */
+static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+	uint32_t prod = sq_prod(qp);
+
+	if (ur_psn_ge(psn, rq->una)) {
+		rq->una = ur_psn_add(psn, 1);
+		rq->progress_ns = now;
+		rq->retry_left = qp->attr.retry_cnt;
+		rq->rnr_left = qp->attr.rnr_retry;
+	}
+	for (uint32_t idx = rq->comp; idx != prod; idx++) {
+		struct ur_send_wqe *w = sq_wqe(qp, idx);
+
+		if (w->state == UR_WQE_POSTED)
+			break;
+		if (w->state == UR_WQE_DONE)
+			continue;
+		if (wqe_is_rd_atomic(w)) {
+			/* An ACK past a READ/atomic whose response never came means
+			 * the response was lost: ask again (C9-138, implied NAK). */
+			if (ur_psn_ge(psn, w->first_psn)) {
+				ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
+				ur_req_rewind(qp, w->resp_psn);
+			}
+			break;
+		}
+		if (w->state != UR_WQE_SENT || ur_psn_lt(psn, wqe_last_psn(w)))
+			break;
+		wqe_done(qp, w);
+	}
+	ur_comp_retire_done(qp);
+}
+
+/* The first WQE not yet done, or NULL. */
+static struct ur_send_wqe *oldest_pending(struct ur_qp *qp, bool rd_atomic_only)
+{
+	uint32_t prod = sq_prod(qp);
+
+	for (uint32_t idx = qp->req.comp; idx != prod; idx++) {
+		struct ur_send_wqe *w = sq_wqe(qp, idx);
+
+		if (w->state == UR_WQE_POSTED)
+			return NULL;
+		if (w->state == UR_WQE_DONE)
+			continue;
+		if (!rd_atomic_only || wqe_is_rd_atomic(w))
+			return w;
+	}
+	return NULL;
+}
+
+static struct ur_send_wqe *wqe_with_psn(struct ur_qp *qp, uint32_t psn)
+{
+	uint32_t prod = sq_prod(qp);
+
+	for (uint32_t idx = qp->req.comp; idx != prod; idx++) {
+		struct ur_send_wqe *w = sq_wqe(qp, idx);
+
+		if (w->state == UR_WQE_POSTED)
+			return NULL;
+		if (w->state != UR_WQE_DONE && ur_psn_le(psn, wqe_last_psn(w)))
+			return w;
+	}
+	return NULL;
+}
+
+/* RNR NAK timer values of table 45, in nanoseconds; index 0 is the longest. */
+static const uint32_t rnr_timer_us[32] = {
+	655360, 10,    20,    30,    40,    60,     80,     120,    160,    240,    320,
+	480,    640,   960,   1280,  1920,  2560,   3840,   5120,   7680,   10240,  15360,
+	20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+uint64_t ur_rnr_timeout_ns(unsigned code)
+{
+	return (uint64_t)rnr_timer_us[code & 31] * 1000;
+}
+
+static void on_rnr_nak(struct ur_qp *qp, uint32_t psn, unsigned timer, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+	struct ur_send_wqe *w = wqe_with_psn(qp, psn);
+
+	ur_count(qp->dev, UR_CTR_rnr_nak_retry_err);
+	if (!w)
+		return;
+	if (rq->rnr_left == 0) {
+		ur_count(qp->dev, UR_CTR_rnr_retry_exceeded);
+		ur_qp_log_error(qp, "RNR retry count exhausted at PSN %#x (rnr_retry %u)", psn,
+				qp->attr.rnr_retry);
+		ur_comp_wqe_error(qp, w, UR_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	if (rq->rnr_left != 7) /* 7 means retry forever (9.7.5.2.8) */
+		rq->rnr_left--;
+	ur_req_rewind(qp, psn);
+	rq->rnr_wait = true;
+	ur_timer_cancel(&qp->dev->timers, &rq->retx);
+	ur_timer_arm(&qp->dev->timers, &rq->rnr, now + ur_rnr_timeout_ns(timer));
+}
+
+static void on_nak(struct ur_qp *qp, uint32_t psn, unsigned code)
+{
+	struct ur_requester *rq = &qp->req;
+	struct ur_send_wqe *w;
+	enum ur_wc_status st;
+
+	if (code == UR_NAK_PSN_SEQ_ERR) {
+		ur_count(qp->dev, UR_CTR_packet_seq_err);
+		if (rq->rnr_wait)
+			return; /* the RNR retry will resend from there anyway */
+		/* The same NAK again without progress counts as a retry (9.7.5.2.3). */
+		if (psn == rq->nak_psn && psn == rq->una) {
+			if (!rq->retry_left) {
+				w = wqe_with_psn(qp, psn);
+				if (w) {
+					ur_count(qp->dev, UR_CTR_retry_exceeded);
+					ur_comp_wqe_error(qp, w, UR_WC_RETRY_EXC_ERR);
+				}
+				return;
+			}
+			rq->retry_left--;
+		}
+		rq->nak_psn = psn;
+		ur_req_rewind(qp, psn);
+		return;
+	}
+	switch (code) {
+	case UR_NAK_INVALID_REQ:
+		st = UR_WC_REM_INV_REQ_ERR;
+		ur_count(qp->dev, UR_CTR_req_remote_invalid_request);
+		break;
+	case UR_NAK_REM_ACCESS_ERR:
+		st = UR_WC_REM_ACCESS_ERR;
+		ur_count(qp->dev, UR_CTR_req_remote_access_errors);
+		break;
+	case UR_NAK_INVALID_RD_REQ:
+		st = UR_WC_REM_INV_RD_REQ_ERR;
+		break;
+	default:
+		st = UR_WC_REM_OP_ERR;
+		break;
+	}
+	w = wqe_with_psn(qp, psn);
+	if (w)
+		ur_comp_wqe_error(qp, w, st);
+}
+
+static void on_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	const struct ur_aeth *aeth = (const struct ur_aeth *)((const uint8_t *)pkt->bth +
+							       pkt->op->off_aeth);
+	uint8_t syn = ur_aeth_syndrome(aeth);
+	uint32_t psn = pkt->psn;
+
+	switch (syn & UR_AETH_TYPE_MASK) {
+	case UR_AETH_ACK:
+		ur_count(qp->dev, UR_CTR_rx_acks);
+		ack_upto(qp, psn, now);
+		break;
+	case UR_AETH_RNR_NAK:
+	case UR_AETH_NAK:
+		ur_count(qp->dev, UR_CTR_rx_naks);
+		/* a NAK acknowledges everything before its PSN (9.7.5.2.2) */
+		ack_upto(qp, ur_psn_add(psn, UR_PSN_MASK), now);
+		if (ur_psn_lt(psn, qp->req.una)) {
+			ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack); /* stale NAK */
+			break;
+		}
+		if ((syn & UR_AETH_TYPE_MASK) == UR_AETH_RNR_NAK)
+			on_rnr_nak(qp, psn, syn & UR_AETH_VALUE_MASK, now);
+		else
+			on_nak(qp, psn, syn & UR_AETH_VALUE_MASK);
+		break;
+	default:
+		ur_count(qp->dev, UR_CTR_rx_drop_bad_response);
+		break;
+	}
+}
+
+/* Place `len` bytes at offset `off` of the WQE's local buffers (needs LOCAL_WRITE). */
+static int wqe_scatter(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t off,
+		       const uint8_t *src, uint32_t len)
+{
+	for (unsigned i = 0; i < w->num_sge && len; i++) {
+		const struct ur_sge *s = &w->sge[i];
+		struct ur_mr *mr;
+		uint32_t n;
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		n = UR_MIN(len, s->length - off);
+		if (ur_mr_check(&qp->dev->mrs, s->lkey, qp->pd, s->addr + off, n,
+				UR_ACCESS_LOCAL_WRITE, &mr))
+			return -1;
+		memcpy(ur_mr_ptr(mr, s->addr + off), src, n);
+		src += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? -1 : 0;
+}
+
+static void on_read_response(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+	struct ur_send_wqe *w = oldest_pending(qp, true);
+	uint32_t psn = pkt->psn, off, expect_len;
+	bool last;
+
+	if (!w || w->opcode != UR_WR_RDMA_READ || w->state == UR_WQE_POSTED) {
+		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack);
+		return;
+	}
+	if (ur_psn_lt(psn, w->resp_psn)) {
+		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window); /* duplicate response */
+		return;
+	}
+	if (psn != w->resp_psn) {
+		/* A response went missing: ask again for the rest, once per gap. */
+		if (!rq->read_gap && ur_psn_lt(psn, rq->max_psn)) {
+			rq->read_gap = true;
+			ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
+			ack_upto(qp, ur_psn_add(w->first_psn, UR_PSN_MASK), now);
+			ur_req_rewind(qp, w->resp_psn);
+		} else {
+			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+		}
+		return;
+	}
+	rq->read_gap = false;
+	/* The response implicitly acknowledges every request before the READ. */
+	ack_upto(qp, ur_psn_add(w->first_psn, UR_PSN_MASK), now);
+
+	off = (uint32_t)ur_psn_diff(psn, w->first_psn) * qp->mtu;
+	last = psn == wqe_last_psn(w);
+	expect_len = last ? w->length - off : qp->mtu;
+	if (pkt->payload_len != expect_len ||
+	    ((pkt->op->pos & UR_POS_FIRST) && psn != w->first_psn) ||
+	    (!!(pkt->op->pos & UR_POS_LAST) != last)) {
+		ur_count(qp->dev, UR_CTR_rx_drop_bad_response);
+		ur_qp_log_error(qp, "malformed READ response PSN %#x (%s, %u bytes)", psn,
+				ur_opcode_name(pkt->opcode), pkt->payload_len);
+		ur_comp_wqe_error(qp, w, UR_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (wqe_scatter(qp, w, off, pkt->payload, pkt->payload_len)) {
+		ur_qp_log_error(qp, "local protection error placing READ response (wr_id %#llx)",
+				(unsigned long long)w->wr_id);
+		ur_comp_wqe_error(qp, w, UR_WC_LOC_PROT_ERR);
+		return;
+	}
+	w->resp_psn = ur_psn_add(psn, 1);
+	w->resp_bytes = off + pkt->payload_len;
+	if (ur_psn_ge(psn, rq->una)) {
+		rq->una = ur_psn_add(psn, 1);
+		rq->progress_ns = now;
+		rq->retry_left = qp->attr.retry_cnt;
+	}
+	if (last) {
+		wqe_done(qp, w);
+		ur_comp_retire_done(qp);
+		/* a later ACK in the same burst may now complete more */
+	}
+}
+
+static void on_atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	const struct ur_atmack *ack = (const struct ur_atmack *)((const uint8_t *)pkt->bth +
+								  pkt->op->off_atmack);
+	struct ur_send_wqe *w = oldest_pending(qp, true);
+	uint64_t orig;
+
+	if (!w || w->opcode == UR_WR_RDMA_READ || w->state == UR_WQE_POSTED ||
+	    pkt->psn != w->first_psn) {
+		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack);
+		if (w && w->opcode != UR_WR_RDMA_READ && ur_psn_gt(pkt->psn, w->first_psn) &&
+		    ur_psn_lt(pkt->psn, qp->req.max_psn)) {
+			ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
+			ur_req_rewind(qp, w->first_psn);
+		}
+		return;
+	}
+	ack_upto(qp, ur_psn_add(w->first_psn, UR_PSN_MASK), now);
+	orig = ur_atmack_orig(ack);
+	if (wqe_scatter(qp, w, 0, (const uint8_t *)&orig, sizeof(orig))) {
+		ur_comp_wqe_error(qp, w, UR_WC_LOC_PROT_ERR);
+		return;
+	}
+	if (ur_psn_ge(pkt->psn, qp->req.una)) {
+		qp->req.una = ur_psn_add(pkt->psn, 1);
+		qp->req.progress_ns = now;
+		qp->req.retry_left = qp->attr.retry_cnt;
+	}
+	wqe_done(qp, w);
+	ur_comp_retire_done(qp);
+}
+
+void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+
+	/* A response for a PSN never sent is a ghost (C9-102). */
+	if (!ur_psn_lt(pkt->psn, rq->max_psn)) {
+		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack);
+		return;
+	}
+	switch (pkt->op->kind) {
+	case UR_KIND_ACK:
+		on_ack(qp, pkt, now);
+		break;
+	case UR_KIND_READ_RESP:
+		if (pkt->op->hdrs & UR_HDR_AETH) {
+			const struct ur_aeth *aeth = (const struct ur_aeth *)((const uint8_t *)pkt->bth +
+									       pkt->op->off_aeth);
+
+			/* READ responses carry only ACK syndromes (9.7.5.2.4) */
+			if ((ur_aeth_syndrome(aeth) & UR_AETH_TYPE_MASK) != UR_AETH_ACK) {
+				ur_count(qp->dev, UR_CTR_rx_drop_bad_response);
+				return;
+			}
+		}
+		on_read_response(qp, pkt, now);
+		break;
+	case UR_KIND_ATOMIC_ACK:
+		on_atomic_ack(qp, pkt, now);
+		break;
+	default:
+		ur_count(qp->dev, UR_CTR_rx_drop_bad_response);
+		return;
+	}
+	if (!ur_psn_lt(rq->una, rq->psn))
+		ur_timer_cancel(&qp->dev->timers, &rq->retx);
+	if (ur_req_has_work(qp))
+		ur_dev_schedule(qp->dev, qp);
+}
+
+/* The QP entered the error state: every unfinished send WQE flushes (10.3.1.2). */
+void ur_comp_flush(struct ur_qp *qp)
+{
+	uint32_t prod = sq_prod(qp);
+
+	for (uint32_t idx = qp->req.comp; idx != prod; idx++) {
+		struct ur_send_wqe *w = sq_wqe(qp, idx);
+
+		if (w->state == UR_WQE_DONE)
+			continue;
+		w->state = UR_WQE_DONE;
+		w->status = UR_WC_WR_FLUSH_ERR;
+		ur_count(qp->dev, UR_CTR_req_cqe_flush_error);
+	}
+	qp->req.rd_out = 0;
+	qp->req.wqe = prod;
+	ur_comp_retire_done(qp);
+}

@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The engine's device: receive dispatch from frame to QP, the transmit
+ * round robin, timers and doorbells.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "psn.h"
+#include "qp.h"
+
+void ur_dev_config_default(struct ur_dev_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->max_mtu = 4096;
+	cfg->ack_req_every = 64;
+	cfg->max_inflight = 1024;
+	cfg->max_qp_rd_atom = UR_MAX_RD_ATOMIC;
+	cfg->data_ecn = UR_ECN_ECT0;
+	cfg->cnp_dscp = 48;
+	cfg->cnp_interval_ns = 4000;
+	cfg->link_rate_mbps = 100000;
+	cfg->dcqcn = true;
+	cfg->ecn_np = true;
+	cfg->retx_mode = UR_RETX_GBN;
+}
+
+int ur_dev_create(const struct ur_dev_config *cfg, const struct ur_host_ops *ops, void *host,
+		  uint64_t *counters, struct ur_dev **out)
+{
+	struct ur_dev *dev;
+	int err;
+
+	if (!ops || !ops->tx_get || !ops->tx_put || !ops->random)
+		return -EINVAL;
+	if (cfg->max_mtu < 256 || cfg->max_mtu > 4096 || !cfg->max_inflight || !cfg->ack_req_every)
+		return -EINVAL;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	dev->cfg = *cfg;
+	dev->cfg.max_mtu = ur_mtu_bytes(ur_mtu_enum(cfg->max_mtu));
+	if (dev->cfg.max_qp_rd_atom > UR_MAX_RD_ATOMIC)
+		dev->cfg.max_qp_rd_atom = UR_MAX_RD_ATOMIC;
+	dev->ops = ops;
+	dev->host = host;
+	dev->ctr = counters ? counters : dev->own_ctr;
+	ur_mr_table_init(&dev->mrs);
+	err = ur_timer_heap_init(&dev->timers, 256);
+	if (err)
+		goto err_free;
+	dev->qp_hash_mask = 255;
+	dev->qp_hash = calloc(dev->qp_hash_mask + 1, sizeof(*dev->qp_hash));
+	if (!dev->qp_hash) {
+		err = -ENOMEM;
+		goto err_timers;
+	}
+	atomic_init(&dev->db_head, NULL);
+	*out = dev;
+	return 0;
+
+err_timers:
+	ur_timer_heap_fini(&dev->timers);
+err_free:
+	free(dev);
+	return err;
+}
+
+void ur_dev_destroy(struct ur_dev *dev)
+{
+	if (!dev)
+		return;
+	free(dev->qp_hash);
+	ur_timer_heap_fini(&dev->timers);
+	ur_mr_table_fini(&dev->mrs);
+	free(dev);
+}
+
+uint64_t *ur_dev_counters(struct ur_dev *dev)
+{
+	return dev->ctr;
+}
+
+const struct ur_dev_config *ur_dev_config(const struct ur_dev *dev)
+{
+	return &dev->cfg;
+}
+
+void ur_dev_log(struct ur_dev *dev, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	if (!dev->ops->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	dev->ops->log(dev->host, line);
+}
+
+/* QP lookup: multiplicative hash, linear probing, tombstone-free deletion. */
+static uint32_t qp_slot(const struct ur_dev *dev, uint32_t qpn)
+{
+	return (qpn * 2654435761u) >> 8 & dev->qp_hash_mask;
+}
+
+struct ur_qp *ur_dev_find_qp(const struct ur_dev *dev, uint32_t qpn)
+{
+	for (uint32_t i = qp_slot(dev, qpn);; i = (i + 1) & dev->qp_hash_mask) {
+		struct ur_qp *qp = dev->qp_hash[i];
+
+		if (!qp || qp->qpn == qpn)
+			return qp;
+	}
+}
+
+static void hash_insert(struct ur_qp **tab, uint32_t mask, struct ur_qp *qp, const struct ur_dev *dev)
+{
+	uint32_t i = (qp->qpn * 2654435761u) >> 8 & mask;
+
+	(void)dev;
+	while (tab[i])
+		i = (i + 1) & mask;
+	tab[i] = qp;
+}
+
+int ur_dev_add_qp(struct ur_dev *dev, struct ur_qp *qp)
+{
+	if ((dev->nqp + 1) * 2 > dev->qp_hash_mask + 1) {
+		uint32_t mask = dev->qp_hash_mask * 2 + 1;
+		struct ur_qp **tab = calloc(mask + 1, sizeof(*tab));
+
+		if (!tab)
+			return -ENOMEM;
+		for (uint32_t i = 0; i <= dev->qp_hash_mask; i++)
+			if (dev->qp_hash[i])
+				hash_insert(tab, mask, dev->qp_hash[i], dev);
+		free(dev->qp_hash);
+		dev->qp_hash = tab;
+		dev->qp_hash_mask = mask;
+	}
+	hash_insert(dev->qp_hash, dev->qp_hash_mask, qp, dev);
+	dev->nqp++;
+	return 0;
+}
+
+void ur_dev_del_qp(struct ur_dev *dev, struct ur_qp *qp)
+{
+	uint32_t mask = dev->qp_hash_mask, i = qp_slot(dev, qp->qpn);
+
+	while (dev->qp_hash[i] != qp) {
+		if (!dev->qp_hash[i])
+			return;
+		i = (i + 1) & mask;
+	}
+	dev->qp_hash[i] = NULL;
+	dev->nqp--;
+	/* re-place the rest of the probe run so lookups never stop early */
+	for (i = (i + 1) & mask; dev->qp_hash[i]; i = (i + 1) & mask) {
+		struct ur_qp *moved = dev->qp_hash[i];
+
+		dev->qp_hash[i] = NULL;
+		hash_insert(dev->qp_hash, mask, moved, dev);
+	}
+	/* drop it from the doorbell stack if an application thread left it there */
+	{
+		struct ur_qp *list = atomic_exchange(&dev->db_head, NULL), *keep = NULL;
+
+		while (list) {
+			struct ur_qp *next = list->db_next;
+
+			if (list != qp) {
+				list->db_next = keep;
+				keep = list;
+			}
+			list = next;
+		}
+		while (keep) {
+			struct ur_qp *next = keep->db_next;
+
+			atomic_store(&keep->db_flag, 0);
+			ur_qp_doorbell(keep);
+			keep = next;
+		}
+	}
+}
+
+void ur_dev_schedule(struct ur_dev *dev, struct ur_qp *qp)
+{
+	if (qp->in_ready)
+		return;
+	qp->in_ready = true;
+	qp->ready_next = NULL;
+	if (dev->ready_tail)
+		dev->ready_tail->ready_next = qp;
+	else
+		dev->ready_head = qp;
+	dev->ready_tail = qp;
+}
+
+void ur_dev_unschedule(struct ur_dev *dev, struct ur_qp *qp)
+{
+	struct ur_qp **pp = &dev->ready_head, *prev = NULL;
+
+	if (!qp->in_ready)
+		return;
+	while (*pp && *pp != qp) {
+		prev = *pp;
+		pp = &(*pp)->ready_next;
+	}
+	if (*pp) {
+		*pp = qp->ready_next;
+		if (dev->ready_tail == qp)
+			dev->ready_tail = prev;
+	}
+	qp->in_ready = false;
+	qp->ready_next = NULL;
+}
+
+static struct ur_qp *ready_pop(struct ur_dev *dev)
+{
+	struct ur_qp *qp = dev->ready_head;
+
+	if (!qp)
+		return NULL;
+	dev->ready_head = qp->ready_next;
+	if (!dev->ready_head)
+		dev->ready_tail = NULL;
+	qp->in_ready = false;
+	qp->ready_next = NULL;
+	return qp;
+}
+
+static void ready_push_front(struct ur_dev *dev, struct ur_qp *qp)
+{
+	qp->in_ready = true;
+	qp->ready_next = dev->ready_head;
+	dev->ready_head = qp;
+	if (!dev->ready_tail)
+		dev->ready_tail = qp;
+}
+
+void ur_qp_doorbell(struct ur_qp *qp)
+{
+	struct ur_dev *dev = qp->dev;
+	struct ur_qp *head;
+
+	/* Only one push per QP until the engine pops it (db_flag). */
+	if (atomic_exchange_explicit(&qp->db_flag, 1, memory_order_acq_rel))
+		return;
+	head = atomic_load_explicit(&dev->db_head, memory_order_relaxed);
+	do {
+		qp->db_next = head;
+	} while (!atomic_compare_exchange_weak_explicit(&dev->db_head, &head, qp,
+							memory_order_release, memory_order_relaxed));
+}
+
+static void run_doorbells(struct ur_dev *dev)
+{
+	/* Acquire pairs with the release push: db_next links are visible. */
+	struct ur_qp *qp = atomic_exchange_explicit(&dev->db_head, NULL, memory_order_acquire);
+
+	while (qp) {
+		struct ur_qp *next = qp->db_next;
+		enum ur_qp_state st;
+
+		/* Clear before reading the queues, so a later post rings again. */
+		atomic_store_explicit(&qp->db_flag, 0, memory_order_seq_cst);
+		st = qp_state(qp);
+		if (st == UR_QPS_ERR) {
+			ur_comp_flush(qp);
+			ur_resp_flush(qp);
+		} else if (ur_req_has_work(qp)) {
+			ur_dev_schedule(dev, qp);
+		}
+		qp = next;
+	}
+}
+
+void ur_dev_poll(struct ur_dev *dev, uint64_t now)
+{
+	struct ur_timer *t;
+
+	dev->now = now;
+	run_doorbells(dev);
+	while ((t = ur_timer_pop_due(&dev->timers, now))) {
+		struct ur_qp *qp;
+
+		switch (t->kind) {
+		case UR_TIMER_RETX:
+			qp = ur_container_of(t, struct ur_qp, req.retx);
+			break;
+		case UR_TIMER_RNR:
+			qp = ur_container_of(t, struct ur_qp, req.rnr);
+			break;
+		case UR_TIMER_PACE:
+			qp = ur_container_of(t, struct ur_qp, pace);
+			break;
+		default:
+			continue;
+		}
+		ur_qp_timer_fired(qp, t, now);
+	}
+}
+
+bool ur_dev_tx_pending(const struct ur_dev *dev)
+{
+	return dev->ready_head != NULL || atomic_load_explicit(&dev->db_head, memory_order_relaxed);
+}
+
+uint64_t ur_dev_next_deadline(const struct ur_dev *dev)
+{
+	return ur_timer_next(&dev->timers);
+}
+
+/* Packets a QP may send per turn: enough for bursts, small enough for fairness. */
+#define UR_TX_QUANTUM 16
+
+unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget)
+{
+	unsigned left = budget;
+
+	dev->now = now;
+	while (left) {
+		struct ur_qp *qp = ready_pop(dev);
+		unsigned quantum, before;
+		int more;
+
+		if (!qp)
+			break;
+		quantum = UR_MIN(left, UR_TX_QUANTUM);
+		before = quantum;
+		more = ur_resp_emit(qp, now, &quantum);
+		if (more == -ENOBUFS) {
+			left -= before - quantum;
+			ready_push_front(dev, qp);
+			break;
+		}
+		if (qp_state(qp) != UR_QPS_ERR)
+			more = ur_req_emit(qp, now, &quantum);
+		left -= before - quantum;
+		if (more == -ENOBUFS) {
+			ready_push_front(dev, qp);
+			break;
+		}
+		if (more > 0 || ur_resp_has_work(qp))
+			ur_dev_schedule(dev, qp);
+	}
+	return budget - left;
+}
+
+static void count_parse_error(struct ur_dev *dev, enum ur_parse_err e)
+{
+	static const enum ur_counter map[] = {
+		[UR_PARSE_NOT_ROCE] = UR_CTR_rx_drop_not_roce,
+		[UR_PARSE_TRUNCATED] = UR_CTR_rx_drop_truncated,
+		[UR_PARSE_BAD_IP] = UR_CTR_rx_drop_bad_ip,
+		[UR_PARSE_BAD_BTH] = UR_CTR_rx_drop_bad_bth,
+		[UR_PARSE_BAD_ICRC] = UR_CTR_rx_icrc_errors,
+	};
+
+	ur_count(dev, map[e]);
+}
+
+static bool from_peer(const struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	return memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16) == 0;
+}
+
+void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t now)
+{
+	struct ur_pkt pkt;
+	enum ur_parse_err e = ur_frame_parse(&pkt, frame, len);
+	struct ur_qp *qp;
+	enum ur_qp_state st;
+	unsigned kind;
+
+	dev->now = now;
+	if (e) {
+		count_parse_error(dev, e);
+		return;
+	}
+	kind = pkt.op->kind;
+	qp = ur_dev_find_qp(dev, pkt.dqpn);
+	if (!qp) {
+		ur_count(dev, UR_CTR_rx_drop_unknown_qp);
+		return;
+	}
+	if (kind == UR_KIND_CNP) {
+		ur_count(dev, UR_CTR_rx_packets);
+		ur_count(dev, UR_CTR_rp_cnp_ignored);
+		return;
+	}
+	if ((pkt.opcode & UR_TRANSPORT_MASK) !=
+	    (qp->type == UR_QPT_RC ? UR_TRANSPORT_RC
+	     : qp->type == UR_QPT_UC ? UR_TRANSPORT_UC
+				     : UR_TRANSPORT_UD)) {
+		ur_count(dev, UR_CTR_rx_drop_wrong_transport);
+		return;
+	}
+	/* Default partition only: low 15 bits all ones (10.9.1). */
+	if ((ur_bth_pkey(pkt.bth) & 0x7fff) != 0x7fff) {
+		ur_count(dev, UR_CTR_rx_drop_bad_pkey);
+		return;
+	}
+	st = qp_state(qp);
+	if (st == UR_QPS_RESET || st == UR_QPS_INIT || st == UR_QPS_ERR ||
+	    (st == UR_QPS_RTR && kind != UR_KIND_SEND && kind != UR_KIND_WRITE &&
+	     kind != UR_KIND_READ_REQ && kind != UR_KIND_ATOMIC)) {
+		ur_count(dev, UR_CTR_rx_drop_bad_qp_state);
+		return;
+	}
+	if (qp->type != UR_QPT_UD && !from_peer(qp, &pkt)) {
+		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
+		return;
+	}
+	ur_count(dev, UR_CTR_rx_packets);
+	ur_count_n(dev, UR_CTR_rx_bytes, len);
+	if ((pkt.tos & UR_ECN_MASK) == UR_ECN_CE)
+		ur_count(dev, UR_CTR_np_ecn_marked_roce_packets);
+	switch (kind) {
+	case UR_KIND_SEND:
+	case UR_KIND_WRITE:
+	case UR_KIND_READ_REQ:
+	case UR_KIND_ATOMIC:
+		ur_resp_rx(qp, &pkt, now);
+		break;
+	default:
+		if (qp->type != UR_QPT_RC) {
+			ur_count(dev, UR_CTR_rx_drop_wrong_transport);
+			break;
+		}
+		ur_comp_rx(qp, &pkt, now);
+		break;
+	}
+}
+
+int ur_dev_reg_mr(struct ur_dev *dev, uint64_t iova, void *base, uint64_t length,
+		  uint32_t access, uint32_t pd, struct ur_mr **out)
+{
+	return ur_mr_add(&dev->mrs, iova, base, length, access, pd, dev->ops->random(dev->host), out);
+}
+
+void ur_dev_dereg_mr(struct ur_dev *dev, struct ur_mr *mr)
+{
+	ur_mr_remove(&dev->mrs, mr);
+}
+
+int ur_srq_create(struct ur_dev *dev, uint32_t max_wr, uint32_t max_sge, uint32_t pd,
+		  void *host_ctx, struct ur_srq **out)
+{
+	struct ur_srq *srq;
+	int err;
+
+	if (max_wr > UR_MAX_WR || max_sge > UR_MAX_SGE)
+		return -EINVAL;
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return -ENOMEM;
+	max_sge = UR_MAX(max_sge, 1);
+	err = ur_wq_init(&srq->wq, UR_MAX(max_wr, 1),
+			 sizeof(struct ur_recv_wqe) + max_sge * sizeof(struct ur_sge));
+	if (err) {
+		free(srq);
+		return err;
+	}
+	srq->wq.max_sge = UR_MIN((srq->wq.stride - sizeof(struct ur_recv_wqe)) /
+					 sizeof(struct ur_sge),
+				 UR_MAX_SGE);
+	srq->dev = dev;
+	srq->pd = pd;
+	srq->host_ctx = host_ctx;
+	*out = srq;
+	return 0;
+}
+
+void ur_srq_destroy(struct ur_srq *srq)
+{
+	ur_wq_fini(&srq->wq);
+	free(srq);
+}
+
+struct ur_wq *ur_srq_wq(struct ur_srq *srq)
+{
+	return &srq->wq;
+}
+
+void ur_srq_set_limit(struct ur_srq *srq, uint32_t limit)
+{
+	srq->limit = limit;
+}
+
+uint32_t ur_srq_limit(const struct ur_srq *srq)
+{
+	return srq->limit;
+}

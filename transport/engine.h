@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The uroce transport engine: everything a host (the DPDK dataplane or the
+ * simulator) calls. The engine is sans-I/O: time comes in as an argument in
+ * nanoseconds, frames come in as bytes, frames go out through the host's
+ * tx_get/tx_put, and the host asks when the engine next needs attention.
+ *
+ * Threading: one thread at a time runs any ur_dev_* / ur_qp_* function
+ * (the host serialises them, e.g. with a progress lock), except the
+ * poster/poller helpers in queue.h, ur_qp_state() and ur_qp_doorbell(),
+ * which an application thread may call at any time.
+ */
+#ifndef UR_ENGINE_H
+#define UR_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "counters.h"
+#include "mr.h"
+#include "queue.h"
+#include "verbs_types.h"
+
+struct ur_dev;
+struct ur_qp;
+struct ur_srq;
+
+/* No deadline: the engine needs no attention until something arrives or is posted. */
+#ifndef UR_TIME_NEVER
+#define UR_TIME_NEVER UINT64_MAX
+#endif
+
+/* A transmit buffer lent by the host: the engine writes one whole frame. */
+struct ur_txbuf {
+	uint8_t *data;
+	uint32_t cap;
+	void *cookie; /* the host's handle (e.g. an mbuf) */
+};
+
+struct ur_host_ops {
+	/* Lend a buffer of at least UR_FRAME_MAX bytes; -ENOBUFS when the port is full. */
+	int (*tx_get)(void *host, struct ur_txbuf *b);
+	/* Hand back a buffer holding a frame of `len` bytes to send (len 0: unused). */
+	void (*tx_put)(void *host, struct ur_txbuf *b, uint32_t len);
+	/* An armed CQ received a completion. */
+	void (*cq_event)(void *host, struct ur_cq *cq);
+	/* An affiliated asynchronous event; obj is the QP, SRQ or CQ's host_ctx. */
+	void (*async_event)(void *host, enum ur_async_event ev, void *obj);
+	/* 64 random bits (keys, initial values); a seeded PRNG in the simulator. */
+	uint64_t (*random)(void *host);
+	/* Optional: one line explaining a QP transition or its first error. */
+	void (*log)(void *host, const char *line);
+};
+
+/* Largest frame the engine builds: 4096 payload + every header + ICRC. */
+#define UR_FRAME_MAX 4224
+
+enum ur_retx_mode {
+	UR_RETX_GBN = 0, /* IBTA go-back-N only */
+	UR_RETX_SR,      /* selective repeat when the peer agrees */
+};
+
+/* DCQCN reaction-point parameters (names follow mlx5's sysfs knobs). */
+struct ur_dcqcn_params {
+	uint32_t rpg_time_reset_us;      /* rate-increase timer period */
+	uint32_t rpg_byte_reset;         /* rate-increase byte counter */
+	uint32_t rpg_threshold;          /* F: fast-recovery stages */
+	uint32_t rpg_ai_rate_mbps;       /* additive increase */
+	uint32_t rpg_hai_rate_mbps;      /* hyper increase */
+	uint32_t rpg_gd;                 /* rate decrease: rate *= 1 - alpha / 2^... (gd) */
+	uint32_t rpg_min_dec_fac;        /* minimum decrease factor, percent */
+	uint32_t rpg_min_rate_mbps;
+	uint32_t rate_to_set_on_first_cnp_mbps;
+	uint32_t dce_tcp_g;              /* alpha gain g = dce_tcp_g / 1024 */
+	uint32_t dce_tcp_rtt_us;         /* alpha decay timer period */
+	uint32_t initial_alpha_value;    /* alpha * 1024 */
+};
+
+struct ur_dev_config {
+	uint32_t max_mtu;          /* largest path MTU in bytes (256..4096) */
+	uint32_t ack_req_every;    /* requester sets AckReq at least every N packets */
+	uint32_t max_inflight;     /* unacknowledged packets per QP */
+	uint32_t max_qp_rd_atom;   /* advertised and enforced */
+	uint8_t data_ecn;          /* ECN codepoint of data packets (ECT(0) = 2) */
+	uint8_t cnp_dscp;          /* DSCP of CNPs */
+	uint64_t cnp_interval_ns;  /* min_time_between_cnps per QP */
+	uint32_t link_rate_mbps;   /* line rate, for DCQCN */
+	bool dcqcn;                /* react to CNPs */
+	bool ecn_np;               /* send CNPs for CE-marked packets */
+	enum ur_retx_mode retx_mode;
+	struct ur_dcqcn_params dcqcn_params;
+};
+
+void ur_dev_config_default(struct ur_dev_config *cfg);
+
+/*
+ * Create a device. `counters` may point at UR_CTR_COUNT uint64_t the host
+ * wants counted into (e.g. shared memory); NULL lets the engine own them.
+ */
+int ur_dev_create(const struct ur_dev_config *cfg, const struct ur_host_ops *ops, void *host,
+		  uint64_t *counters, struct ur_dev **out);
+void ur_dev_destroy(struct ur_dev *dev);
+uint64_t *ur_dev_counters(struct ur_dev *dev);
+const struct ur_dev_config *ur_dev_config(const struct ur_dev *dev);
+
+/* Process one received frame. */
+void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t now);
+/* Run doorbells and due timers. */
+void ur_dev_poll(struct ur_dev *dev, uint64_t now);
+/* Build and hand over up to `budget` frames; returns how many. */
+unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget);
+/* True when ur_dev_tx would send something now. */
+bool ur_dev_tx_pending(const struct ur_dev *dev);
+/* When ur_dev_poll must next run (UR_TIME_NEVER when idle). */
+uint64_t ur_dev_next_deadline(const struct ur_dev *dev);
+
+/* Memory regions. */
+int ur_dev_reg_mr(struct ur_dev *dev, uint64_t iova, void *base, uint64_t length,
+		  uint32_t access, uint32_t pd, struct ur_mr **out);
+void ur_dev_dereg_mr(struct ur_dev *dev, struct ur_mr *mr);
+
+/* Shared receive queues. */
+int ur_srq_create(struct ur_dev *dev, uint32_t max_wr, uint32_t max_sge, uint32_t pd,
+		  void *host_ctx, struct ur_srq **out);
+void ur_srq_destroy(struct ur_srq *srq);
+struct ur_wq *ur_srq_wq(struct ur_srq *srq);
+/* Arm the limit event: fires once when fewer than `limit` WQEs remain (0 disarms). */
+void ur_srq_set_limit(struct ur_srq *srq, uint32_t limit);
+uint32_t ur_srq_limit(const struct ur_srq *srq);
+
+/* Queue pairs. */
+struct ur_qp_init {
+	enum ur_qp_type type;
+	uint32_t qpn;
+	uint32_t pd;
+	struct ur_cq *send_cq;
+	struct ur_cq *recv_cq;
+	struct ur_srq *srq;
+	/* requested capacities; ur_qp_create writes back what it granted */
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	bool sq_sig_all;
+	void *host_ctx;
+};
+
+/* Engine limits, advertised by query_device. */
+#define UR_MAX_WR 16384
+#define UR_MAX_SGE 32
+#define UR_MAX_INLINE 512
+#define UR_MAX_RD_ATOMIC 16
+#define UR_MAX_CQE (1u << 20)
+
+int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out);
+void ur_qp_destroy(struct ur_qp *qp);
+/* Returns 0 or -EINVAL for an illegal transition or attribute set (IBTA 10.3.1). */
+int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask, uint64_t now);
+void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr);
+struct ur_wq *ur_qp_sq(struct ur_qp *qp);
+struct ur_wq *ur_qp_rq(struct ur_qp *qp);
+uint32_t ur_qp_num(const struct ur_qp *qp);
+void *ur_qp_host_ctx(const struct ur_qp *qp);
+/* Any thread: the QP's current state. */
+enum ur_qp_state ur_qp_state(const struct ur_qp *qp);
+/* Any thread: WQEs were published on the QP's queues. */
+void ur_qp_doorbell(struct ur_qp *qp);
+/* Update the destination MAC once the neighbour is resolved. */
+void ur_qp_set_dmac(struct ur_qp *qp, const uint8_t dmac[6]);
+/* Whether the QP currently runs selective repeat (negotiated with its peer). */
+bool ur_qp_selective(const struct ur_qp *qp);
+
+const char *ur_qp_state_name(enum ur_qp_state s);
+const char *ur_wc_status_name(enum ur_wc_status s);
+
+#endif

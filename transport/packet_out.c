@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Assembling one outgoing packet of a QP into a buffer lent by the host. */
+#include <errno.h>
+#include <string.h>
+
+#include "icrc.h"
+#include "qp.h"
+
+#define UR_DEFAULT_PKEY 0xffff
+
+int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_t psn,
+		 uint32_t payload_len)
+{
+	struct ur_dev *dev = qp->dev;
+	const struct ur_opcode_info *op = ur_opcode_get(opcode);
+	uint32_t pad = (4 - (payload_len & 3)) & 3;
+	struct ur_bth *bth;
+
+	o->unresolved = !qp->attr.av.resolved;
+	if (ur_unlikely(o->unresolved)) {
+		o->buf.data = dev->scratch;
+		o->buf.cap = sizeof(dev->scratch);
+		o->buf.cookie = NULL;
+	} else if (ur_unlikely(dev->ops->tx_get(dev->host, &o->buf))) {
+		ur_count(dev, UR_CTR_tx_no_buffer);
+		return -ENOBUFS;
+	}
+	o->hdr_len = qp->tmpl.len;
+	o->bth = o->buf.data + o->hdr_len;
+	/* Zero every header byte so nothing from an earlier frame in this buffer leaks. */
+	memset(o->bth, 0, op->hdr_len);
+	bth = (struct ur_bth *)o->bth;
+	ur_bth_set_opcode(bth, opcode);
+	ur_bth_set_padcnt(bth, pad);
+	ur_bth_set_pkey(bth, UR_DEFAULT_PKEY);
+	ur_bth_set_dqpn(bth, qp->attr.dest_qp_num);
+	ur_bth_set_psn(bth, psn);
+	return 0;
+}
+
+void ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t payload_len)
+{
+	struct ur_dev *dev = qp->dev;
+	const struct ur_opcode_info *op = ur_opcode_get(o->bth[0]);
+	uint32_t pad = (4 - (payload_len & 3)) & 3;
+	uint8_t *end = o->bth + op->hdr_len + payload_len;
+	uint32_t roce_len = op->hdr_len + payload_len + pad + UR_ICRC_SIZE;
+	uint32_t frame_len = o->hdr_len + roce_len;
+
+	if (ur_unlikely(o->unresolved)) {
+		ur_count(dev, UR_CTR_tx_no_neighbour);
+		return;
+	}
+	memset(end, 0, pad);
+	ur_frame_tmpl_emit(&qp->tmpl, o->buf.data, roce_len, tos, qp->ip_id++);
+	ur_frame_seal(&qp->tmpl, o->buf.data, frame_len);
+	ur_count(dev, UR_CTR_tx_packets);
+	ur_count_n(dev, UR_CTR_tx_bytes, frame_len);
+	dev->ops->tx_put(dev->host, &o->buf, frame_len);
+}
+
+void ur_pkt_abort(struct ur_qp *qp, struct ur_pkt_out *o)
+{
+	if (!o->unresolved)
+		qp->dev->ops->tx_put(qp->dev->host, &o->buf, 0);
+}

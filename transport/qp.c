@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * QP life cycle: creation, the modify state machine of IBTA 10.3.1
+ * (legal transitions and the attributes each requires or allows), the
+ * error state with its flushes, and completion posting.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "psn.h"
+#include "qp.h"
+
+static const char *const state_names[UR_QPS_COUNT] = {"RESET", "INIT", "RTR", "RTS",
+						      "SQD",   "SQE",  "ERR"};
+
+const char *ur_qp_state_name(enum ur_qp_state s)
+{
+	return (unsigned)s < UR_QPS_COUNT ? state_names[s] : "?";
+}
+
+static const char *const status_names[UR_WC_STATUS_COUNT] = {
+	"SUCCESS",      "LOC_LEN_ERR",       "LOC_QP_OP_ERR",    "LOC_EEC_OP_ERR",
+	"LOC_PROT_ERR", "WR_FLUSH_ERR",      "MW_BIND_ERR",      "BAD_RESP_ERR",
+	"LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR",   "REM_OP_ERR",
+	"RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR",
+	"REM_ABORT_ERR", "INV_EECN_ERR",     "INV_EEC_STATE_ERR", "FATAL_ERR",
+	"RESP_TIMEOUT_ERR", "GENERAL_ERR",
+};
+
+const char *ur_wc_status_name(enum ur_wc_status s)
+{
+	return (unsigned)s < UR_WC_STATUS_COUNT ? status_names[s] : "?";
+}
+
+/* Required and optional attributes per transition and service (table 91 of 11.2.4.2). */
+struct transition {
+	bool valid;
+	uint32_t req[3]; /* RC, UC, UD */
+	uint32_t opt[3];
+};
+
+#define RC_UC_UD(rc, uc, ud) {(rc), (uc), (ud)}
+#define ALL(m) RC_UC_UD(m, m, m)
+
+static const struct transition transitions[UR_QPS_COUNT][UR_QPS_COUNT] = {
+	[UR_QPS_RESET][UR_QPS_INIT] = {
+		.valid = true,
+		.req = RC_UC_UD(UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
+				UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
+				UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_QKEY),
+	},
+	[UR_QPS_INIT][UR_QPS_INIT] = {
+		.valid = true,
+		.opt = RC_UC_UD(UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
+				UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
+				UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_QKEY),
+	},
+	[UR_QPS_INIT][UR_QPS_RTR] = {
+		.valid = true,
+		.req = RC_UC_UD(UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+					UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
+				UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN, 0),
+		.opt = RC_UC_UD(UR_QP_ALT_PATH | UR_QP_ACCESS_FLAGS | UR_QP_PKEY_INDEX,
+				UR_QP_ALT_PATH | UR_QP_ACCESS_FLAGS | UR_QP_PKEY_INDEX,
+				UR_QP_PKEY_INDEX | UR_QP_QKEY),
+	},
+	[UR_QPS_RTR][UR_QPS_RTS] = {
+		.valid = true,
+		.req = RC_UC_UD(UR_QP_SQ_PSN | UR_QP_TIMEOUT | UR_QP_RETRY_CNT | UR_QP_RNR_RETRY |
+					UR_QP_MAX_QP_RD_ATOMIC,
+				UR_QP_SQ_PSN, UR_QP_SQ_PSN),
+		.opt = RC_UC_UD(UR_QP_CUR_STATE | UR_QP_ALT_PATH | UR_QP_ACCESS_FLAGS |
+					UR_QP_MIN_RNR_TIMER | UR_QP_PATH_MIG_STATE | UR_QP_RATE_LIMIT,
+				UR_QP_CUR_STATE | UR_QP_ALT_PATH | UR_QP_ACCESS_FLAGS |
+					UR_QP_PATH_MIG_STATE | UR_QP_RATE_LIMIT,
+				UR_QP_CUR_STATE | UR_QP_QKEY | UR_QP_RATE_LIMIT),
+	},
+	[UR_QPS_RTS][UR_QPS_RTS] = {
+		.valid = true,
+		.opt = RC_UC_UD(UR_QP_CUR_STATE | UR_QP_ACCESS_FLAGS | UR_QP_ALT_PATH |
+					UR_QP_PATH_MIG_STATE | UR_QP_MIN_RNR_TIMER | UR_QP_RATE_LIMIT,
+				UR_QP_CUR_STATE | UR_QP_ACCESS_FLAGS | UR_QP_ALT_PATH |
+					UR_QP_PATH_MIG_STATE | UR_QP_RATE_LIMIT,
+				UR_QP_CUR_STATE | UR_QP_QKEY | UR_QP_RATE_LIMIT),
+	},
+	[UR_QPS_RTS][UR_QPS_SQD] = {
+		.valid = true,
+		.opt = ALL(UR_QP_EN_SQD_ASYNC_NOTIFY),
+	},
+	[UR_QPS_SQD][UR_QPS_RTS] = {
+		.valid = true,
+		.opt = RC_UC_UD(UR_QP_CUR_STATE | UR_QP_ALT_PATH | UR_QP_ACCESS_FLAGS |
+					UR_QP_MIN_RNR_TIMER | UR_QP_PATH_MIG_STATE,
+				UR_QP_CUR_STATE | UR_QP_ALT_PATH | UR_QP_ACCESS_FLAGS |
+					UR_QP_PATH_MIG_STATE,
+				UR_QP_CUR_STATE | UR_QP_QKEY),
+	},
+	[UR_QPS_SQD][UR_QPS_SQD] = {
+		.valid = true,
+		.opt = RC_UC_UD(UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_AV | UR_QP_ACCESS_FLAGS |
+					UR_QP_TIMEOUT | UR_QP_RETRY_CNT | UR_QP_RNR_RETRY |
+					UR_QP_MAX_QP_RD_ATOMIC | UR_QP_MAX_DEST_RD_ATOMIC |
+					UR_QP_ALT_PATH | UR_QP_MIN_RNR_TIMER | UR_QP_PATH_MIG_STATE,
+				UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_AV | UR_QP_ACCESS_FLAGS |
+					UR_QP_ALT_PATH | UR_QP_PATH_MIG_STATE,
+				UR_QP_PKEY_INDEX | UR_QP_QKEY),
+	},
+	[UR_QPS_SQE][UR_QPS_RTS] = {
+		.valid = true,
+		.opt = RC_UC_UD(0, UR_QP_CUR_STATE | UR_QP_ACCESS_FLAGS, UR_QP_CUR_STATE | UR_QP_QKEY),
+	},
+};
+
+static bool transition_ok(const struct ur_qp *qp, enum ur_qp_state cur, enum ur_qp_state next,
+			  uint32_t mask)
+{
+	unsigned t = qp->type == UR_QPT_RC ? 0 : qp->type == UR_QPT_UC ? 1 : 2;
+	const struct transition *tr;
+
+	mask &= ~UR_QP_STATE;
+	/* Any state may go to RESET or ERR with no other attribute (10.3.1). */
+	if (next == UR_QPS_RESET || next == UR_QPS_ERR)
+		return (mask & ~UR_QP_CUR_STATE) == 0;
+	tr = &transitions[cur][next];
+	if (!tr->valid || (qp->type == UR_QPT_RC && cur == UR_QPS_SQE))
+		return false;
+	if ((mask & tr->req[t]) != tr->req[t])
+		return false;
+	return (mask & ~(tr->req[t] | tr->opt[t])) == 0;
+}
+
+static int check_attr(const struct ur_qp *qp, const struct ur_qp_attr *a, uint32_t mask)
+{
+	const uint32_t access = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |
+				UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_ATOMIC | UR_ACCESS_MW_BIND |
+				UR_ACCESS_RELAXED_ORDERING;
+
+	if ((mask & UR_QP_PATH_MTU) && (a->path_mtu < 1 || a->path_mtu > 5))
+		return -EINVAL;
+	if ((mask & UR_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & UR_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & UR_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~access))
+		return -EINVAL;
+	if ((mask & UR_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > qp->dev->cfg.max_qp_rd_atom)
+		return -EINVAL;
+	if ((mask & UR_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > qp->dev->cfg.max_qp_rd_atom)
+		return -EINVAL;
+	if ((mask & UR_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & UR_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & UR_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & UR_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & UR_QP_DEST_QPN) && a->dest_qp_num > UR_PSN_MASK)
+		return -EINVAL;
+	if ((mask & UR_QP_CUR_STATE) && a->cur_qp_state != qp_state(qp))
+		return -EINVAL;
+	return 0;
+}
+
+static void copy_attr(struct ur_qp *qp, const struct ur_qp_attr *a, uint32_t mask)
+{
+	struct ur_qp_attr *q = &qp->attr;
+
+	if (mask & UR_QP_ACCESS_FLAGS)
+		q->qp_access_flags = a->qp_access_flags;
+	if (mask & UR_QP_PKEY_INDEX)
+		q->pkey_index = a->pkey_index;
+	if (mask & UR_QP_PORT)
+		q->port_num = a->port_num;
+	if (mask & UR_QP_QKEY)
+		q->qkey = a->qkey;
+	if (mask & UR_QP_AV)
+		q->av = a->av;
+	if (mask & UR_QP_PATH_MTU)
+		q->path_mtu = a->path_mtu;
+	if (mask & UR_QP_TIMEOUT)
+		q->timeout = a->timeout;
+	if (mask & UR_QP_RETRY_CNT)
+		q->retry_cnt = a->retry_cnt;
+	if (mask & UR_QP_RNR_RETRY)
+		q->rnr_retry = a->rnr_retry;
+	if (mask & UR_QP_RQ_PSN)
+		q->rq_psn = a->rq_psn & UR_PSN_MASK;
+	if (mask & UR_QP_SQ_PSN)
+		q->sq_psn = a->sq_psn & UR_PSN_MASK;
+	if (mask & UR_QP_MAX_QP_RD_ATOMIC)
+		q->max_rd_atomic = a->max_rd_atomic;
+	if (mask & UR_QP_MAX_DEST_RD_ATOMIC)
+		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & UR_QP_MIN_RNR_TIMER)
+		q->min_rnr_timer = a->min_rnr_timer;
+	if (mask & UR_QP_DEST_QPN)
+		q->dest_qp_num = a->dest_qp_num;
+	if (mask & UR_QP_EN_SQD_ASYNC_NOTIFY)
+		q->en_sqd_async_notify = a->en_sqd_async_notify;
+	if (mask & UR_QP_RATE_LIMIT)
+		q->rate_limit = a->rate_limit;
+}
+
+void ur_qp_log_error(struct ur_qp *qp, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n;
+
+	if (qp->error_logged || !qp->dev->ops->log)
+		return;
+	qp->error_logged = true;
+	n = snprintf(line, sizeof(line), "qp %#x: first error: ", qp->qpn);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	va_end(ap);
+	qp->dev->ops->log(qp->dev->host, line);
+}
+
+static int alloc_resources(struct ur_qp *qp, uint32_t n)
+{
+	struct ur_resp_res *res = NULL;
+
+	if (n == qp->resp.nres)
+		return 0;
+	if (n) {
+		res = calloc(n, sizeof(*res));
+		if (!res)
+			return -ENOMEM;
+	}
+	free(qp->resp.res);
+	qp->resp.res = res;
+	qp->resp.nres = n;
+	qp->resp.res_head = qp->resp.res_tail = 0;
+	return 0;
+}
+
+static void reset_state(struct ur_qp *qp)
+{
+	struct ur_dev *dev = qp->dev;
+
+	ur_timer_cancel(&dev->timers, &qp->req.retx);
+	ur_timer_cancel(&dev->timers, &qp->req.rnr);
+	ur_timer_cancel(&dev->timers, &qp->pace);
+	ur_dev_unschedule(dev, qp);
+	memset(&qp->req, 0, offsetof(struct ur_requester, retx));
+	qp->resp.epsn = qp->resp.msn = 0;
+	qp->resp.nak_sent = false;
+	qp->resp.in_msg = 0;
+	qp->resp.have_rwqe = false;
+	qp->resp.ack.pending = false;
+	qp->resp.error = false;
+	for (uint32_t i = 0; i < qp->resp.nres; i++)
+		memset(&qp->resp.res[i], 0, sizeof(qp->resp.res[i]));
+	qp->resp.res_head = qp->resp.res_tail = 0;
+	/* RESET discards every WQE without completing it (10.3.1.1) */
+	atomic_store_explicit(&qp->sq.prod, 0, memory_order_relaxed);
+	atomic_store_explicit(&qp->sq.cons, 0, memory_order_release);
+	atomic_store_explicit(&qp->rq.prod, 0, memory_order_relaxed);
+	atomic_store_explicit(&qp->rq.cons, 0, memory_order_release);
+	qp->next_tx_ns = 0;
+	qp->error_logged = false;
+}
+
+static void enter_rtr(struct ur_qp *qp)
+{
+	uint32_t mtu = ur_mtu_bytes(qp->attr.path_mtu ? qp->attr.path_mtu : 1);
+
+	qp->mtu = UR_MIN(mtu, qp->dev->cfg.max_mtu);
+	qp->resp.epsn = qp->attr.rq_psn;
+	if (qp->type != UR_QPT_UD)
+		ur_frame_tmpl_init(&qp->tmpl, &qp->attr.av.path);
+}
+
+static void enter_rts(struct ur_qp *qp, enum ur_qp_state from, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+
+	qp->timeout_ns = qp->attr.timeout ? 4096ull << qp->attr.timeout : 0;
+	if (from == UR_QPS_RTR) {
+		rq->psn = rq->una = rq->max_psn = rq->nak_psn = qp->attr.sq_psn;
+		rq->nak_psn = ur_psn_add(rq->nak_psn, UR_PSN_MASK);
+		rq->wqe = rq->comp = atomic_load_explicit(&qp->sq.cons, memory_order_relaxed);
+		rq->retry_left = qp->attr.retry_cnt;
+		rq->rnr_left = qp->attr.rnr_retry;
+		rq->progress_ns = now;
+	}
+	ur_dev_schedule(qp->dev, qp);
+}
+
+static void log_transition(struct ur_qp *qp, enum ur_qp_state from, enum ur_qp_state to)
+{
+	const struct ur_qp_attr *a = &qp->attr;
+	char line[256];
+
+	if (!qp->dev->ops->log)
+		return;
+	if (to == UR_QPS_RTR)
+		snprintf(line, sizeof(line),
+			 "qp %#x: %s -> %s dest_qp %#x rq_psn %#x path_mtu %u max_dest_rd_atomic %u min_rnr_timer %u access %#x",
+			 qp->qpn, ur_qp_state_name(from), ur_qp_state_name(to), a->dest_qp_num,
+			 a->rq_psn, qp->mtu, a->max_dest_rd_atomic, a->min_rnr_timer,
+			 a->qp_access_flags);
+	else if (to == UR_QPS_RTS && from == UR_QPS_RTR)
+		snprintf(line, sizeof(line),
+			 "qp %#x: %s -> %s sq_psn %#x timeout %u (%llu us) retry_cnt %u rnr_retry %u max_rd_atomic %u",
+			 qp->qpn, ur_qp_state_name(from), ur_qp_state_name(to), a->sq_psn,
+			 a->timeout, (unsigned long long)(qp->timeout_ns / 1000), a->retry_cnt,
+			 a->rnr_retry, a->max_rd_atomic);
+	else
+		snprintf(line, sizeof(line), "qp %#x: %s -> %s", qp->qpn, ur_qp_state_name(from),
+			 ur_qp_state_name(to));
+	qp->dev->ops->log(qp->dev->host, line);
+}
+
+int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask, uint64_t now)
+{
+	enum ur_qp_state cur = qp_state(qp);
+	enum ur_qp_state next = (mask & UR_QP_STATE) ? attr->qp_state : cur;
+	int err;
+
+	if ((unsigned)next >= UR_QPS_COUNT || !transition_ok(qp, cur, next, mask))
+		return -EINVAL;
+	err = check_attr(qp, attr, mask);
+	if (err)
+		return err;
+	if ((mask & UR_QP_MAX_DEST_RD_ATOMIC) && qp->type == UR_QPT_RC) {
+		err = alloc_resources(qp, UR_MAX(attr->max_dest_rd_atomic, 1));
+		if (err)
+			return err;
+	}
+	qp->dev->now = now;
+	copy_attr(qp, attr, mask);
+	if (next == cur && next != UR_QPS_RESET)
+		return 0;
+
+	switch (next) {
+	case UR_QPS_RESET:
+		reset_state(qp);
+		break;
+	case UR_QPS_RTR:
+		enter_rtr(qp);
+		break;
+	case UR_QPS_RTS:
+		atomic_store_explicit(&qp->state, next, memory_order_relaxed);
+		enter_rts(qp, cur, now);
+		break;
+	case UR_QPS_ERR:
+		log_transition(qp, cur, next);
+		ur_qp_to_error(qp);
+		return 0;
+	default:
+		break;
+	}
+	atomic_store_explicit(&qp->state, next, memory_order_relaxed);
+	log_transition(qp, cur, next);
+	if (next == UR_QPS_SQD && !ur_psn_lt(qp->req.una, qp->req.psn) && qp->attr.en_sqd_async_notify &&
+	    qp->dev->ops->async_event)
+		qp->dev->ops->async_event(qp->dev->host, UR_EVENT_SQ_DRAINED, qp->host_ctx);
+	return 0;
+}
+
+void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr)
+{
+	*attr = qp->attr;
+	attr->qp_state = attr->cur_qp_state = qp_state(qp);
+	attr->max_send_wr = ur_wq_size(&qp->sq);
+	attr->max_recv_wr = qp->srq ? 0 : ur_wq_size(&qp->rq);
+	attr->max_send_sge = qp->sq.max_sge;
+	attr->max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
+	attr->max_inline_data = qp->sq.max_inline;
+	attr->sq_draining = qp_state(qp) == UR_QPS_SQD && ur_psn_lt(qp->req.una, qp->req.psn);
+}
+
+/* Enter the error state: complete every outstanding WQE with a flush (10.3.1.2). */
+void ur_qp_to_error(struct ur_qp *qp)
+{
+	struct ur_dev *dev = qp->dev;
+	enum ur_qp_state prev = qp_state(qp);
+
+	atomic_store_explicit(&qp->state, UR_QPS_ERR, memory_order_relaxed);
+	ur_timer_cancel(&dev->timers, &qp->req.retx);
+	ur_timer_cancel(&dev->timers, &qp->req.rnr);
+	ur_timer_cancel(&dev->timers, &qp->pace);
+	ur_dev_unschedule(dev, qp);
+	qp->resp.error = false;
+	ur_comp_flush(qp);
+	ur_resp_flush(qp);
+	if (prev != UR_QPS_ERR && prev != UR_QPS_RESET && dev->ops->async_event) {
+		if (qp->srq)
+			dev->ops->async_event(dev->host, UR_EVENT_QP_LAST_WQE_REACHED, qp->host_ctx);
+		dev->ops->async_event(dev->host, UR_EVENT_QP_FATAL, qp->host_ctx);
+	}
+}
+
+int ur_qp_post_cqe(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *cqe)
+{
+	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
+	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_acquire);
+	uint32_t arm;
+
+	if (prod - cons > cq->mask) {
+		/* CQ overrun is a fatal CQ error on hardware too (11.4.2.1) */
+		ur_count(qp->dev, UR_CTR_cq_overflow);
+		if (qp->dev->ops->async_event)
+			qp->dev->ops->async_event(qp->dev->host, UR_EVENT_CQ_ERR, cq->host_ctx);
+		return -ENOSPC;
+	}
+	cq->ring[prod & cq->mask] = *cqe;
+	/* Release: a poller that sees the new index sees the whole CQE. */
+	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
+	arm = atomic_load_explicit(&cq->arm, memory_order_acquire);
+	if (arm == UR_CQ_ARM_NEXT ||
+	    (arm == UR_CQ_ARM_SOLICITED && (cqe->solicited || cqe->status != UR_WC_SUCCESS))) {
+		if (atomic_compare_exchange_strong(&cq->arm, &arm, UR_CQ_ARM_NONE) &&
+		    qp->dev->ops->cq_event)
+			qp->dev->ops->cq_event(qp->dev->host, cq);
+	}
+	return 0;
+}
+
+void ur_qp_timer_fired(struct ur_qp *qp, struct ur_timer *t, uint64_t now)
+{
+	switch (t->kind) {
+	case UR_TIMER_RETX:
+		ur_req_retx_timer(qp, now);
+		break;
+	case UR_TIMER_RNR:
+		ur_req_rnr_timer(qp, now);
+		break;
+	case UR_TIMER_PACE:
+		ur_dev_schedule(qp->dev, qp);
+		break;
+	default:
+		break;
+	}
+}
+
+int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out)
+{
+	uint32_t send_slot, recv_slot;
+	struct ur_qp *qp;
+	int err;
+
+	if (init->type != UR_QPT_RC && init->type != UR_QPT_UC && init->type != UR_QPT_UD)
+		return -EINVAL;
+	if (!init->send_cq || !init->recv_cq || init->qpn > UR_PSN_MASK || init->qpn < 2)
+		return -EINVAL;
+	if (init->max_send_wr > UR_MAX_WR || init->max_recv_wr > UR_MAX_WR ||
+	    init->max_send_sge > UR_MAX_SGE || init->max_recv_sge > UR_MAX_SGE ||
+	    init->max_inline_data > UR_MAX_INLINE)
+		return -EINVAL;
+	if (ur_dev_find_qp(dev, init->qpn))
+		return -EEXIST;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->dev = dev;
+	qp->qpn = init->qpn;
+	qp->type = init->type;
+	qp->pd = init->pd;
+	qp->scq = init->send_cq;
+	qp->rcq = init->recv_cq;
+	qp->srq = init->srq;
+	qp->sq_sig_all = init->sq_sig_all;
+	qp->host_ctx = init->host_ctx;
+	qp->req.retx.kind = UR_TIMER_RETX;
+	qp->req.rnr.kind = UR_TIMER_RNR;
+	qp->pace.kind = UR_TIMER_PACE;
+	qp->attr.port_num = 1;
+	qp->attr.path_mtu = ur_mtu_enum(dev->cfg.max_mtu);
+
+	init->max_send_sge = UR_MAX(init->max_send_sge, 1);
+	init->max_recv_sge = UR_MAX(init->max_recv_sge, 1);
+	send_slot = sizeof(struct ur_send_wqe) +
+		    UR_MAX(init->max_send_sge * sizeof(struct ur_sge), init->max_inline_data);
+	recv_slot = sizeof(struct ur_recv_wqe) + init->max_recv_sge * sizeof(struct ur_sge);
+	err = ur_wq_init(&qp->sq, UR_MAX(init->max_send_wr, 1), send_slot);
+	if (err)
+		goto err_free;
+	/* the slot has room for more SGEs/inline bytes than asked: grant them */
+	qp->sq.max_sge = UR_MIN((qp->sq.stride - sizeof(struct ur_send_wqe)) / sizeof(struct ur_sge),
+				UR_MAX_SGE);
+	qp->sq.max_inline = UR_MIN(qp->sq.stride - sizeof(struct ur_send_wqe), UR_MAX_INLINE);
+	if (!qp->srq) {
+		err = ur_wq_init(&qp->rq, UR_MAX(init->max_recv_wr, 1), recv_slot);
+		if (err)
+			goto err_sq;
+		qp->rq.max_sge = UR_MIN((qp->rq.stride - sizeof(struct ur_recv_wqe)) /
+						sizeof(struct ur_sge),
+					UR_MAX_SGE);
+	}
+	qp->max_recv_sge = qp->srq ? qp->srq->wq.max_sge : qp->rq.max_sge;
+	qp->resp.rwqe = calloc(1, sizeof(struct ur_recv_wqe) +
+					  qp->max_recv_sge * sizeof(struct ur_sge));
+	if (!qp->resp.rwqe) {
+		err = -ENOMEM;
+		goto err_rq;
+	}
+	err = ur_dev_add_qp(dev, qp);
+	if (err)
+		goto err_rwqe;
+
+	init->max_send_wr = ur_wq_size(&qp->sq);
+	init->max_send_sge = qp->sq.max_sge;
+	init->max_inline_data = qp->sq.max_inline;
+	init->max_recv_wr = qp->srq ? 0 : ur_wq_size(&qp->rq);
+	init->max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
+	*out = qp;
+	return 0;
+
+err_rwqe:
+	free(qp->resp.rwqe);
+err_rq:
+	ur_wq_fini(&qp->rq);
+err_sq:
+	ur_wq_fini(&qp->sq);
+err_free:
+	free(qp);
+	return err;
+}
+
+void ur_qp_destroy(struct ur_qp *qp)
+{
+	struct ur_dev *dev = qp->dev;
+
+	ur_timer_cancel(&dev->timers, &qp->req.retx);
+	ur_timer_cancel(&dev->timers, &qp->req.rnr);
+	ur_timer_cancel(&dev->timers, &qp->pace);
+	ur_dev_unschedule(dev, qp);
+	ur_dev_del_qp(dev, qp);
+	free(qp->resp.res);
+	free(qp->resp.rwqe);
+	ur_wq_fini(&qp->rq);
+	ur_wq_fini(&qp->sq);
+	free(qp);
+}
+
+struct ur_wq *ur_qp_sq(struct ur_qp *qp)
+{
+	return &qp->sq;
+}
+
+struct ur_wq *ur_qp_rq(struct ur_qp *qp)
+{
+	return &qp->rq;
+}
+
+uint32_t ur_qp_num(const struct ur_qp *qp)
+{
+	return qp->qpn;
+}
+
+void *ur_qp_host_ctx(const struct ur_qp *qp)
+{
+	return qp->host_ctx;
+}
+
+enum ur_qp_state ur_qp_state(const struct ur_qp *qp)
+{
+	return qp_state(qp);
+}
+
+void ur_qp_set_dmac(struct ur_qp *qp, const uint8_t dmac[6])
+{
+	memcpy(qp->attr.av.path.dmac, dmac, 6);
+	qp->attr.av.resolved = 1;
+	if (qp->type != UR_QPT_UD)
+		ur_frame_tmpl_init(&qp->tmpl, &qp->attr.av.path);
+}
+
+bool ur_qp_selective(const struct ur_qp *qp)
+{
+	(void)qp;
+	return false;
+}

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A queue pair and the three roles it plays (IBTA 9.7): the requester turns
+ * send WQEs into request packets, the completer matches ACKs and responses
+ * to them, and the responder executes incoming requests. Internal.
+ */
+#ifndef UR_QP_H
+#define UR_QP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "engine.h"
+#include "frame.h"
+#include "timer.h"
+
+/* Timer kinds, dispatched by ur_qp_timer_fired(). */
+enum ur_qp_timer_kind {
+	UR_TIMER_RETX,  /* local ACK timeout */
+	UR_TIMER_RNR,   /* RNR NAK back-off */
+	UR_TIMER_PACE,  /* rate limiter: next packet may leave */
+	UR_TIMER_ALPHA, /* DCQCN alpha decay */
+	UR_TIMER_RATE,  /* DCQCN rate increase */
+};
+
+/* An RDMA READ or atomic the responder owes a response to, or can replay (9.7.5.1.2). */
+struct ur_resp_res {
+	uint8_t kind;       /* UR_KIND_READ_REQ or UR_KIND_ATOMIC; 0 when unused */
+	bool pending;       /* responses still to send */
+	uint32_t first_psn; /* PSN of the original request */
+	uint32_t last_psn;  /* last PSN its responses use */
+	uint32_t cur_psn;   /* next response PSN to send */
+	uint32_t req_psn;   /* PSN of the request being answered (a retry may start later) */
+	uint64_t va;        /* READ: address of the byte answered at req_psn */
+	uint32_t rkey;
+	uint32_t length;    /* READ: bytes from va */
+	uint64_t orig;      /* atomic: value before the operation */
+};
+
+/* The pending acknowledgement of the responder: only the latest matters. */
+struct ur_resp_ack {
+	bool pending;
+	uint8_t syndrome;
+	uint32_t psn;
+};
+
+struct ur_requester {
+	uint32_t psn;          /* PSN of the next request packet */
+	uint32_t max_psn;      /* one past the highest PSN ever sent, to count retransmissions */
+	uint32_t una;          /* oldest unacknowledged PSN */
+	uint32_t wqe;          /* SQ index of the WQE being transmitted */
+	uint32_t off;          /* bytes of it already transmitted */
+	uint32_t comp;         /* SQ index of the oldest WQE not yet completed */
+	uint32_t rd_out;       /* READ/atomic WQEs started and not completed */
+	uint32_t noack_pkts;   /* packets sent since the last AckReq */
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	bool rnr_wait;         /* holding off until the RNR timer fires */
+	bool read_gap;         /* a READ response went missing: retry already issued */
+	uint32_t nak_psn;      /* PSN of the last sequence NAK acted on */
+	uint64_t progress_ns;  /* last forward progress: base of the ACK timeout */
+	struct ur_timer retx;
+	struct ur_timer rnr;
+};
+
+struct ur_responder {
+	uint32_t epsn;          /* next expected request PSN */
+	uint32_t msn;           /* completed request messages, 24 bits */
+	bool nak_sent;          /* one sequence NAK per gap (C9-112) */
+	uint8_t in_msg;         /* UR_KIND_SEND/WRITE while a multi-packet message is open */
+	/* open SEND (or WRITE with immediate) message */
+	bool have_rwqe;
+	uint32_t msg_off;       /* bytes placed into the receive WQE */
+	struct ur_recv_wqe *rwqe; /* private copy of the consumed receive WQE */
+	/* open WRITE message */
+	uint64_t wr_va;
+	uint32_t wr_rkey;
+	uint32_t wr_left;
+	uint32_t wr_len;
+	struct ur_resp_ack ack;
+	/* READ/atomic resources, max_dest_rd_atomic of them */
+	struct ur_resp_res *res;
+	uint32_t nres;
+	uint32_t res_head;      /* oldest pending resource */
+	uint32_t res_tail;      /* next slot to allocate */
+	bool error;             /* a class C error was NAKed: enter ERR when sent */
+	uint8_t error_status;
+};
+
+struct ur_qp {
+	struct ur_dev *dev;
+	uint32_t qpn;
+	enum ur_qp_type type;
+	_Atomic int state; /* enum ur_qp_state; read by posters on any thread */
+	uint32_t pd;
+	struct ur_cq *scq;
+	struct ur_cq *rcq;
+	struct ur_srq *srq;
+	struct ur_wq sq;
+	struct ur_wq rq;
+	bool sq_sig_all;
+	void *host_ctx;
+
+	struct ur_qp_attr attr; /* as last modified */
+	uint32_t mtu;           /* path MTU in bytes */
+	uint64_t timeout_ns;    /* local ACK timeout, 0 = infinite */
+	struct ur_frame_tmpl tmpl;
+	uint16_t ip_id;
+	uint32_t max_recv_sge;
+
+	struct ur_requester req;
+	struct ur_responder resp;
+
+	/* transmit scheduling */
+	struct ur_qp *ready_next;
+	bool in_ready;
+	uint64_t next_tx_ns;    /* pacer: earliest time of the next data packet */
+	struct ur_timer pace;
+
+	/* doorbell stack link; db_flag is set while the QP is on the stack */
+	struct ur_qp *db_next;
+	_Atomic int db_flag;
+
+	bool error_logged;      /* first error explained once */
+};
+
+struct ur_srq {
+	struct ur_dev *dev;
+	struct ur_wq wq;
+	uint32_t pd;
+	uint32_t limit;         /* armed limit, 0 = disarmed */
+	void *host_ctx;
+};
+
+static inline enum ur_qp_state qp_state(const struct ur_qp *qp)
+{
+	return (enum ur_qp_state)atomic_load_explicit(&qp->state, memory_order_relaxed);
+}
+
+static inline struct ur_send_wqe *sq_wqe(struct ur_qp *qp, uint32_t idx)
+{
+	return ur_wq_slot(&qp->sq, idx);
+}
+
+static inline uint32_t sq_prod(struct ur_qp *qp)
+{
+	return atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
+}
+
+static inline bool wqe_is_rd_atomic(const struct ur_send_wqe *w)
+{
+	return w->opcode == UR_WR_RDMA_READ || w->opcode == UR_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == UR_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Packets (PSNs) a message of `len` bytes takes at path MTU `mtu`. */
+static inline uint32_t ur_npkts(uint32_t len, uint32_t mtu)
+{
+	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+/* requester.c */
+int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget);
+void ur_req_rewind(struct ur_qp *qp, uint32_t psn);
+bool ur_req_has_work(struct ur_qp *qp);
+void ur_req_retx_timer(struct ur_qp *qp, uint64_t now);
+void ur_req_rnr_timer(struct ur_qp *qp, uint64_t now);
+
+/* completer.c */
+uint64_t ur_rnr_timeout_ns(unsigned code); /* RNR NAK timer field to nanoseconds (table 45) */
+void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+void ur_comp_flush(struct ur_qp *qp);
+void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *wqe, enum ur_wc_status status);
+bool ur_comp_retire_done(struct ur_qp *qp);
+
+/* responder.c */
+void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget);
+bool ur_resp_has_work(const struct ur_qp *qp);
+void ur_resp_flush(struct ur_qp *qp);
+
+/* qp.c */
+void ur_qp_to_error(struct ur_qp *qp);
+void ur_qp_timer_fired(struct ur_qp *qp, struct ur_timer *t, uint64_t now);
+int ur_qp_post_cqe(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *cqe);
+void ur_qp_log_error(struct ur_qp *qp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Packet assembly shared by requester and responder (packet_out.c). */
+struct ur_pkt_out {
+	struct ur_txbuf buf;
+	uint8_t *bth;     /* where the BTH starts in the frame */
+	uint32_t hdr_len; /* L2-L4 prefix length */
+	bool unresolved;  /* no destination MAC yet: built into scratch, not sent */
+};
+int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_t psn,
+		 uint32_t payload_len);
+void ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t payload_len);
+void ur_pkt_abort(struct ur_qp *qp, struct ur_pkt_out *o);
+static inline uint8_t *ur_pkt_hdr(struct ur_pkt_out *o, unsigned off)
+{
+	return o->bth + off;
+}
+
+#endif

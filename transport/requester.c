@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The requester (IBTA 9.7.4 and 9.7.6.1): turns send WQEs into request
+ * packets, assigns PSNs, keeps within the window and the outstanding
+ * RDMA READ/atomic limit, and goes back N on a sequence NAK or a timeout.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "psn.h"
+#include "qp.h"
+
+/* Copy `len` payload bytes of `w` starting at `off` into `dst`; -EACCES on a bad lkey. */
+static int wqe_gather(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t off, uint8_t *dst,
+		      uint32_t len)
+{
+	const struct ur_mr_table *mrs = &qp->dev->mrs;
+
+	if (w->flags & UR_SEND_INLINE) {
+		memcpy(dst, (const uint8_t *)w->sge + off, len);
+		return 0;
+	}
+	for (unsigned i = 0; i < w->num_sge && len; i++) {
+		const struct ur_sge *s = &w->sge[i];
+		struct ur_mr *mr;
+		uint32_t n;
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		n = UR_MIN(len, s->length - off);
+		if (ur_mr_check(mrs, s->lkey, qp->pd, s->addr + off, n, 0, &mr))
+			return -EACCES;
+		memcpy(dst, ur_mr_ptr(mr, s->addr + off), n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? -EACCES : 0;
+}
+
+static uint8_t opcode_for(const struct ur_qp *qp, const struct ur_send_wqe *w, bool first,
+			  bool last)
+{
+	static const uint8_t send[4][3] = {
+		/* plain, imm, inv */
+		[0] = {UR_OP_RC_SEND_MIDDLE, UR_OP_RC_SEND_MIDDLE, UR_OP_RC_SEND_MIDDLE},
+		[UR_POS_FIRST] = {UR_OP_RC_SEND_FIRST, UR_OP_RC_SEND_FIRST, UR_OP_RC_SEND_FIRST},
+		[UR_POS_LAST] = {UR_OP_RC_SEND_LAST, UR_OP_RC_SEND_LAST_IMM, UR_OP_RC_SEND_LAST_INV},
+		[UR_POS_ONLY] = {UR_OP_RC_SEND_ONLY, UR_OP_RC_SEND_ONLY_IMM, UR_OP_RC_SEND_ONLY_INV},
+	};
+	static const uint8_t write[4][2] = {
+		[0] = {UR_OP_RC_WRITE_MIDDLE, UR_OP_RC_WRITE_MIDDLE},
+		[UR_POS_FIRST] = {UR_OP_RC_WRITE_FIRST, UR_OP_RC_WRITE_FIRST},
+		[UR_POS_LAST] = {UR_OP_RC_WRITE_LAST, UR_OP_RC_WRITE_LAST_IMM},
+		[UR_POS_ONLY] = {UR_OP_RC_WRITE_ONLY, UR_OP_RC_WRITE_ONLY_IMM},
+	};
+	unsigned pos = (first ? UR_POS_FIRST : 0) | (last ? UR_POS_LAST : 0);
+	uint8_t op;
+
+	switch (w->opcode) {
+	case UR_WR_SEND:
+		op = send[pos][0];
+		break;
+	case UR_WR_SEND_WITH_IMM:
+		op = send[pos][1];
+		break;
+	case UR_WR_SEND_WITH_INV:
+		op = send[pos][2];
+		break;
+	case UR_WR_RDMA_WRITE:
+		op = write[pos][0];
+		break;
+	case UR_WR_RDMA_WRITE_WITH_IMM:
+		op = write[pos][1];
+		break;
+	case UR_WR_RDMA_READ:
+		return UR_OP_RC_READ_REQUEST;
+	case UR_WR_ATOMIC_CMP_AND_SWP:
+		return UR_OP_RC_COMPARE_SWAP;
+	default:
+		return UR_OP_RC_FETCH_ADD;
+	}
+	/* UC opcodes are the RC ones in the UC range (table 38). */
+	return qp->type == UR_QPT_UC ? (uint8_t)(op | UR_TRANSPORT_UC) : op;
+}
+
+static bool opcode_allowed(const struct ur_qp *qp, const struct ur_send_wqe *w)
+{
+	switch (w->opcode) {
+	case UR_WR_SEND:
+	case UR_WR_SEND_WITH_IMM:
+		return true;
+	case UR_WR_RDMA_WRITE:
+	case UR_WR_RDMA_WRITE_WITH_IMM:
+		return qp->type != UR_QPT_UD;
+	case UR_WR_SEND_WITH_INV:
+	case UR_WR_RDMA_READ:
+		return qp->type == UR_QPT_RC;
+	case UR_WR_ATOMIC_CMP_AND_SWP:
+	case UR_WR_ATOMIC_FETCH_AND_ADD:
+		return qp->type == UR_QPT_RC && w->length == 8;
+	default:
+		return false;
+	}
+}
+
+bool ur_req_has_work(struct ur_qp *qp)
+{
+	struct ur_requester *rq = &qp->req;
+	enum ur_qp_state st = qp_state(qp);
+
+	if (st != UR_QPS_RTS && st != UR_QPS_SQD)
+		return false;
+	if (rq->rnr_wait || rq->wqe == sq_prod(qp))
+		return false;
+	if (st == UR_QPS_SQD && sq_wqe(qp, rq->wqe)->state == UR_WQE_POSTED)
+		return false; /* draining: finish what started, start nothing new */
+	if (qp->type == UR_QPT_RC &&
+	    (uint32_t)ur_psn_diff(rq->psn, rq->una) >= qp->dev->cfg.max_inflight)
+		return false;
+	return true;
+}
+
+static void arm_retx(struct ur_qp *qp)
+{
+	if (qp->timeout_ns && !ur_timer_armed(&qp->req.retx))
+		ur_timer_arm(&qp->dev->timers, &qp->req.retx, qp->req.progress_ns + qp->timeout_ns);
+}
+
+/* Complete an unacknowledged-transport WQE (UC, UD) as soon as it is sent. */
+static void complete_unreliable(struct ur_qp *qp, struct ur_send_wqe *w)
+{
+	w->state = UR_WQE_DONE;
+	w->status = UR_WC_SUCCESS;
+	ur_comp_retire_done(qp);
+}
+
+/* Start a WQE: returns 0 to go on, 1 when it must wait, -1 when it failed. */
+static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
+{
+	struct ur_requester *rq = &qp->req;
+
+	if (!opcode_allowed(qp, w)) {
+		w->state = UR_WQE_ACTIVE;
+		ur_qp_log_error(qp, "WQE opcode %u not valid for this QP", w->opcode);
+		ur_comp_wqe_error(qp, w, UR_WC_LOC_QP_OP_ERR);
+		return -1;
+	}
+	if (wqe_is_rd_atomic(w)) {
+		uint32_t max = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+
+		if (rq->rd_out >= max)
+			return 1;
+		rq->rd_out++;
+	} else if ((w->flags & UR_SEND_FENCE) && rq->rd_out) {
+		return 1; /* fence: wait for earlier READs and atomics (10.8.3.3) */
+	}
+	w->state = UR_WQE_ACTIVE;
+	w->first_psn = rq->psn;
+	w->npkts = wqe_is_rd_atomic(w) && w->opcode != UR_WR_RDMA_READ
+			   ? 1
+			   : ur_npkts(w->length, qp->mtu);
+	w->resp_psn = rq->psn;
+	w->resp_bytes = 0;
+	w->retried = 0;
+	rq->off = 0;
+	return 0;
+}
+
+/* Build and hand over the next packet of `w`. */
+static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
+{
+	struct ur_dev *dev = qp->dev;
+	struct ur_requester *rq = &qp->req;
+	uint32_t psn = rq->psn, len = 0, consumed = 1;
+	bool first = rq->off == 0, last = true;
+	const struct ur_opcode_info *op;
+	struct ur_pkt_out o;
+	uint8_t opcode;
+	struct ur_bth *bth;
+	int err;
+
+	if (w->opcode == UR_WR_RDMA_READ) {
+		/* a retried READ asks only for what is still missing (9.7.4.1.4) */
+		consumed = ur_psn_diff(ur_psn_add(w->first_psn, w->npkts), psn);
+		first = true;
+	} else if (!wqe_is_rd_atomic(w)) {
+		len = UR_MIN(qp->mtu, w->length - rq->off);
+		last = rq->off + len == w->length;
+	}
+	opcode = opcode_for(qp, w, first, last);
+	op = ur_opcode_get(opcode);
+	err = ur_pkt_begin(qp, &o, opcode, psn, len);
+	if (err)
+		return err;
+	bth = (struct ur_bth *)o.bth;
+
+	if (op->hdrs & UR_HDR_RETH) {
+		struct ur_reth *reth = (struct ur_reth *)ur_pkt_hdr(&o, op->off_reth);
+
+		ur_reth_set_va(reth, w->remote_addr + rq->off);
+		ur_reth_set_rkey(reth, w->rkey);
+		ur_reth_set_dmalen(reth, w->length - rq->off);
+	}
+	if (op->hdrs & UR_HDR_ATMETH) {
+		struct ur_atmeth *a = (struct ur_atmeth *)ur_pkt_hdr(&o, op->off_atmeth);
+
+		ur_atmeth_set_va(a, w->remote_addr);
+		ur_atmeth_set_rkey(a, w->rkey);
+		ur_atmeth_set_swap_add(a, w->opcode == UR_WR_ATOMIC_CMP_AND_SWP ? w->swap
+										: w->compare_add);
+		ur_atmeth_set_compare(a, w->opcode == UR_WR_ATOMIC_CMP_AND_SWP ? w->compare_add
+									       : 0);
+	}
+	if (op->hdrs & UR_HDR_IMMDT)
+		ur_immdt_set_raw((struct ur_immdt *)ur_pkt_hdr(&o, op->off_immdt), w->imm);
+	if (op->hdrs & UR_HDR_IETH)
+		ur_ieth_set_rkey((struct ur_ieth *)ur_pkt_hdr(&o, op->off_ieth), w->imm);
+	if (len && wqe_gather(qp, w, rq->off, ur_pkt_hdr(&o, op->hdr_len), len)) {
+		ur_pkt_abort(qp, &o);
+		ur_qp_log_error(qp, "local protection error: lkey of WQE wr_id %#llx",
+				(unsigned long long)w->wr_id);
+		ur_comp_wqe_error(qp, w, UR_WC_LOC_PROT_ERR);
+		return -EACCES;
+	}
+
+	if (last && (w->opcode == UR_WR_SEND || w->opcode == UR_WR_SEND_WITH_IMM ||
+		     w->opcode == UR_WR_SEND_WITH_INV || w->opcode == UR_WR_RDMA_WRITE_WITH_IMM))
+		ur_bth_set_se(bth, w->flags & UR_SEND_SOLICITED);
+	if (qp->type == UR_QPT_RC) {
+		bool ackreq = last || ++rq->noack_pkts >= dev->cfg.ack_req_every ||
+			      (uint32_t)ur_psn_diff(ur_psn_add(psn, consumed), rq->una) >=
+				      dev->cfg.max_inflight;
+		if (ackreq) {
+			ur_bth_set_ackreq(bth, true);
+			rq->noack_pkts = 0;
+		}
+	}
+	ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn, len);
+
+	/* bookkeeping once the packet is gone */
+	if (ur_psn_lt(psn, rq->max_psn))
+		ur_count(dev, UR_CTR_retransmitted_packets);
+	if (qp->type == UR_QPT_RC && rq->psn == rq->una)
+		rq->progress_ns = now; /* the ACK timeout runs from the first unacknowledged packet */
+	rq->psn = ur_psn_add(psn, consumed);
+	if (ur_psn_gt(rq->psn, rq->max_psn))
+		rq->max_psn = rq->psn;
+	rq->off += len;
+	if (last) {
+		w->state = UR_WQE_SENT;
+		rq->wqe++;
+		rq->off = 0;
+		if (qp->type != UR_QPT_RC)
+			complete_unreliable(qp, w);
+	}
+	if (qp->type == UR_QPT_RC)
+		arm_retx(qp);
+	return 0;
+}
+
+int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
+{
+	struct ur_requester *rq = &qp->req;
+
+	while (*budget) {
+		struct ur_send_wqe *w;
+		int err;
+
+		if (!ur_req_has_work(qp))
+			return 0;
+		w = sq_wqe(qp, rq->wqe);
+		if (w->state == UR_WQE_POSTED) {
+			err = start_wqe(qp, w);
+			if (err > 0)
+				return 0;
+			if (err < 0)
+				continue;
+		}
+		if (qp->next_tx_ns > now) {
+			ur_timer_arm(&qp->dev->timers, &qp->pace, qp->next_tx_ns);
+			return 0;
+		}
+		err = send_packet(qp, w, now);
+		if (err == -ENOBUFS)
+			return err;
+		if (err)
+			continue;
+		(*budget)--;
+	}
+	return ur_req_has_work(qp);
+}
+
+/*
+ * Go back N (9.7.6.1.3): resend everything from `psn` on. PSNs are a
+ * function of the WQE sequence, so the resent packets carry the same PSNs.
+ */
+void ur_req_rewind(struct ur_qp *qp, uint32_t psn)
+{
+	struct ur_requester *rq = &qp->req;
+	uint32_t idx, end = rq->wqe;
+	struct ur_send_wqe *w = NULL;
+
+	if (!ur_psn_lt(psn, rq->psn))
+		return; /* nothing sent at or after psn */
+	if (end != sq_prod(qp) && sq_wqe(qp, end)->state != UR_WQE_POSTED)
+		end++; /* the WQE in transmission counts too */
+	for (idx = rq->comp; idx != end; idx++) {
+		w = sq_wqe(qp, idx);
+		if (w->state != UR_WQE_DONE &&
+		    ur_psn_lt(psn, ur_psn_add(w->first_psn, w->npkts)))
+			break;
+	}
+	if (idx == end)
+		return;
+	/* later WQEs start over: they are sent again with the same PSNs */
+	for (uint32_t j = idx + 1; j != end; j++) {
+		struct ur_send_wqe *later = sq_wqe(qp, j);
+
+		if (later->state != UR_WQE_POSTED && wqe_is_rd_atomic(later))
+			rq->rd_out--;
+		later->state = UR_WQE_POSTED;
+	}
+	w->state = UR_WQE_ACTIVE;
+	w->retried = 1;
+	rq->wqe = idx;
+	rq->psn = ur_psn_diff(psn, w->first_psn) >= 0 ? psn : w->first_psn;
+	rq->off = (uint32_t)ur_psn_diff(rq->psn, w->first_psn) * qp->mtu;
+	if (wqe_is_rd_atomic(w)) {
+		rq->off = w->opcode == UR_WR_RDMA_READ ? rq->off : 0;
+		w->resp_psn = rq->psn;
+		w->resp_bytes = rq->off;
+	}
+	rq->noack_pkts = 0;
+	ur_dev_schedule(qp->dev, qp);
+}
+
+/* The local ACK timeout (9.7.6.1.2): retry from the oldest unacknowledged PSN. */
+void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+	enum ur_qp_state st = qp_state(qp);
+	uint64_t deadline;
+
+	if ((st != UR_QPS_RTS && st != UR_QPS_SQD) || rq->rnr_wait || !qp->timeout_ns)
+		return;
+	if (!ur_psn_lt(rq->una, rq->psn))
+		return; /* nothing outstanding: stay disarmed */
+	deadline = rq->progress_ns + qp->timeout_ns;
+	if (now < deadline) {
+		ur_timer_arm(&qp->dev->timers, &rq->retx, deadline);
+		return;
+	}
+	ur_count(qp->dev, UR_CTR_local_ack_timeout_err);
+	if (!rq->retry_left) {
+		struct ur_send_wqe *w = sq_wqe(qp, rq->comp);
+
+		ur_count(qp->dev, UR_CTR_retry_exceeded);
+		ur_qp_log_error(qp, "transport retry count exhausted: no ACK for PSN %#x after %u retries of %llu us",
+				rq->una, qp->attr.retry_cnt,
+				(unsigned long long)(qp->timeout_ns / 1000));
+		ur_comp_wqe_error(qp, w, UR_WC_RETRY_EXC_ERR);
+		return;
+	}
+	rq->retry_left--;
+	rq->progress_ns = now;
+	ur_req_rewind(qp, rq->una);
+	ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);
+}
+
+void ur_req_rnr_timer(struct ur_qp *qp, uint64_t now)
+{
+	qp->req.rnr_wait = false;
+	qp->req.progress_ns = now;
+	ur_dev_schedule(qp->dev, qp);
+}

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The responder (IBTA 9.7.5 "responder side"): validates the PSN and the
+ * opcode sequence of incoming requests, executes SENDs, RDMA WRITEs, READs
+ * and atomics against registered memory, and owes the requester ACKs, NAKs,
+ * READ responses and atomic acknowledgements, sent in PSN order.
+ */
+#include <string.h>
+
+#include "psn.h"
+#include "qp.h"
+
+static const uint8_t *pkt_hdr(const struct ur_pkt *pkt, unsigned off)
+{
+	return (const uint8_t *)pkt->bth + off;
+}
+
+static void schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	rs->ack.pending = true;
+	rs->ack.syndrome = syndrome;
+	rs->ack.psn = psn;
+	ur_dev_schedule(qp->dev, qp);
+}
+
+/*
+ * A class C error (9.9.3.1.3): NAK the request, then enter the error state
+ * once the NAK has left.
+ */
+static void class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
+			  const char *why)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	ur_qp_log_error(qp, "responder: %s at PSN %#x (%s): NAK %#x", why, pkt->psn,
+			ur_opcode_name(pkt->opcode), nak);
+	if (qp->type != UR_QPT_RC) {
+		ur_qp_to_error(qp);
+		return;
+	}
+	rs->error = true;
+	schedule_ack(qp, UR_AETH_NAK | nak, pkt->psn);
+}
+
+/* Take the next receive WQE from the SRQ or the RQ into the QP's private copy. */
+static bool take_rwqe(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+	struct ur_wq *wq = qp->srq ? &qp->srq->wq : &qp->rq;
+	uint32_t cons = atomic_load_explicit(&wq->cons, memory_order_relaxed);
+	uint32_t prod = atomic_load_explicit(&wq->prod, memory_order_acquire);
+	const struct ur_recv_wqe *slot;
+
+	if (cons == prod)
+		return false;
+	slot = ur_wq_slot(wq, cons);
+	memcpy(rs->rwqe, slot, sizeof(*slot) + slot->num_sge * sizeof(struct ur_sge));
+	/* Release: the slot is copied, the poster may reuse it. */
+	atomic_store_explicit(&wq->cons, cons + 1, memory_order_release);
+	rs->have_rwqe = true;
+	rs->msg_off = 0;
+	if (qp->srq && qp->srq->limit && prod - (cons + 1) < qp->srq->limit) {
+		struct ur_srq *srq = qp->srq;
+
+		srq->limit = 0; /* one event per arming (11.4.2.1) */
+		if (qp->dev->ops->async_event)
+			qp->dev->ops->async_event(qp->dev->host, UR_EVENT_SRQ_LIMIT_REACHED,
+						  srq->host_ctx);
+	}
+	return true;
+}
+
+static bool rwqe_available(struct ur_qp *qp)
+{
+	struct ur_wq *wq = qp->srq ? &qp->srq->wq : &qp->rq;
+
+	return atomic_load_explicit(&wq->cons, memory_order_relaxed) !=
+	       atomic_load_explicit(&wq->prod, memory_order_acquire);
+}
+
+/* Place payload into the receive WQE's buffers at the message offset. */
+static int rwqe_scatter(struct ur_qp *qp, const uint8_t *src, uint32_t len)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_recv_wqe *r = rs->rwqe;
+	uint32_t off = rs->msg_off;
+
+	for (unsigned i = 0; i < r->num_sge && len; i++) {
+		const struct ur_sge *s = &r->sge[i];
+		struct ur_mr *mr;
+		uint32_t n;
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		n = UR_MIN(len, s->length - off);
+		if (ur_mr_check(&qp->dev->mrs, s->lkey, qp->pd, s->addr + off, n,
+				UR_ACCESS_LOCAL_WRITE, &mr))
+			return -1;
+		memcpy(ur_mr_ptr(mr, s->addr + off), src, n);
+		src += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? -1 : 0;
+}
+
+static void complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t opcode,
+			  uint32_t byte_len, const struct ur_pkt *pkt)
+{
+	struct ur_responder *rs = &qp->resp;
+	struct ur_cqe cqe = {
+		.wr_id = rs->rwqe->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (pkt && (pkt->op->hdrs & UR_HDR_IMMDT)) {
+		cqe.wc_flags |= UR_WC_WITH_IMM;
+		cqe.imm = ur_immdt_raw((const struct ur_immdt *)pkt_hdr(pkt, pkt->op->off_immdt));
+	}
+	if (pkt && (pkt->op->hdrs & UR_HDR_IETH)) {
+		cqe.wc_flags |= UR_WC_WITH_INV;
+		cqe.imm = ur_ieth_rkey((const struct ur_ieth *)pkt_hdr(pkt, pkt->op->off_ieth));
+	}
+	if (pkt)
+		cqe.solicited = ur_bth_se(pkt->bth);
+	if (status != UR_WC_SUCCESS)
+		ur_count(qp->dev, status == UR_WC_WR_FLUSH_ERR ? UR_CTR_resp_cqe_flush_error
+							       : UR_CTR_resp_cqe_error);
+	rs->have_rwqe = false;
+	ur_qp_post_cqe(qp, qp->rcq, &cqe);
+}
+
+/* RNR NAK (9.7.5.2.8): no receive WQE; the requester retries after the timer. */
+static void rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	ur_count(qp->dev, UR_CTR_out_of_buffer);
+	if (qp->type != UR_QPT_RC) {
+		ur_count(qp->dev, UR_CTR_rx_drop_no_buffer);
+		return;
+	}
+	schedule_ack(qp, UR_AETH_RNR_NAK | (qp->attr.min_rnr_timer & UR_AETH_VALUE_MASK),
+		     pkt->psn);
+}
+
+static void request_done(struct ur_qp *qp, const struct ur_pkt *pkt, bool msg_end)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	rs->epsn = ur_psn_add(pkt->psn, 1);
+	if (msg_end) {
+		rs->msn = (rs->msn + 1) & UR_PSN_MASK;
+		rs->in_msg = 0;
+	}
+	if (qp->type == UR_QPT_RC && ur_bth_ackreq(pkt->bth))
+		schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, pkt->psn);
+}
+
+static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	struct ur_responder *rs = &qp->resp;
+	unsigned pos = pkt->op->pos;
+
+	if (pos & UR_POS_FIRST) {
+		if (!take_rwqe(qp)) {
+			rnr_nak(qp, pkt);
+			return;
+		}
+	}
+	if (!(pos & UR_POS_LAST) ? pkt->payload_len != qp->mtu : pkt->payload_len > qp->mtu) {
+		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND payload does not match the MTU");
+		return;
+	}
+	if (rs->msg_off + pkt->payload_len > rs->rwqe->length) {
+		ur_count(qp->dev, UR_CTR_resp_local_length_error);
+		complete_recv(qp, UR_WC_LOC_LEN_ERR, UR_WC_RECV, rs->msg_off, NULL);
+		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
+		return;
+	}
+	if (rwqe_scatter(qp, pkt->payload, pkt->payload_len)) {
+		complete_recv(qp, UR_WC_LOC_PROT_ERR, UR_WC_RECV, rs->msg_off, NULL);
+		class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
+		return;
+	}
+	rs->msg_off += pkt->payload_len;
+	if (pos & UR_POS_LAST) {
+		if (pkt->op->hdrs & UR_HDR_IETH) {
+			/* SEND with Invalidate: the named R_Key stops working (10.6.7.2) */
+			uint32_t key = ur_ieth_rkey((const struct ur_ieth *)pkt_hdr(pkt,
+										pkt->op->off_ieth));
+			struct ur_mr *mr = ur_mr_find(&qp->dev->mrs, key);
+
+			if (mr && mr->pd == qp->pd)
+				mr->valid = false;
+		}
+		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV, rs->msg_off, pkt);
+	} else {
+		rs->in_msg = UR_KIND_SEND;
+	}
+	request_done(qp, pkt, pos & UR_POS_LAST);
+}
+
+static bool remote_access_ok(struct ur_qp *qp, uint32_t need)
+{
+	return (qp->attr.qp_access_flags & need) == need;
+}
+
+static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	struct ur_responder *rs = &qp->resp;
+	unsigned pos = pkt->op->pos;
+	bool imm = pkt->op->hdrs & UR_HDR_IMMDT;
+	struct ur_mr *mr;
+
+	/* WRITE with immediate consumes a receive WQE when its last packet lands. */
+	if ((pos & UR_POS_LAST) && imm && !rwqe_available(qp)) {
+		rnr_nak(qp, pkt);
+		return;
+	}
+	if (pos & UR_POS_FIRST) {
+		const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
+
+		rs->wr_va = ur_reth_va(reth);
+		rs->wr_rkey = ur_reth_rkey(reth);
+		rs->wr_len = rs->wr_left = ur_reth_dmalen(reth);
+		if (!remote_access_ok(qp, UR_ACCESS_REMOTE_WRITE)) {
+			ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+			class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote write");
+			return;
+		}
+	}
+	/* 9.7.5.1.5: middles carry exactly one MTU; the last carries what the RETH still owes */
+	if (!(pos & UR_POS_LAST) ? pkt->payload_len != qp->mtu || pkt->payload_len >= rs->wr_left
+				 : pkt->payload_len != rs->wr_left || pkt->payload_len > qp->mtu) {
+		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "WRITE payload does not match its length");
+		return;
+	}
+	/* The key is checked on every packet: deregistration takes effect at once. */
+	if (pkt->payload_len || (pos & UR_POS_FIRST && rs->wr_len)) {
+		enum ur_mr_err e = ur_mr_check(&qp->dev->mrs, rs->wr_rkey, qp->pd, rs->wr_va,
+					       (pos & UR_POS_FIRST) ? rs->wr_len : pkt->payload_len,
+					       UR_ACCESS_REMOTE_WRITE, &mr);
+		if (e) {
+			ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+			class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for WRITE");
+			return;
+		}
+		memcpy(ur_mr_ptr(mr, rs->wr_va), pkt->payload, pkt->payload_len);
+	}
+	rs->wr_va += pkt->payload_len;
+	rs->wr_left -= pkt->payload_len;
+	ur_count(qp->dev, UR_CTR_rx_write_requests);
+	if (pos & UR_POS_LAST) {
+		if (imm) {
+			take_rwqe(qp);
+			complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM, rs->wr_len, pkt);
+		}
+	} else {
+		rs->in_msg = UR_KIND_WRITE;
+	}
+	request_done(qp, pkt, pos & UR_POS_LAST);
+}
+
+/* Claim the next READ/atomic resource; NULL when the requester exceeded max_dest_rd_atomic. */
+static struct ur_resp_res *alloc_res(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+	struct ur_resp_res *res;
+
+	if (!rs->nres)
+		return NULL;
+	res = &rs->res[rs->res_tail % rs->nres];
+	if (res->pending)
+		return NULL;
+	memset(res, 0, sizeof(*res));
+	if (!rs->res[rs->res_head % rs->nres].pending)
+		rs->res_head = rs->res_tail;
+	rs->res_tail++;
+	return res;
+}
+
+static void do_read(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
+	uint64_t va = ur_reth_va(reth);
+	uint32_t rkey = ur_reth_rkey(reth), len = ur_reth_dmalen(reth);
+	struct ur_resp_res *res;
+	struct ur_mr *mr;
+
+	if (!remote_access_ok(qp, UR_ACCESS_REMOTE_READ)) {
+		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+		class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote read");
+		return;
+	}
+	if (len && ur_mr_check(&qp->dev->mrs, rkey, qp->pd, va, len, UR_ACCESS_REMOTE_READ, &mr)) {
+		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+		class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for READ");
+		return;
+	}
+	if (len > (1u << 31)) {
+		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "READ longer than 2^31");
+		return;
+	}
+	res = alloc_res(qp);
+	if (!res) {
+		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "more READs/atomics than max_dest_rd_atomic");
+		return;
+	}
+	res->kind = UR_KIND_READ_REQ;
+	res->pending = true;
+	res->first_psn = res->req_psn = res->cur_psn = pkt->psn;
+	res->last_psn = ur_psn_add(pkt->psn, ur_npkts(len, qp->mtu) - 1);
+	res->va = va;
+	res->rkey = rkey;
+	res->length = len;
+	ur_count(qp->dev, UR_CTR_rx_read_requests);
+	rs->epsn = ur_psn_add(res->last_psn, 1);
+	/* the responses acknowledge everything before them */
+	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK)
+		rs->ack.pending = false;
+	ur_dev_schedule(qp->dev, qp);
+}
+
+static void do_atomic(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_atmeth *a = (const struct ur_atmeth *)pkt_hdr(pkt, pkt->op->off_atmeth);
+	uint64_t va = ur_atmeth_va(a), *p, orig;
+	struct ur_resp_res *res;
+	struct ur_mr *mr;
+
+	if (!remote_access_ok(qp, UR_ACCESS_REMOTE_ATOMIC)) {
+		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+		class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote atomics");
+		return;
+	}
+	if (va & 7) {
+		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "atomic address not 8-byte aligned");
+		return;
+	}
+	if (ur_mr_check(&qp->dev->mrs, ur_atmeth_rkey(a), qp->pd, va, 8, UR_ACCESS_REMOTE_ATOMIC,
+			&mr)) {
+		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+		class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for atomic");
+		return;
+	}
+	res = alloc_res(qp);
+	if (!res) {
+		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "more READs/atomics than max_dest_rd_atomic");
+		return;
+	}
+	/* Atomic with respect to other uroce QPs and to the local CPU (10.7.3.3). */
+	p = (uint64_t *)ur_mr_ptr(mr, va);
+	if (pkt->opcode == UR_OP_RC_COMPARE_SWAP) {
+		orig = ur_atmeth_compare(a);
+		__atomic_compare_exchange_n(p, &orig, ur_atmeth_swap_add(a), false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, ur_atmeth_swap_add(a), __ATOMIC_SEQ_CST);
+	}
+	res->kind = UR_KIND_ATOMIC;
+	res->pending = true;
+	res->first_psn = res->last_psn = res->cur_psn = res->req_psn = pkt->psn;
+	res->orig = orig;
+	ur_count(qp->dev, UR_CTR_rx_atomic_requests);
+	rs->epsn = ur_psn_add(pkt->psn, 1);
+	rs->msn = (rs->msn + 1) & UR_PSN_MASK;
+	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK)
+		rs->ack.pending = false;
+	ur_dev_schedule(qp->dev, qp);
+}
+
+/* Restart resource `i` and drop the ones after it: go-back-N resends their requests. */
+static void replay_from(struct ur_qp *qp, uint32_t i)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	for (uint32_t j = i + 1; j != rs->res_tail; j++)
+		rs->res[j % rs->nres].pending = false;
+	rs->res[i % rs->nres].pending = true;
+	rs->res_head = i;
+	ur_dev_schedule(qp->dev, qp);
+}
+
+/* A request with a PSN already executed (9.7.5.1.1, C9-104..C9-107). */
+static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	struct ur_responder *rs = &qp->resp;
+	uint32_t n = UR_MIN(rs->nres, rs->res_tail);
+
+	ur_count(qp->dev, UR_CTR_duplicate_request);
+	switch (pkt->op->kind) {
+	case UR_KIND_READ_REQ: {
+		const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
+
+		for (uint32_t k = 1; k <= n; k++) {
+			uint32_t i = rs->res_tail - k;
+			struct ur_resp_res *res = &rs->res[i % rs->nres];
+
+			if (res->kind != UR_KIND_READ_REQ || ur_psn_lt(pkt->psn, res->first_psn) ||
+			    ur_psn_gt(pkt->psn, res->last_psn))
+				continue;
+			/* the retry must end where the original READ ended */
+			if (ur_psn_add(pkt->psn, ur_npkts(ur_reth_dmalen(reth), qp->mtu) - 1) !=
+			    res->last_psn)
+				break;
+			res->va = ur_reth_va(reth);
+			res->length = ur_reth_dmalen(reth);
+			res->rkey = ur_reth_rkey(reth);
+			res->req_psn = res->cur_psn = pkt->psn;
+			replay_from(qp, i);
+			return;
+		}
+		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+		return;
+	}
+	case UR_KIND_ATOMIC:
+		for (uint32_t k = 1; k <= n; k++) {
+			uint32_t i = rs->res_tail - k;
+			struct ur_resp_res *res = &rs->res[i % rs->nres];
+
+			if (res->kind == UR_KIND_ATOMIC && res->first_psn == pkt->psn) {
+				/* answered from the replay cache, never executed twice */
+				res->cur_psn = res->first_psn;
+				replay_from(qp, i);
+				return;
+			}
+		}
+		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+		return;
+	default:
+		/* SEND/WRITE: acknowledge again with the last PSN executed */
+		schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, ur_psn_add(rs->epsn, UR_PSN_MASK));
+		return;
+	}
+}
+
+/* Opcode sequence check (9.7.5.1.3, C9-113): middles and lasts only inside their message. */
+static bool opcode_in_sequence(const struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	unsigned kind = pkt->op->kind;
+
+	if (qp->resp.in_msg)
+		return kind == qp->resp.in_msg && !(pkt->op->pos & UR_POS_FIRST);
+	return (pkt->op->pos & UR_POS_FIRST) != 0;
+}
+
+void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	struct ur_responder *rs = &qp->resp;
+	int32_t d = ur_psn_diff(pkt->psn, rs->epsn);
+
+	(void)now;
+	if (rs->error)
+		return; /* waiting for the NAK to leave before entering ERR */
+	if (d > 0) {
+		/* ahead of the expected PSN: a packet was lost (C9-112) */
+		ur_count(qp->dev, UR_CTR_out_of_sequence);
+		if (!rs->nak_sent) {
+			rs->nak_sent = true;
+			schedule_ack(qp, UR_AETH_NAK | UR_NAK_PSN_SEQ_ERR, rs->epsn);
+		} else {
+			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+		}
+		return;
+	}
+	if (d < 0) {
+		do_duplicate(qp, pkt);
+		return;
+	}
+	rs->nak_sent = false;
+	if (!opcode_in_sequence(qp, pkt)) {
+		ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
+		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "opcode out of sequence");
+		return;
+	}
+	switch (pkt->op->kind) {
+	case UR_KIND_SEND:
+		do_send(qp, pkt);
+		break;
+	case UR_KIND_WRITE:
+		do_write(qp, pkt);
+		break;
+	case UR_KIND_READ_REQ:
+		do_read(qp, pkt);
+		break;
+	case UR_KIND_ATOMIC:
+		do_atomic(qp, pkt);
+		break;
+	default:
+		ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
+		break;
+	}
+}
+
+bool ur_resp_has_work(const struct ur_qp *qp)
+{
+	const struct ur_responder *rs = &qp->resp;
+
+	return rs->ack.pending || (rs->nres && rs->res[rs->res_head % rs->nres].pending);
+}
+
+static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
+{
+	struct ur_responder *rs = &qp->resp;
+	struct ur_dev *dev = qp->dev;
+	uint32_t psn = res->cur_psn;
+	uint32_t off = (uint32_t)ur_psn_diff(psn, res->req_psn) * qp->mtu;
+	uint32_t len = UR_MIN(qp->mtu, res->length - off);
+	bool first = psn == res->first_psn, last = psn == res->last_psn;
+	static const uint8_t ops[4] = {
+		[0] = UR_OP_RC_READ_RESPONSE_MIDDLE,
+		[UR_POS_FIRST] = UR_OP_RC_READ_RESPONSE_FIRST,
+		[UR_POS_LAST] = UR_OP_RC_READ_RESPONSE_LAST,
+		[UR_POS_ONLY] = UR_OP_RC_READ_RESPONSE_ONLY,
+	};
+	uint8_t opcode = ops[(first ? UR_POS_FIRST : 0) | (last ? UR_POS_LAST : 0)];
+	const struct ur_opcode_info *op = ur_opcode_get(opcode);
+	struct ur_pkt_out o;
+	struct ur_mr *mr = NULL;
+	int err;
+
+	/* the region may have been deregistered since the request: check again */
+	if (len && ur_mr_check(&dev->mrs, res->rkey, qp->pd, res->va + off, len,
+			       UR_ACCESS_REMOTE_READ, &mr)) {
+		ur_count(dev, UR_CTR_resp_remote_access_errors);
+		res->pending = false;
+		rs->error = true;
+		schedule_ack(qp, UR_AETH_NAK | UR_NAK_REM_ACCESS_ERR, psn);
+		return 0;
+	}
+	err = ur_pkt_begin(qp, &o, opcode, psn, len);
+	if (err)
+		return err;
+	if (last)
+		rs->msn = (rs->msn + 1) & UR_PSN_MASK;
+	if (op->hdrs & UR_HDR_AETH) {
+		struct ur_aeth *aeth = (struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth);
+
+		ur_aeth_set_syndrome(aeth, UR_AETH_ACK | UR_AETH_CREDIT_INVALID);
+		ur_aeth_set_msn(aeth, rs->msn);
+	}
+	if (len)
+		memcpy(ur_pkt_hdr(&o, op->hdr_len), ur_mr_ptr(mr, res->va + off), len);
+	ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn, len);
+	res->cur_psn = ur_psn_add(psn, 1);
+	if (last)
+		res->pending = false;
+	return 0;
+}
+
+static int emit_atomic_ack(struct ur_qp *qp, struct ur_resp_res *res)
+{
+	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_RC_ATOMIC_ACKNOWLEDGE);
+	struct ur_pkt_out o;
+	int err;
+
+	err = ur_pkt_begin(qp, &o, UR_OP_RC_ATOMIC_ACKNOWLEDGE, res->first_psn, 0);
+	if (err)
+		return err;
+	ur_aeth_set_syndrome((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth),
+			     UR_AETH_ACK | UR_AETH_CREDIT_INVALID);
+	ur_aeth_set_msn((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), qp->resp.msn);
+	ur_atmack_set_orig((struct ur_atmack *)ur_pkt_hdr(&o, op->off_atmack), res->orig);
+	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);
+	res->pending = false;
+	return 0;
+}
+
+static int emit_ack(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_RC_ACKNOWLEDGE);
+	struct ur_pkt_out o;
+	int err;
+
+	err = ur_pkt_begin(qp, &o, UR_OP_RC_ACKNOWLEDGE, rs->ack.psn, 0);
+	if (err)
+		return err;
+	ur_aeth_set_syndrome((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), rs->ack.syndrome);
+	ur_aeth_set_msn((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), rs->msn);
+	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);
+	ur_count(qp->dev, (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK ? UR_CTR_tx_acks
+										 : UR_CTR_tx_naks);
+	rs->ack.pending = false;
+	if (rs->error)
+		ur_qp_to_error(qp);
+	return 0;
+}
+
+/* Send what the responder owes, oldest first: READ responses and atomic ACKs, then the ACK/NAK. */
+int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
+{
+	struct ur_responder *rs = &qp->resp;
+	int err;
+
+	while (*budget) {
+		struct ur_resp_res *res = rs->nres ? &rs->res[rs->res_head % rs->nres] : NULL;
+
+		if (res && res->pending && !rs->error) {
+			if (res->kind == UR_KIND_READ_REQ) {
+				if (qp->next_tx_ns > now) {
+					ur_timer_arm(&qp->dev->timers, &qp->pace, qp->next_tx_ns);
+					return 0;
+				}
+				err = emit_read_response(qp, res);
+			} else {
+				err = emit_atomic_ack(qp, res);
+			}
+			if (err)
+				return err;
+			if (!res->pending && rs->res_head != rs->res_tail)
+				rs->res_head++;
+		} else if (rs->ack.pending) {
+			err = emit_ack(qp);
+			if (err)
+				return err;
+		} else {
+			return 0;
+		}
+		(*budget)--;
+	}
+	return ur_resp_has_work(qp);
+}
+
+/* The QP entered the error state: flush the receive queue (not an SRQ, 10.3.1.2). */
+void ur_resp_flush(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	for (uint32_t i = 0; i < rs->nres; i++)
+		rs->res[i].pending = false;
+	rs->ack.pending = false;
+	if (rs->have_rwqe)
+		complete_recv(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, NULL);
+	if (qp->srq)
+		return;
+	while (take_rwqe(qp))
+		complete_recv(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, NULL);
+}

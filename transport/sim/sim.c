@@ -1,0 +1,796 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The simulator's world: the event queue, packets, hosts with their NICs,
+ * links with impairments, and the output-queued switch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "rng.h"
+#include "sim.h"
+#include "ur_util.h"
+
+enum ev_type {
+	EV_CALL,
+	EV_NODE_ARRIVE,   /* a frame reaches a host */
+	EV_SWITCH_ARRIVE, /* a frame reaches the switch */
+	EV_NODE_TX_DONE,  /* a host finished serialising a frame */
+	EV_PORT_TX_DONE,  /* a switch port finished serialising a frame */
+	EV_NODE_TIMER,    /* an engine deadline */
+	EV_NODE_PAUSE,    /* PFC pause or resume reaches a host */
+};
+
+struct sim_pkt {
+	struct sim_pkt *next;
+	uint32_t len;
+	uint8_t data[UR_FRAME_MAX];
+};
+
+struct sim_event {
+	uint64_t t;
+	uint64_t seq; /* ties break by scheduling order: determinism */
+	uint8_t type;
+	uint32_t gen;
+	void *a;
+	void *b;
+};
+
+struct sim_link {
+	struct sim_link_cfg cfg;
+	struct sim_rng rng;
+	bool ge_bad;
+	uint64_t count;
+	struct sim_link_stats st;
+};
+
+struct sim_port {
+	struct sim_node *node; /* the host this port sends to */
+	struct sim_queue_cfg q;
+	struct sim_pkt *head;
+	struct sim_pkt *tail;
+	uint64_t bytes;
+	bool busy;
+	bool pausing;
+	struct sim_queue_stats st;
+	struct sim_rng rng;
+};
+
+struct sim_node {
+	struct sim *s;
+	unsigned idx;
+	struct ur_dev *dev;
+	uint8_t mac[6];
+	struct ur_gid gid;
+	struct sim_link up;
+	struct sim_link down;
+	struct sim_port port;
+	struct sim_rng rng;
+	bool tx_busy;
+	unsigned paused; /* PFC: number of queues currently pausing this host */
+	struct sim_pkt *out;
+	uint64_t timer_at;
+	uint32_t timer_gen;
+	sim_node_hook hook;
+	void *hook_arg;
+};
+
+struct sim_block {
+	struct sim_block *next;
+};
+
+struct sim {
+	uint64_t now;
+	uint64_t seq;
+	uint64_t events;
+	bool stopped;
+	struct sim_event *heap; /* 1-based binary heap */
+	size_t nheap;
+	size_t capheap;
+	struct sim_pkt *free_pkts;
+	struct sim_node **nodes;
+	unsigned nnodes;
+	uint64_t seed;
+	struct sim_block *blocks; /* sim_alloc'd memory */
+};
+
+static const struct ur_host_ops node_ops;
+
+/* ---- events ---- */
+
+static bool ev_before(const struct sim_event *a, const struct sim_event *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void push_event(struct sim *s, uint64_t t, uint8_t type, void *a, void *b, uint32_t gen)
+{
+	struct sim_event ev = {.t = t, .seq = s->seq++, .type = type, .a = a, .b = b, .gen = gen};
+	size_t i;
+
+	if (s->nheap + 1 >= s->capheap) {
+		s->capheap = s->capheap ? s->capheap * 2 : 1024;
+		s->heap = realloc(s->heap, s->capheap * sizeof(*s->heap));
+		if (!s->heap) {
+			fprintf(stderr, "sim: out of memory\n");
+			abort();
+		}
+	}
+	i = ++s->nheap;
+	while (i > 1 && ev_before(&ev, &s->heap[i / 2])) {
+		s->heap[i] = s->heap[i / 2];
+		i /= 2;
+	}
+	s->heap[i] = ev;
+}
+
+static struct sim_event pop_event(struct sim *s)
+{
+	struct sim_event top = s->heap[1], last = s->heap[s->nheap--];
+	size_t i = 1;
+
+	for (;;) {
+		size_t c = 2 * i;
+
+		if (c > s->nheap)
+			break;
+		if (c + 1 <= s->nheap && ev_before(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!ev_before(&s->heap[c], &last))
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (s->nheap)
+		s->heap[i] = last;
+	return top;
+}
+
+/* ---- packets ---- */
+
+static struct sim_pkt *pkt_alloc(struct sim *s)
+{
+	struct sim_pkt *p = s->free_pkts;
+
+	if (p) {
+		s->free_pkts = p->next;
+		return p;
+	}
+	p = malloc(sizeof(*p));
+	if (!p) {
+		fprintf(stderr, "sim: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+static void pkt_free(struct sim *s, struct sim_pkt *p)
+{
+	p->next = s->free_pkts;
+	s->free_pkts = p;
+}
+
+static struct sim_pkt *pkt_clone(struct sim *s, const struct sim_pkt *p)
+{
+	struct sim_pkt *c = pkt_alloc(s);
+
+	c->len = p->len;
+	memcpy(c->data, p->data, p->len);
+	return c;
+}
+
+/* ---- world ---- */
+
+struct sim *sim_create(uint64_t seed)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->seed = seed;
+	return s;
+}
+
+void sim_destroy(struct sim *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 1; i <= s->nheap; i++) {
+		struct sim_event *ev = &s->heap[i];
+
+		if (ev->type == EV_NODE_ARRIVE || ev->type == EV_SWITCH_ARRIVE)
+			pkt_free(s, ev->b);
+	}
+	for (unsigned i = 0; i < s->nnodes; i++) {
+		struct sim_node *n = s->nodes[i];
+
+		while (n->port.head) {
+			struct sim_pkt *p = n->port.head;
+
+			n->port.head = p->next;
+			pkt_free(s, p);
+		}
+		if (n->out)
+			pkt_free(s, n->out);
+		ur_dev_destroy(n->dev);
+		free(n);
+	}
+	while (s->free_pkts) {
+		struct sim_pkt *p = s->free_pkts;
+
+		s->free_pkts = p->next;
+		free(p);
+	}
+	while (s->blocks) {
+		struct sim_block *b = s->blocks;
+
+		s->blocks = b->next;
+		free(b);
+	}
+	free(s->nodes);
+	free(s->heap);
+	free(s);
+}
+
+uint64_t sim_now(const struct sim *s)
+{
+	return s->now;
+}
+
+uint64_t sim_events(const struct sim *s)
+{
+	return s->events;
+}
+
+void *sim_alloc(struct sim *s, size_t len)
+{
+	struct sim_block *b = calloc(1, sizeof(*b) + len + 64);
+	uintptr_t p;
+
+	if (!b) {
+		fprintf(stderr, "sim: out of memory\n");
+		abort();
+	}
+	b->next = s->blocks;
+	s->blocks = b;
+	p = ((uintptr_t)(b + 1) + 63) & ~(uintptr_t)63;
+	return (void *)p;
+}
+
+void sim_at(struct sim *s, uint64_t when_ps, sim_call_fn fn, void *arg)
+{
+	push_event(s, when_ps < s->now ? s->now : when_ps, EV_CALL, (void *)fn, arg, 0);
+}
+
+void sim_stop(struct sim *s)
+{
+	s->stopped = true;
+}
+
+static uint64_t ser_ps(uint32_t len, uint64_t rate_bps)
+{
+	return (uint64_t)(len + SIM_WIRE_OVERHEAD) * 8 * SIM_PS_PER_S / rate_bps;
+}
+
+/* ---- links: serialise, impair, propagate ---- */
+
+static bool link_drops(struct sim_link *l)
+{
+	const struct sim_impair *im = &l->cfg.impair;
+	double p = im->loss;
+
+	if (im->drop_all)
+		return true;
+	if (im->drop_nth && l->count >= im->drop_nth &&
+	    (l->count == im->drop_nth ||
+	     (im->drop_every && (l->count - im->drop_nth) % im->drop_every == 0)))
+		return true;
+	if (im->ge_p_gb > 0) {
+		/* Gilbert-Elliott: the state moves first, then the state's loss applies */
+		if (l->ge_bad)
+			l->ge_bad = !sim_rng_bernoulli(&l->rng, im->ge_p_bg);
+		else
+			l->ge_bad = sim_rng_bernoulli(&l->rng, im->ge_p_gb);
+		p = l->ge_bad ? im->ge_loss_bad : im->ge_loss_good;
+	}
+	return sim_rng_bernoulli(&l->rng, p);
+}
+
+/* Where the IP header of a frame starts, or 0 if it is not IP. */
+static unsigned l3_offset(const struct sim_pkt *p, bool *v6)
+{
+	unsigned off = 12;
+	uint16_t type;
+
+	if (p->len < 14)
+		return 0;
+	type = ur_get_be16(p->data + off);
+	if (type == UR_ETHERTYPE_VLAN) {
+		off += 4;
+		type = ur_get_be16(p->data + off);
+	}
+	off += 2;
+	*v6 = type == UR_ETHERTYPE_IPV6;
+	if (type != UR_ETHERTYPE_IPV4 && type != UR_ETHERTYPE_IPV6)
+		return 0;
+	return p->len >= off + (*v6 ? 40 : 20) ? off : 0;
+}
+
+/* Set CE on an ECN-capable packet, as a switch does (RFC 3168); true if marked. */
+static bool mark_ce(struct sim_pkt *p)
+{
+	bool v6;
+	unsigned off = l3_offset(p, &v6);
+	uint8_t *ip = p->data + off;
+
+	if (!off)
+		return false;
+	if (v6) {
+		uint32_t w = ur_get_be32(ip);
+		unsigned ecn = (w >> 20) & 3;
+
+		if (ecn == UR_ECN_NOT_ECT || ecn == UR_ECN_CE)
+			return false;
+		ur_put_be32(ip, w | 3u << 20);
+	} else {
+		unsigned ecn = ip[1] & 3;
+
+		if (ecn == UR_ECN_NOT_ECT || ecn == UR_ECN_CE)
+			return false;
+		ip[1] |= UR_ECN_CE;
+		ur_put_be16(ip + 10, 0);
+		ur_put_be16(ip + 10, ur_ipv4_csum(ip, (ip[0] & 0xf) * 4));
+	}
+	return true;
+}
+
+static void link_send(struct sim *s, struct sim_link *l, struct sim_pkt *p, uint64_t t_done,
+		      uint8_t arrive_type, void *dest)
+{
+	const struct sim_impair *im = &l->cfg.impair;
+	uint64_t t = t_done + l->cfg.prop_ps;
+
+	l->count++;
+	l->st.packets++;
+	l->st.bytes += p->len;
+	if (link_drops(l)) {
+		l->st.dropped++;
+		pkt_free(s, p);
+		return;
+	}
+	if (im->ce > 0 && sim_rng_bernoulli(&l->rng, im->ce) && mark_ce(p))
+		l->st.ce_marked++;
+	if (im->dup > 0 && sim_rng_bernoulli(&l->rng, im->dup)) {
+		l->st.duplicated++;
+		push_event(s, t, arrive_type, dest, pkt_clone(s, p), 0);
+	}
+	if (im->reorder > 0 && im->reorder_depth && sim_rng_bernoulli(&l->rng, im->reorder)) {
+		/* held back long enough for up to reorder_depth later packets to pass */
+		l->st.reordered++;
+		t += (uint64_t)im->reorder_depth * ser_ps(p->len, l->cfg.rate_bps);
+	}
+	push_event(s, t, arrive_type, dest, p, 0);
+}
+
+/* ---- hosts ---- */
+
+static uint64_t now_ns(const struct sim *s)
+{
+	return s->now / SIM_PS_PER_NS;
+}
+
+static void node_start_tx(struct sim_node *n)
+{
+	struct sim *s = n->s;
+	struct sim_pkt *p = n->out;
+	uint64_t done = s->now + ser_ps(p->len, n->up.cfg.rate_bps);
+
+	n->out = NULL;
+	n->tx_busy = true;
+	push_event(s, done, EV_NODE_TX_DONE, n, NULL, 0);
+	link_send(s, &n->up, p, done, EV_SWITCH_ARRIVE, n);
+}
+
+/* The NIC pulls the next frame from the engine whenever the wire is free. */
+static void node_pull(struct sim_node *n)
+{
+	if (n->tx_busy || n->paused)
+		return;
+	if (ur_dev_tx(n->dev, now_ns(n->s), 1) && n->out)
+		node_start_tx(n);
+}
+
+static void node_arm_timer(struct sim_node *n)
+{
+	struct sim *s = n->s;
+	uint64_t d = ur_dev_next_deadline(n->dev), t;
+
+	if (d == UR_TIME_NEVER)
+		return;
+	t = d * SIM_PS_PER_NS;
+	if (t < s->now)
+		t = s->now;
+	if (n->timer_at <= t)
+		return; /* an earlier or equal wake-up is already queued */
+	n->timer_at = t;
+	push_event(s, t, EV_NODE_TIMER, n, NULL, ++n->timer_gen);
+}
+
+static void node_after_event(struct sim_node *n)
+{
+	ur_dev_poll(n->dev, now_ns(n->s));
+	if (n->hook)
+		n->hook(n, n->hook_arg);
+	ur_dev_poll(n->dev, now_ns(n->s));
+	node_pull(n);
+	node_arm_timer(n);
+}
+
+void sim_node_kick(struct sim_node *n)
+{
+	ur_dev_poll(n->dev, now_ns(n->s));
+	node_pull(n);
+	node_arm_timer(n);
+}
+
+static int host_tx_get(void *host, struct ur_txbuf *b)
+{
+	struct sim_node *n = host;
+	struct sim_pkt *p;
+
+	if (n->out)
+		return -1; /* one frame per pull: the wire is busy */
+	p = pkt_alloc(n->s);
+	b->data = p->data;
+	b->cap = sizeof(p->data);
+	b->cookie = p;
+	return 0;
+}
+
+static void host_tx_put(void *host, struct ur_txbuf *b, uint32_t len)
+{
+	struct sim_node *n = host;
+	struct sim_pkt *p = b->cookie;
+
+	if (!len) {
+		pkt_free(n->s, p);
+		return;
+	}
+	p->len = len;
+	n->out = p;
+}
+
+static uint64_t host_random(void *host)
+{
+	return sim_rng_next(&((struct sim_node *)host)->rng);
+}
+
+static const struct ur_host_ops node_ops = {
+	.tx_get = host_tx_get,
+	.tx_put = host_tx_put,
+	.random = host_random,
+};
+
+struct sim_node *sim_add_node(struct sim *s, const struct ur_dev_config *cfg,
+			      const struct sim_link_cfg *up, const struct sim_link_cfg *down,
+			      const struct sim_queue_cfg *queue)
+{
+	struct sim_node *n = calloc(1, sizeof(*n));
+	struct sim_node **nodes = realloc(s->nodes, (s->nnodes + 1) * sizeof(*nodes));
+	uint64_t seed = s->seed ^ (0x5851f42d4c957f2dull * (s->nnodes + 1));
+	uint8_t v4[4] = {10, 0, 0, (uint8_t)(s->nnodes + 1)};
+
+	if (!n || !nodes) {
+		free(n);
+		return NULL;
+	}
+	s->nodes = nodes;
+	n->s = s;
+	n->idx = s->nnodes;
+	n->timer_at = UINT64_MAX;
+	sim_rng_seed(&n->rng, seed);
+	sim_rng_seed(&n->up.rng, seed + 1);
+	sim_rng_seed(&n->down.rng, seed + 2);
+	sim_rng_seed(&n->port.rng, seed + 3);
+	n->up.cfg = *up;
+	n->down.cfg = *down;
+	n->port.node = n;
+	if (queue)
+		n->port.q = *queue;
+	memcpy(n->mac, (uint8_t[6]){0x02, 0, 0, 0, 0, (uint8_t)(n->idx + 1)}, 6);
+	ur_gid_from_v4(&n->gid, v4);
+	if (ur_dev_create(cfg, &node_ops, n, NULL, &n->dev)) {
+		free(n);
+		return NULL;
+	}
+	s->nodes[s->nnodes++] = n;
+	return n;
+}
+
+struct ur_dev *sim_node_dev(struct sim_node *n)
+{
+	return n->dev;
+}
+
+const struct ur_gid *sim_node_gid(const struct sim_node *n)
+{
+	return &n->gid;
+}
+
+const uint8_t *sim_node_mac(const struct sim_node *n)
+{
+	return n->mac;
+}
+
+unsigned sim_node_index(const struct sim_node *n)
+{
+	return n->idx;
+}
+
+struct sim_link_stats sim_node_up_stats(const struct sim_node *n)
+{
+	return n->up.st;
+}
+
+struct sim_link_stats sim_node_down_stats(const struct sim_node *n)
+{
+	return n->down.st;
+}
+
+struct sim_queue_stats sim_node_queue_stats(const struct sim_node *n)
+{
+	return n->port.st;
+}
+
+void sim_node_set_impair(struct sim_node *n, const struct sim_impair *up,
+			 const struct sim_impair *down)
+{
+	if (up)
+		n->up.cfg.impair = *up;
+	if (down)
+		n->down.cfg.impair = *down;
+}
+
+void sim_node_set_hook(struct sim_node *n, sim_node_hook hook, void *arg)
+{
+	n->hook = hook;
+	n->hook_arg = arg;
+}
+
+/* ---- the switch ---- */
+
+static void port_start_tx(struct sim *s, struct sim_port *port)
+{
+	struct sim_pkt *p = port->head;
+	struct sim_node *n = port->node;
+	uint64_t done;
+
+	if (port->busy || !p)
+		return;
+	port->head = p->next;
+	if (!port->head)
+		port->tail = NULL;
+	port->bytes -= p->len;
+	port->st.sent_bytes += p->len;
+	port->busy = true;
+	done = s->now + ser_ps(p->len, n->down.cfg.rate_bps);
+	push_event(s, done, EV_PORT_TX_DONE, port, NULL, 0);
+	link_send(s, &n->down, p, done, EV_NODE_ARRIVE, n);
+}
+
+/* PFC: the queue toward `port` pauses (or resumes) every other host. */
+static void port_pfc(struct sim *s, struct sim_port *port, bool pause)
+{
+	port->pausing = pause;
+	if (pause)
+		port->st.pauses++;
+	for (unsigned i = 0; i < s->nnodes; i++) {
+		struct sim_node *n = s->nodes[i];
+
+		if (n != port->node)
+			push_event(s, s->now + n->up.cfg.prop_ps, EV_NODE_PAUSE, n, NULL, pause);
+	}
+}
+
+static void switch_arrive(struct sim *s, struct sim_pkt *p)
+{
+	unsigned idx = p->len >= 6 ? p->data[5] : 0;
+	struct sim_port *port;
+	const struct sim_queue_cfg *q;
+
+	if (idx == 0 || idx > s->nnodes || memcmp(p->data, s->nodes[idx - 1]->mac, 6)) {
+		pkt_free(s, p); /* no such host: a real switch would flood; nobody would answer */
+		return;
+	}
+	port = &s->nodes[idx - 1]->port;
+	q = &port->q;
+	if (q->buffer_bytes && port->bytes + p->len > q->buffer_bytes && !q->pfc) {
+		port->st.dropped++;
+		pkt_free(s, p);
+		return;
+	}
+	if (q->ecn_kmax && port->bytes >= q->ecn_kmin) {
+		double prob = port->bytes >= q->ecn_kmax
+				      ? 1.0
+				      : q->ecn_pmax * (double)(port->bytes - q->ecn_kmin) /
+						(double)(q->ecn_kmax - q->ecn_kmin);
+
+		if (sim_rng_bernoulli(&port->rng, prob) && mark_ce(p))
+			port->st.ecn_marked++;
+	}
+	p->next = NULL;
+	if (port->tail)
+		port->tail->next = p;
+	else
+		port->head = p;
+	port->tail = p;
+	port->bytes += p->len;
+	port->st.enqueued++;
+	if (port->bytes > port->st.max_bytes)
+		port->st.max_bytes = port->bytes;
+	if (q->pfc && !port->pausing && port->bytes > q->pfc_xoff)
+		port_pfc(s, port, true);
+	port_start_tx(s, port);
+}
+
+/* ---- the loop ---- */
+
+static void dispatch(struct sim *s, struct sim_event *ev)
+{
+	struct sim_node *n = ev->a;
+	struct sim_port *port;
+
+	switch (ev->type) {
+	case EV_CALL:
+		((sim_call_fn)ev->a)(s, ev->b);
+		break;
+	case EV_SWITCH_ARRIVE:
+		switch_arrive(s, ev->b);
+		break;
+	case EV_NODE_ARRIVE: {
+		struct sim_pkt *p = ev->b;
+
+		ur_dev_rx(n->dev, p->data, p->len, now_ns(s));
+		pkt_free(s, p);
+		node_after_event(n);
+		break;
+	}
+	case EV_NODE_TX_DONE:
+		n->tx_busy = false;
+		node_after_event(n);
+		break;
+	case EV_PORT_TX_DONE:
+		port = ev->a;
+		port->busy = false;
+		if (port->pausing && port->bytes < port->q.pfc_xon)
+			port_pfc(s, port, false);
+		port_start_tx(s, port);
+		break;
+	case EV_NODE_TIMER:
+		if (ev->gen != n->timer_gen)
+			break; /* superseded */
+		n->timer_at = UINT64_MAX;
+		node_after_event(n);
+		break;
+	case EV_NODE_PAUSE:
+		if (ev->gen)
+			n->paused++;
+		else if (n->paused)
+			n->paused--;
+		if (!n->paused)
+			node_after_event(n);
+		break;
+	}
+}
+
+uint64_t sim_run(struct sim *s, uint64_t until_ps)
+{
+	s->stopped = false;
+	while (s->nheap && !s->stopped) {
+		struct sim_event ev;
+
+		if (s->heap[1].t > until_ps)
+			break;
+		ev = pop_event(s);
+		s->now = ev.t;
+		s->events++;
+		dispatch(s, &ev);
+	}
+	if (!s->nheap && s->now < until_ps && until_ps != UINT64_MAX)
+		s->now = until_ps;
+	return s->now;
+}
+
+/* ---- helpers for scenarios ---- */
+
+void sim_qp_params_default(struct sim_qp_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->path_mtu = 5;
+	p->timeout = 14;
+	p->retry_cnt = 7;
+	p->rnr_retry = 7;
+	p->min_rnr_timer = 12;
+	p->max_rd_atomic = 16;
+	p->access = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ |
+		    UR_ACCESS_REMOTE_ATOMIC;
+	p->psn_a = 0xfffff0;
+	p->psn_b = 0xffffe0;
+}
+
+static int connect_one(struct sim_node *self, struct ur_qp *q, struct sim_node *peer,
+		       struct ur_qp *pq, const struct sim_qp_params *p, uint32_t my_psn,
+		       uint32_t peer_psn)
+{
+	struct ur_qp_attr a;
+	uint64_t t = now_ns(self->s);
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UR_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.qp_access_flags = p->access;
+	err = ur_qp_modify(q, &a, UR_QP_STATE | UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
+			   t);
+	if (err)
+		return err;
+	a.qp_state = UR_QPS_RTR;
+	a.path_mtu = p->path_mtu;
+	a.dest_qp_num = ur_qp_num(pq);
+	a.rq_psn = peer_psn;
+	a.max_dest_rd_atomic = p->max_rd_atomic;
+	a.min_rnr_timer = p->min_rnr_timer;
+	memcpy(a.av.path.smac, self->mac, 6);
+	memcpy(a.av.path.dmac, peer->mac, 6);
+	a.av.path.sgid = self->gid;
+	a.av.path.dgid = peer->gid;
+	a.av.path.hop_limit = 64;
+	a.av.path.tclass = p->tclass;
+	a.av.path.udp_sport = (uint16_t)(0xc000 | (ur_qp_num(q) & 0x3fff));
+	a.av.resolved = 1;
+	err = ur_qp_modify(q, &a,
+			   UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+				   UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
+			   t);
+	if (err)
+		return err;
+	a.qp_state = UR_QPS_RTS;
+	a.sq_psn = my_psn;
+	a.timeout = p->timeout;
+	a.retry_cnt = p->retry_cnt;
+	a.rnr_retry = p->rnr_retry;
+	a.max_rd_atomic = p->max_rd_atomic;
+	return ur_qp_modify(q, &a,
+			    UR_QP_STATE | UR_QP_SQ_PSN | UR_QP_TIMEOUT | UR_QP_RETRY_CNT |
+				    UR_QP_RNR_RETRY | UR_QP_MAX_QP_RD_ATOMIC,
+			    t);
+}
+
+int sim_connect_qps(struct sim_node *a, struct ur_qp *qa, struct sim_node *b, struct ur_qp *qb,
+		    const struct sim_qp_params *p)
+{
+	int err = connect_one(a, qa, b, qb, p, p->psn_a, p->psn_b);
+
+	return err ? err : connect_one(b, qb, a, qa, p, p->psn_b, p->psn_a);
+}
+
+uint64_t sim_message_wire_bytes(uint32_t len, uint32_t mtu, unsigned kind, bool ipv6)
+{
+	uint32_t n = len ? (len + mtu - 1) / mtu : 1;
+	uint64_t per_pkt = UR_ETH_HLEN + (ipv6 ? UR_IPV6_HLEN : UR_IPV4_HLEN) + UR_UDP_HLEN + 12 +
+			   UR_ICRC_SIZE + SIM_WIRE_OVERHEAD;
+	uint64_t bytes = (uint64_t)n * per_pkt + len + (uint64_t)n * 3; /* pads rounded up later */
+
+	bytes -= (uint64_t)n * 3;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t pl = (i + 1 == n) ? len - i * mtu : mtu;
+
+		bytes += (4 - (pl & 3)) & 3;
+	}
+	if (kind == UR_KIND_WRITE)
+		bytes += 16; /* RETH on the first packet */
+	else if (kind == UR_KIND_READ_RESP)
+		bytes += n == 1 ? 4 : 8; /* AETH on first and last responses */
+	return bytes;
+}

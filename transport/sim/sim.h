@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A deterministic discrete-event network simulator that hosts the uroce
+ * transport engine. Virtual time is in picoseconds; the engine sees
+ * nanoseconds. Hosts connect to one output-queued switch through links with
+ * a rate, a propagation delay and impairments (Bernoulli or Gilbert-Elliott
+ * loss, reordering, duplication, ECN CE marking). Every random decision
+ * comes from generators seeded from one seed, so a run repeats bit for bit.
+ */
+#ifndef UR_SIM_H
+#define UR_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+#define SIM_PS_PER_NS 1000ull
+#define SIM_PS_PER_US 1000000ull
+#define SIM_PS_PER_S 1000000000000ull
+/* Preamble, start delimiter, FCS and inter-frame gap: bytes a frame costs beyond its data. */
+#define SIM_WIRE_OVERHEAD 24
+
+struct sim;
+struct sim_node;
+struct sim_port;
+
+/* What a link does to the packets that cross it. */
+struct sim_impair {
+	double loss;           /* Bernoulli drop probability */
+	double ge_p_gb;        /* Gilbert-Elliott: good -> bad per packet (0 = off) */
+	double ge_p_bg;        /* bad -> good per packet */
+	double ge_loss_bad;    /* drop probability in the bad state */
+	double ge_loss_good;   /* drop probability in the good state */
+	double reorder;        /* probability a packet is held back... */
+	uint32_t reorder_depth; /* ...by this many packet times */
+	double dup;            /* probability a packet is delivered twice */
+	double ce;             /* probability an ECN-capable packet gets CE */
+	uint64_t drop_nth;     /* drop exactly the Nth packet (1-based) on this link, 0 = off */
+	uint64_t drop_every;   /* with drop_nth: and every drop_every packets after it */
+	bool drop_all;         /* a dead link */
+};
+
+struct sim_link_cfg {
+	uint64_t rate_bps;
+	uint64_t prop_ps;
+	struct sim_impair impair;
+};
+
+/* The switch output queue toward one host. */
+struct sim_queue_cfg {
+	uint64_t buffer_bytes;  /* drop-tail beyond this (0 = unlimited) */
+	uint64_t ecn_kmin;      /* RED-style ECN: no marking below K_min bytes... */
+	uint64_t ecn_kmax;      /* ...linear up to P_max at K_max, always above */
+	double ecn_pmax;
+	bool pfc;               /* lossless: pause the senders instead of dropping */
+	uint64_t pfc_xoff;      /* pause when the queue exceeds this */
+	uint64_t pfc_xon;       /* resume below this */
+};
+
+/* Per-link statistics. */
+struct sim_link_stats {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t dropped;
+	uint64_t duplicated;
+	uint64_t reordered;
+	uint64_t ce_marked;
+};
+
+/* Per-port switch queue statistics. */
+struct sim_queue_stats {
+	uint64_t enqueued;
+	uint64_t dropped;
+	uint64_t ecn_marked;
+	uint64_t max_bytes;
+	uint64_t pauses;
+	uint64_t sent_bytes;
+};
+
+struct sim *sim_create(uint64_t seed);
+void sim_destroy(struct sim *s);
+uint64_t sim_now(const struct sim *s);
+
+/* A host: its engine gets `cfg`; it is linked to the switch (up: host->switch). */
+struct sim_node *sim_add_node(struct sim *s, const struct ur_dev_config *cfg,
+			      const struct sim_link_cfg *up, const struct sim_link_cfg *down,
+			      const struct sim_queue_cfg *queue);
+struct ur_dev *sim_node_dev(struct sim_node *n);
+const struct ur_gid *sim_node_gid(const struct sim_node *n);
+const uint8_t *sim_node_mac(const struct sim_node *n);
+unsigned sim_node_index(const struct sim_node *n);
+struct sim_link_stats sim_node_up_stats(const struct sim_node *n);
+struct sim_link_stats sim_node_down_stats(const struct sim_node *n);
+struct sim_queue_stats sim_node_queue_stats(const struct sim_node *n);
+/* Change the impairments of a node's links at any time (e.g. kill the link). */
+void sim_node_set_impair(struct sim_node *n, const struct sim_impair *up,
+			 const struct sim_impair *down);
+
+/* Let the engine know the application posted WQEs on this node. */
+void sim_node_kick(struct sim_node *n);
+
+/* Called after every event that touched a node, so applications can poll CQs. */
+typedef void (*sim_node_hook)(struct sim_node *n, void *arg);
+void sim_node_set_hook(struct sim_node *n, sim_node_hook hook, void *arg);
+
+/* Allocate memory that lives as long as the simulation (buffers, CQs). */
+void *sim_alloc(struct sim *s, size_t len);
+
+/* Schedule a call at an absolute virtual time. */
+typedef void (*sim_call_fn)(struct sim *s, void *arg);
+void sim_at(struct sim *s, uint64_t when_ps, sim_call_fn fn, void *arg);
+
+/* Run until `until_ps` or until nothing is left to do; returns the time reached. */
+uint64_t sim_run(struct sim *s, uint64_t until_ps);
+/* Stop the current sim_run at the end of the event being processed. */
+void sim_stop(struct sim *s);
+uint64_t sim_events(const struct sim *s);
+
+/* Connect two RC/UC QPs on two nodes as ibv_modify_qp would (INIT, RTR, RTS). */
+struct sim_qp_params {
+	unsigned path_mtu;   /* ibv_mtu enum */
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint8_t max_rd_atomic;
+	uint32_t access;
+	uint32_t psn_a;      /* initial PSNs (start near the wrap in tests) */
+	uint32_t psn_b;
+	uint8_t tclass;
+};
+void sim_qp_params_default(struct sim_qp_params *p);
+int sim_connect_qps(struct sim_node *a, struct ur_qp *qa, struct sim_node *b, struct ur_qp *qb,
+		    const struct sim_qp_params *p);
+
+/* Wire bytes of the packets that carry a message of `len` bytes of opcode kind `kind`. */
+uint64_t sim_message_wire_bytes(uint32_t len, uint32_t mtu, unsigned kind, bool ipv6);
+
+#endif
