@@ -37,6 +37,7 @@ struct sim_opts {
 	double reorder;
 	uint64_t reorder_depth;
 	double dup;
+	double loss_back;   /* loss of ACKs and responses on the way back */
 	bool verify;
 	bool csv;
 	bool header;
@@ -78,6 +79,7 @@ static void usage(FILE *f)
 		"  --burst L            make losses bursty: Gilbert-Elliott with mean burst length L\n"
 		"  --reorder P:D        hold back a fraction P of packets by D packet times\n"
 		"  --dup P              duplicate a fraction P of packets\n"
+		"  --loss-back P        loss probability on the way back (ACKs, READ responses) (0)\n"
 		"  --op OP              write, write-imm, send, send-imm, read, fetch-add, cmp-swap (write)\n"
 		"  --msg-size S         message size, e.g. 1M, 64K, 4096 (1M)\n"
 		"  --messages N         messages per flow (200)\n"
@@ -209,7 +211,7 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 	double pkt_wire = (double)wire / UR_MAX(1.0, ceil((double)o->msg_size / o->mtu));
 	double bdp_bytes = (double)o->rate_bps * o->rtt_ps / 8 / SIM_PS_PER_S;
 	struct ur_dev_config cfg;
-	struct sim_link_cfg data = {0}, back = {0};
+	struct sim_link_cfg data = {0}, back = {0}, clean;
 	struct sim_flow_cfg fc;
 	struct sim_workload *w;
 	struct sim_node *a, *b;
@@ -249,12 +251,16 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 	data.impair.reorder = o->reorder;
 	data.impair.reorder_depth = (uint32_t)o->reorder_depth;
 	data.impair.dup = o->dup;
+	back.impair.loss = o->loss_back;
 
 	s = sim_create(o->seed);
 	if (!s)
 		return -1;
-	a = sim_add_node(s, &cfg, &data, &back, NULL);
-	b = sim_add_node(s, &cfg, &back, &back, NULL);
+	/* losses happen once per direction: on A's uplink for data, B's for ACKs */
+	clean = data;
+	memset(&clean.impair, 0, sizeof(clean.impair));
+	a = sim_add_node(s, &cfg, &data, &clean, NULL);
+	b = sim_add_node(s, &cfg, &back, &clean, NULL);
 	w = sim_workload_create(s);
 	if (!a || !b || !w) {
 		sim_destroy(s);
@@ -401,6 +407,7 @@ int cmd_sim(int argc, char **argv)
 		{"rtt", required_argument, NULL, 't'},    {"mtu", required_argument, NULL, 'u'},
 		{"loss", required_argument, NULL, 'l'},   {"burst", required_argument, NULL, 'b'},
 		{"reorder", required_argument, NULL, 'o'}, {"dup", required_argument, NULL, 'd'},
+		{"loss-back", required_argument, NULL, 'L'},
 		{"op", required_argument, NULL, 'p'},     {"msg-size", required_argument, NULL, 's'},
 		{"messages", required_argument, NULL, 'n'}, {"flows", required_argument, NULL, 'f'},
 		{"depth", required_argument, NULL, 'D'},  {"timeout", required_argument, NULL, 'T'},
@@ -455,6 +462,9 @@ int cmd_sim(int argc, char **argv)
 		}
 		case 'd':
 			ok = parse_double(optarg, &o.dup) && o.dup >= 0 && o.dup <= 1;
+			break;
+		case 'L':
+			ok = one_loss(optarg, &o.loss_back);
 			break;
 		case 'p':
 			ok = parse_op(optarg, &o.opcode);

@@ -118,7 +118,7 @@ bool ur_req_has_work(struct ur_qp *qp)
 	if (st == UR_QPS_SQD && sq_wqe(qp, rq->wqe)->state == UR_WQE_POSTED)
 		return false; /* draining: finish what started, start nothing new */
 	if (qp->type == UR_QPT_RC &&
-	    (uint32_t)ur_psn_diff(rq->psn, rq->una) >= qp->dev->cfg.max_inflight)
+	    ur_psn_diff(rq->psn, rq->una) >= (int32_t)qp->dev->cfg.max_inflight)
 		return false;
 	return true;
 }
@@ -328,6 +328,10 @@ void ur_req_rewind(struct ur_qp *qp, uint32_t psn)
 	rq->wqe = idx;
 	rq->psn = ur_psn_diff(psn, w->first_psn) >= 0 ? psn : w->first_psn;
 	rq->off = (uint32_t)ur_psn_diff(rq->psn, w->first_psn) * qp->mtu;
+	/* A READ/atomic asked again may sit before PSNs the responder already
+	 * acknowledged: nothing from here on counts as acknowledged any more. */
+	if (ur_psn_lt(rq->psn, rq->una))
+		rq->una = rq->psn;
 	if (wqe_is_rd_atomic(w)) {
 		rq->off = w->opcode == UR_WR_RDMA_READ ? rq->off : 0;
 		w->resp_psn = rq->psn;

@@ -378,7 +378,11 @@ static void do_atomic(struct ur_qp *qp, const struct ur_pkt *pkt)
 	ur_dev_schedule(qp->dev, qp);
 }
 
-/* Restart resource `i` and drop the ones after it: go-back-N resends their requests. */
+/*
+ * Restart resource `i` and drop the ones after it: go-back-N sends their
+ * requests again. An older resource still being answered keeps its turn,
+ * since responses leave in PSN order.
+ */
 static void replay_from(struct ur_qp *qp, uint32_t i)
 {
 	struct ur_responder *rs = &qp->resp;
@@ -386,7 +390,8 @@ static void replay_from(struct ur_qp *qp, uint32_t i)
 	for (uint32_t j = i + 1; j != rs->res_tail; j++)
 		rs->res[j % rs->nres].pending = false;
 	rs->res[i % rs->nres].pending = true;
-	rs->res_head = i;
+	if (!((int32_t)(rs->res_head - i) < 0 && rs->res[rs->res_head % rs->nres].pending))
+		rs->res_head = i;
 	ur_dev_schedule(qp->dev, qp);
 }
 

@@ -696,7 +696,8 @@ uint64_t sim_run(struct sim *s, uint64_t until_ps)
 		s->events++;
 		dispatch(s, &ev);
 	}
-	if (!s->nheap && s->now < until_ps && until_ps != UINT64_MAX)
+	/* nothing else happens before until_ps: time moves on to it */
+	if (!s->stopped && s->now < until_ps && until_ps != UINT64_MAX)
 		s->now = until_ps;
 	return s->now;
 }

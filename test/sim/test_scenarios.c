@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Simulator scenarios for the RC engine: every opcode moves the right bytes,
+ * loss never corrupts or loses data, and the error paths produce the verbs
+ * statuses, in the virtual time IBTA prescribes.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "workload.h"
+
+/* ---- workloads: every opcode, lossless and lossy, every byte checked ---- */
+
+static const enum ur_wr_opcode all_ops[] = {
+	UR_WR_RDMA_WRITE, UR_WR_RDMA_WRITE_WITH_IMM, UR_WR_SEND,
+	UR_WR_SEND_WITH_IMM, UR_WR_RDMA_READ, UR_WR_ATOMIC_FETCH_AND_ADD,
+	UR_WR_ATOMIC_CMP_AND_SWP,
+};
+
+static void run_flow(enum ur_wr_opcode op, uint32_t size, uint64_t messages, double loss,
+		     uint64_t seed, unsigned mtu_enum, struct sim_flow_stats *out)
+{
+	struct sim *s = sim_create(seed);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg data, back;
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim_flow *flow;
+
+	ur_dev_config_default(&cfg);
+	fx_default_link(&data);
+	fx_default_link(&back);
+	data.impair.loss = loss;
+	back.impair.loss = loss / 4; /* lose some ACKs and responses too */
+	a = sim_add_node(s, &cfg, &data, &back, NULL);
+	b = sim_add_node(s, &cfg, &data, &back, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = op;
+	fc.msg_size = size;
+	fc.messages = messages;
+	fc.depth = 4;
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp);
+	fc.qp.path_mtu = mtu_enum;
+	fc.qp.timeout = 4; /* 65 us against a ~4 us RTT */
+	flow = sim_workload_add_flow(w, a, b, &fc);
+	ck_assert_ptr_nonnull(flow);
+	sim_workload_stop_when_done(w, true);
+	sim_run(s, 10 * SIM_PS_PER_S);
+	*out = *sim_flow_stats(flow);
+	out->fct_ps = NULL;
+	ck_assert_msg(sim_workload_done(w), "op %d loss %g: only %llu of %llu done", op, loss,
+		      (unsigned long long)out->completed, (unsigned long long)messages);
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+
+START_TEST(test_every_opcode_lossless)
+{
+	enum ur_wr_opcode op = all_ops[_i];
+	/* sizes that end mid-MTU, on an MTU boundary, and in one packet */
+	const uint32_t sizes[] = {1, 1024, 4096, 5000, 65536 + 3};
+
+	for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct sim_flow_stats st;
+
+		run_flow(op, sizes[k], 20, 0, 1, 3 /* 1024 */, &st);
+		ck_assert_uint_eq(st.completed, 20);
+		ck_assert_uint_eq(st.errors, 0);
+		ck_assert_uint_eq(st.verify_failures, 0);
+	}
+}
+END_TEST
+
+static const double losses[] = {1e-4, 1e-3, 1e-2};
+
+START_TEST(test_loss_keeps_data_intact)
+{
+	const enum ur_wr_opcode ops[] = {UR_WR_RDMA_WRITE, UR_WR_SEND, UR_WR_RDMA_READ,
+					 UR_WR_RDMA_WRITE_WITH_IMM, UR_WR_ATOMIC_FETCH_AND_ADD};
+
+	for (unsigned k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		struct sim_flow_stats st;
+		uint32_t size = ops[k] == UR_WR_ATOMIC_FETCH_AND_ADD ? 8 : 20000;
+
+		run_flow(ops[k], size, 300, losses[_i], 7 + _i, 5, &st);
+		ck_assert_uint_eq(st.completed, 300);
+		ck_assert_uint_eq(st.errors, 0);
+		ck_assert_uint_eq(st.verify_failures, 0);
+	}
+}
+END_TEST
+
+/* ---- go-back-N against the model ---- */
+
+static double gbn_fraction(double loss, double *window)
+{
+	struct sim *s = sim_create(1);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg data = {0}, back = {0};
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	const struct sim_flow_stats *st;
+	uint64_t wire = sim_message_wire_bytes(1 << 20, 4096, UR_KIND_WRITE, false);
+	double lossless, goodput, frac;
+
+	ur_dev_config_default(&cfg);
+	cfg.max_inflight = 1024;
+	data.rate_bps = back.rate_bps = 400000000000ull;
+	data.prop_ps = back.prop_ps = 10 * SIM_PS_PER_US / 4;
+	data.impair.loss = loss;
+	a = sim_add_node(s, &cfg, &data, &back, NULL);
+	b = sim_add_node(s, &cfg, &back, &back, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_RDMA_WRITE;
+	fc.msg_size = 1 << 20;
+	fc.messages = 200;
+	fc.depth = 2;
+	sim_qp_params_default(&fc.qp);
+	fc.qp.timeout = 3;
+	sim_workload_add_flow(w, a, b, &fc);
+	sim_workload_stop_when_done(w, true);
+	sim_run(s, SIM_PS_PER_S);
+	st = sim_flow_stats(sim_workload_flow(w, 0));
+	ck_assert_uint_eq(st->completed, 200);
+	goodput = (double)st->bytes * 8 / ((double)(st->last_done_ps - st->first_post_ps) / 1e12);
+	lossless = 400e9 * (1 << 20) / (double)wire;
+	frac = goodput / lossless;
+	*window = 400e9 * 10e-6 / 8 / ((double)wire / 256);
+	sim_workload_destroy(w);
+	sim_destroy(s);
+	return frac;
+}
+
+START_TEST(test_gbn_matches_model)
+{
+	const double ps[] = {1e-3, 1e-2};
+
+	for (unsigned i = 0; i < 2; i++) {
+		double w, frac = gbn_fraction(ps[i], &w), model = 1 / (1 + ps[i] * w);
+
+		ck_assert_msg(fabs(frac - model) <= 0.03, "p=%g: goodput fraction %.3f, model %.3f",
+			      ps[i], frac, model);
+	}
+}
+END_TEST
+
+/* ---- error paths with exact virtual time ---- */
+
+START_TEST(test_total_loss_retry_exceeded_then_flush)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct sim_impair dead = {.drop_all = true};
+	struct ur_cqe c[4];
+	struct fx f;
+	uint64_t t0, timeout_ps;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.timeout = 10; /* 4.194 ms */
+	qp.retry_cnt = 3;
+	fx_init(&f, 3, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	sim_node_set_impair(f.a.node, &dead, NULL);
+	t0 = sim_now(f.s);
+	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 4096, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	fx_post_send(&f, &f.a, 2, UR_WR_RDMA_WRITE, 0, 4096, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	fx_post_send(&f, &f.a, 3, UR_WR_SEND, 0, 64, 0, 0, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 3, 10 * SIM_PS_PER_S), 3);
+	timeout_ps = 4096ull * 1000 << 10;
+	ck_assert_uint_eq(c[0].wr_id, 1);
+	ck_assert_uint_eq(c[0].status, UR_WC_RETRY_EXC_ERR);
+	ck_assert_uint_eq(c[1].status, UR_WC_WR_FLUSH_ERR);
+	ck_assert_uint_eq(c[2].status, UR_WC_WR_FLUSH_ERR);
+	ck_assert_uint_eq(c[2].wr_id, 3);
+	/* (retry_cnt + 1) timeouts after the first transmission, within 1 ms of slack */
+	ck_assert_uint_ge(sim_now(f.s) - t0, 4 * timeout_ps);
+	ck_assert_uint_le(sim_now(f.s) - t0, 4 * timeout_ps + SIM_PS_PER_S / 1000);
+	ck_assert_uint_eq(ur_dev_counters(sim_node_dev(f.a.node))[UR_CTR_local_ack_timeout_err], 4);
+	ck_assert_int_eq(ur_qp_state(f.a.qp), UR_QPS_ERR);
+	fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_rnr_finite_and_infinite)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_cqe c[2];
+	struct fx f;
+	int infinite = _i;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.rnr_retry = infinite ? 7 : 2;
+	qp.min_rnr_timer = 1; /* 10 us */
+	fx_init(&f, 4, &link, &qp, UR_ACCESS_LOCAL_WRITE);
+	memset(f.a.buf, 0x5a, 64);
+	fx_post_send(&f, &f.a, 9, UR_WR_SEND, 0, 64, 0, 0, 0, 0);
+	if (!infinite) {
+		ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S), 1);
+		ck_assert_uint_eq(c[0].status, UR_WC_RNR_RETRY_EXC_ERR);
+		/* the first try and rnr_retry retries each got an RNR NAK */
+		ck_assert_uint_eq(ur_dev_counters(sim_node_dev(f.a.node))[UR_CTR_rnr_nak_retry_err], 3);
+	} else {
+		/* 5 ms of RNR NAKs, then a receive appears and the SEND lands */
+		ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, 5 * SIM_PS_PER_S / 1000), 0);
+		ck_assert_uint_gt(ur_dev_counters(sim_node_dev(f.a.node))[UR_CTR_rnr_nak_retry_err], 50);
+		fx_post_recv(&f, &f.b, 77, 0, 128);
+		ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S), 1);
+		ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+		ck_assert_int_eq(fx_wait(&f, &f.b, c, 1, SIM_PS_PER_S), 1);
+		ck_assert_uint_eq(c[0].wr_id, 77);
+		ck_assert_uint_eq(c[0].byte_len, 64);
+		ck_assert_int_eq(f.b.buf[63], 0x5a);
+	}
+	fx_fini(&f);
+}
+END_TEST
+
+enum access_case { BAD_RKEY, OUT_OF_BOUNDS, NO_ACCESS_FLAG, OVERFLOW };
+
+START_TEST(test_remote_access_errors)
+{
+	struct sim_link_cfg link;
+	struct ur_cqe c[2];
+	struct fx f;
+	uint64_t addr;
+	uint32_t rkey, len = 64;
+	uint32_t access_b = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ;
+	enum ur_wr_opcode op = UR_WR_RDMA_WRITE;
+
+	fx_default_link(&link);
+	if (_i == NO_ACCESS_FLAG)
+		access_b = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_READ;
+	fx_init(&f, 5, &link, NULL, access_b);
+	addr = (uintptr_t)f.b.buf;
+	rkey = f.b.mr->key;
+	switch (_i) {
+	case BAD_RKEY:
+		rkey ^= 0x5;
+		break;
+	case OUT_OF_BOUNDS:
+		addr += FX_BUF - 32;
+		break;
+	case OVERFLOW:
+		addr = UINT64_MAX - 16;
+		op = UR_WR_RDMA_READ;
+		break;
+	default:
+		break;
+	}
+	fx_post_send(&f, &f.a, 1, op, 0, len, addr, rkey, 0, 0);
+	fx_post_send(&f, &f.a, 2, UR_WR_RDMA_WRITE, 0, len, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 2, SIM_PS_PER_S), 2);
+	ck_assert_uint_eq(c[0].status, UR_WC_REM_ACCESS_ERR);
+	ck_assert_uint_eq(c[1].status, UR_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(ur_qp_state(f.a.qp), UR_QPS_ERR);
+	ck_assert_int_eq(ur_qp_state(f.b.qp), UR_QPS_ERR);
+	ck_assert_uint_eq(ur_dev_counters(sim_node_dev(f.b.node))[UR_CTR_resp_remote_access_errors], 1);
+	fx_fini(&f);
+}
+END_TEST
+
+/* Lose the first Atomic Acknowledge: the retried FetchAdd is answered from the replay cache. */
+START_TEST(test_atomic_replay_after_lost_ack)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct sim_impair lose_first = {.drop_nth = 1};
+	struct ur_cqe c[2];
+	struct fx f;
+	uint64_t target = 1000, orig;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.timeout = 4;
+	fx_init(&f, 6, &link, &qp,
+		UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_ATOMIC | UR_ACCESS_REMOTE_READ);
+	memcpy(f.b.buf, &target, 8);
+	/* B's uplink carries the responses: drop the first packet B sends */
+	sim_node_set_impair(f.b.node, &lose_first, NULL);
+	fx_post_send(&f, &f.a, 1, UR_WR_ATOMIC_FETCH_AND_ADD, 0, 8, (uintptr_t)f.b.buf, f.b.mr->key,
+		     5, 0);
+	fx_post_send(&f, &f.a, 2, UR_WR_ATOMIC_CMP_AND_SWP, 8, 8, (uintptr_t)f.b.buf, f.b.mr->key,
+		     1005, 42);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 2, SIM_PS_PER_S), 2);
+	ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+	ck_assert_uint_eq(c[1].status, UR_WC_SUCCESS);
+	memcpy(&orig, f.a.buf, 8);
+	ck_assert_uint_eq(orig, 1000); /* FetchAdd saw the original value once */
+	memcpy(&orig, f.a.buf + 8, 8);
+	ck_assert_uint_eq(orig, 1005);
+	memcpy(&target, f.b.buf, 8);
+	ck_assert_uint_eq(target, 42); /* added once, then swapped: never executed twice */
+	ck_assert_uint_ge(ur_dev_counters(sim_node_dev(f.b.node))[UR_CTR_duplicate_request], 1);
+	fx_fini(&f);
+}
+END_TEST
+
+START_TEST(test_seeded_runs_repeat)
+{
+	struct sim_flow_stats a, b;
+
+	run_flow(UR_WR_RDMA_WRITE, 30000, 200, 1e-2, 42, 5, &a);
+	run_flow(UR_WR_RDMA_WRITE, 30000, 200, 1e-2, 42, 5, &b);
+	ck_assert_uint_eq(a.last_done_ps, b.last_done_ps);
+	ck_assert_uint_eq(a.completed, b.completed);
+	run_flow(UR_WR_RDMA_WRITE, 30000, 200, 1e-2, 43, 5, &b);
+	ck_assert_uint_ne(a.last_done_ps, b.last_done_ps);
+}
+END_TEST
+
+static Suite *scenario_suite(void)
+{
+	Suite *s = suite_create("sim_scenarios");
+	TCase *tc = tcase_create("ops");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_every_opcode_lossless, 0,
+			    sizeof(all_ops) / sizeof(all_ops[0]));
+	tcase_add_loop_test(tc, test_loss_keeps_data_intact, 0,
+			    sizeof(losses) / sizeof(losses[0]));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("model");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_gbn_matches_model);
+	tcase_add_test(tc, test_seeded_runs_repeat);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_total_loss_retry_exceeded_then_flush);
+	tcase_add_loop_test(tc, test_rnr_finite_and_infinite, 0, 2);
+	tcase_add_loop_test(tc, test_remote_access_errors, 0, 4);
+	tcase_add_test(tc, test_atomic_replay_after_lost_ack);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(scenario_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
