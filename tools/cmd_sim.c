@@ -39,6 +39,8 @@ struct sim_opts {
 	double dup;
 	double loss_back;   /* loss of ACKs and responses on the way back */
 	bool verify;
+	bool ipv6;
+	const char *pcap;
 	bool csv;
 	bool header;
 	bool quiet;
@@ -88,6 +90,8 @@ static void usage(FILE *f)
 		"  --timeout E          local ACK timeout exponent: 4.096 us x 2^E (from the RTT)\n"
 		"  --seed S             random seed; equal seeds give identical runs (1)\n"
 		"  --verify             pattern every message and check every byte\n"
+		"  --ipv6               hosts use IPv6 addresses (fd00::N) instead of 10.0.0.N\n"
+		"  --pcap FILE          write every transmitted frame to FILE (last run only)\n"
 		"  --csv                print CSV: a header line and one row per run\n"
 		"  --no-header          with --csv, leave the header line out\n"
 		"  --quiet              no progress line on stderr\n"
@@ -256,6 +260,12 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 	s = sim_create(o->seed);
 	if (!s)
 		return -1;
+	sim_use_ipv6(s, o->ipv6);
+	if (o->pcap && sim_capture(s, o->pcap)) {
+		fprintf(stderr, "uroce sim: cannot write %s\n", o->pcap);
+		sim_destroy(s);
+		return -1;
+	}
 	/* losses happen once per direction: on A's uplink for data, B's for ACKs */
 	clean = data;
 	memset(&clean.impair, 0, sizeof(clean.impair));
@@ -412,6 +422,7 @@ int cmd_sim(int argc, char **argv)
 		{"messages", required_argument, NULL, 'n'}, {"flows", required_argument, NULL, 'f'},
 		{"depth", required_argument, NULL, 'D'},  {"timeout", required_argument, NULL, 'T'},
 		{"seed", required_argument, NULL, 'S'},   {"verify", no_argument, NULL, 'V'},
+		{"ipv6", no_argument, NULL, '6'},         {"pcap", required_argument, NULL, 'P'},
 		{"csv", no_argument, NULL, 'c'},          {"no-header", no_argument, NULL, 'H'},
 		{"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -490,6 +501,12 @@ int cmd_sim(int argc, char **argv)
 			break;
 		case 'V':
 			o.verify = true;
+			break;
+		case '6':
+			o.ipv6 = true;
+			break;
+		case 'P':
+			o.pcap = optarg;
 			break;
 		case 'c':
 			o.csv = true;

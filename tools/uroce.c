@@ -15,6 +15,8 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{"link", cmd_link, "add, delete and show uroce devices (like `rdma link`)"},
+	{"env", cmd_env, "print the environment verbs programs need: eval \"$(uroce env)\""},
 	{"sim", cmd_sim, "run a scenario in the deterministic network simulator"},
 };
 

@@ -7,6 +7,11 @@
 #include <stdint.h>
 
 int cmd_sim(int argc, char **argv);
+int cmd_link(int argc, char **argv);
+int cmd_env(int argc, char **argv);
+
+/* Where the provider library is: next to a build tree's uroce, or installed. */
+const char *uroce_provider_path(void);
 
 /* "400G", "25g", "100M", "1e9" -> bits per second; false on nonsense. */
 bool parse_rate(const char *s, uint64_t *bps);

@@ -88,11 +88,13 @@ void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *w, enum ur_wc_statu
 	ur_qp_log_error(qp, "send WQE wr_id %#llx completes with %s", (unsigned long long)w->wr_id,
 			ur_wc_status_name(status));
 	if (qp->type == UR_QPT_RC) {
-		ur_qp_to_error(qp);
+		ur_qp_to_error(qp, true);
 	} else {
-		/* UC and UD: a send error only stops the send queue (SQE, 10.3.1.2) */
+		/* UC and UD: a send error moves only the send queue to SQE
+		 * (10.3.1.2); the WQEs behind the failed one flush, the receive
+		 * queue works on, and SQE -> RTS resumes with new WQEs. */
 		atomic_store_explicit(&qp->state, UR_QPS_SQE, memory_order_relaxed);
-		ur_comp_retire_done(qp);
+		ur_comp_flush(qp);
 	}
 }
 

@@ -274,6 +274,8 @@ static void run_doorbells(struct ur_dev *dev)
 		if (st == UR_QPS_ERR) {
 			ur_comp_flush(qp);
 			ur_resp_flush(qp);
+		} else if (st == UR_QPS_SQE) {
+			ur_comp_flush(qp); /* sends posted in SQE flush (10.3.1.2) */
 		} else if (ur_req_has_work(qp)) {
 			ur_dev_schedule(dev, qp);
 		}
@@ -310,6 +312,11 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 bool ur_dev_tx_pending(const struct ur_dev *dev)
 {
 	return dev->ready_head != NULL || atomic_load_explicit(&dev->db_head, memory_order_relaxed);
+}
+
+bool ur_dev_doorbell_pending(const struct ur_dev *dev)
+{
+	return atomic_load_explicit(&dev->db_head, memory_order_seq_cst) != NULL;
 }
 
 uint64_t ur_dev_next_deadline(const struct ur_dev *dev)

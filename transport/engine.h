@@ -111,6 +111,8 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now);
 unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget);
 /* True when ur_dev_tx would send something now. */
 bool ur_dev_tx_pending(const struct ur_dev *dev);
+/* Any thread: true when an application rang a doorbell the engine has not seen. */
+bool ur_dev_doorbell_pending(const struct ur_dev *dev);
 /* When ur_dev_poll must next run (UR_TIME_NEVER when idle). */
 uint64_t ur_dev_next_deadline(const struct ur_dev *dev);
 

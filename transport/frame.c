@@ -115,7 +115,9 @@ static enum ur_parse_err parse_ipv4(struct ur_pkt *pkt, const uint8_t *l3, uint3
 		return UR_PARSE_BAD_IP;
 	ihl = (l3[0] & 0xf) * 4u;
 	total = ur_get_be16(l3 + 2);
-	if (ihl < UR_IPV4_HLEN || total < ihl || total > avail || ihl > avail)
+	if (ihl < UR_IPV4_HLEN)
+		return UR_PARSE_BAD_IP; /* a malformed header, not a short frame */
+	if (total < ihl || total > avail || ihl > avail)
 		return UR_PARSE_TRUNCATED;
 	if (l3[9] != 17)
 		return UR_PARSE_NOT_ROCE;
@@ -225,4 +227,19 @@ enum ur_parse_err ur_frame_parse(struct ur_pkt *pkt, const uint8_t *frame, uint3
 	if (!ur_icrc_valid(l3, l3_total))
 		return UR_PARSE_BAD_ICRC;
 	return UR_PARSE_OK;
+}
+
+uint16_t ur_roce_udp_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
+{
+	uint32_t fl = flow_label & 0xfffff;
+
+	if (!fl) {
+		uint64_t v = (uint64_t)lqpn * rqpn;
+
+		v ^= v >> 20;
+		v ^= v >> 40;
+		fl = (uint32_t)v & 0xfffff;
+	}
+	/* fold the top 6 bits into the low 14, then into the dynamic range */
+	return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
 }

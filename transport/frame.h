@@ -112,4 +112,12 @@ enum ur_parse_err ur_frame_parse(struct ur_pkt *pkt, const uint8_t *frame, uint3
 
 uint16_t ur_ipv4_csum(const uint8_t *hdr, unsigned len);
 
+/*
+ * The UDP source port of a connection, as Linux (and so Soft-RoCE and
+ * mlx5) chooses it: from the GRH flow label, or when that is 0 from a flow
+ * label hashed from both QP numbers, folded into 0xc000-0xffff. Both
+ * directions of a connection get the same port.
+ */
+uint16_t ur_roce_udp_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
+
 #endif

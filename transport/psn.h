@@ -18,7 +18,11 @@ static inline uint32_t ur_psn_add(uint32_t psn, uint32_t n)
 	return (psn + n) & UR_PSN_MASK;
 }
 
-/* a - b as a signed distance in (-2^23, 2^23]. */
+/*
+ * a - b as a signed distance in [-2^23, 2^23): exactly 2^23 apart, each PSN
+ * is behind the other, as with rxe's psn_compare(), so the responder treats
+ * a PSN 2^23 from ePSN as a duplicate, never as ahead.
+ */
 static inline int32_t ur_psn_diff(uint32_t a, uint32_t b)
 {
 	return (int32_t)(((a - b) & UR_PSN_MASK) << 8) >> 8;

@@ -335,6 +335,9 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
 	}
 	qp->dev->now = now;
 	copy_attr(qp, attr, mask);
+	/* SQD -> SQD may move the primary path (table 91): later packets take it */
+	if ((mask & UR_QP_AV) && next == UR_QPS_SQD && qp->type != UR_QPT_UD)
+		ur_frame_tmpl_init(&qp->tmpl, &qp->attr.av.path);
 	if (next == cur && next != UR_QPS_RESET)
 		return 0;
 
@@ -351,7 +354,7 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
 		break;
 	case UR_QPS_ERR:
 		log_transition(qp, cur, next);
-		ur_qp_to_error(qp);
+		ur_qp_to_error(qp, false);
 		return 0;
 	default:
 		break;
@@ -377,7 +380,7 @@ void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr)
 }
 
 /* Enter the error state: complete every outstanding WQE with a flush (10.3.1.2). */
-void ur_qp_to_error(struct ur_qp *qp)
+void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 {
 	struct ur_dev *dev = qp->dev;
 	enum ur_qp_state prev = qp_state(qp);
@@ -391,9 +394,11 @@ void ur_qp_to_error(struct ur_qp *qp)
 	ur_comp_flush(qp);
 	ur_resp_flush(qp);
 	if (prev != UR_QPS_ERR && prev != UR_QPS_RESET && dev->ops->async_event) {
+		/* an SRQ consumer learns that no more WQEs will be taken (11.6.3) */
 		if (qp->srq)
 			dev->ops->async_event(dev->host, UR_EVENT_QP_LAST_WQE_REACHED, qp->host_ctx);
-		dev->ops->async_event(dev->host, UR_EVENT_QP_FATAL, qp->host_ctx);
+		if (fatal)
+			dev->ops->async_event(dev->host, UR_EVENT_QP_FATAL, qp->host_ctx);
 	}
 }
 

@@ -182,7 +182,9 @@ bool ur_resp_has_work(const struct ur_qp *qp);
 void ur_resp_flush(struct ur_qp *qp);
 
 /* qp.c */
-void ur_qp_to_error(struct ur_qp *qp);
+/* Enter ERR and flush; `fatal` raises the QP_FATAL event (a transport
+ * error, not the consumer's own modify). */
+void ur_qp_to_error(struct ur_qp *qp, bool fatal);
 void ur_qp_timer_fired(struct ur_qp *qp, struct ur_timer *t, uint64_t now);
 int ur_qp_post_cqe(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *cqe);
 void ur_qp_log_error(struct ur_qp *qp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

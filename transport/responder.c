@@ -37,7 +37,7 @@ static void class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t na
 	ur_qp_log_error(qp, "responder: %s at PSN %#x (%s): NAK %#x", why, pkt->psn,
 			ur_opcode_name(pkt->opcode), nak);
 	if (qp->type != UR_QPT_RC) {
-		ur_qp_to_error(qp);
+		ur_qp_to_error(qp, true);
 		return;
 	}
 	rs->error = true;
@@ -597,7 +597,7 @@ static int emit_ack(struct ur_qp *qp)
 										 : UR_CTR_tx_naks);
 	rs->ack.pending = false;
 	if (rs->error)
-		ur_qp_to_error(qp);
+		ur_qp_to_error(qp, true);
 	return 0;
 }
 

@@ -93,6 +93,8 @@ struct sim {
 	unsigned nnodes;
 	uint64_t seed;
 	struct sim_block *blocks; /* sim_alloc'd memory */
+	FILE *capture;            /* pcap of every frame a host transmits */
+	bool ipv6;
 };
 
 static const struct ur_host_ops node_ops;
@@ -227,6 +229,8 @@ void sim_destroy(struct sim *s)
 		s->blocks = b->next;
 		free(b);
 	}
+	if (s->capture)
+		fclose(s->capture);
 	free(s->nodes);
 	free(s->heap);
 	free(s);
@@ -260,6 +264,11 @@ void *sim_alloc(struct sim *s, size_t len)
 void sim_at(struct sim *s, uint64_t when_ps, sim_call_fn fn, void *arg)
 {
 	push_event(s, when_ps < s->now ? s->now : when_ps, EV_CALL, (void *)fn, arg, 0);
+}
+
+void sim_use_ipv6(struct sim *s, bool ipv6)
+{
+	s->ipv6 = ipv6;
 }
 
 void sim_stop(struct sim *s)
@@ -379,11 +388,34 @@ static uint64_t now_ns(const struct sim *s)
 	return s->now / SIM_PS_PER_NS;
 }
 
+/* Classic pcap with nanosecond timestamps (magic 0xa1b23c4d), Ethernet. */
+int sim_capture(struct sim *s, const char *path)
+{
+	uint32_t hdr[6] = {0xa1b23c4d, 2 | 4u << 16, 0, 0, 65535, 1};
+
+	s->capture = fopen(path, "wb");
+	if (!s->capture || fwrite(hdr, sizeof(hdr), 1, s->capture) != 1)
+		return -1;
+	return 0;
+}
+
+static void capture_frame(struct sim *s, const struct sim_pkt *p)
+{
+	uint64_t ns = s->now / SIM_PS_PER_NS;
+	uint32_t rec[4] = {(uint32_t)(ns / 1000000000), (uint32_t)(ns % 1000000000), p->len, p->len};
+
+	fwrite(rec, sizeof(rec), 1, s->capture);
+	fwrite(p->data, p->len, 1, s->capture);
+}
+
 static void node_start_tx(struct sim_node *n)
 {
 	struct sim *s = n->s;
 	struct sim_pkt *p = n->out;
 	uint64_t done = s->now + ser_ps(p->len, n->up.cfg.rate_bps);
+
+	if (s->capture)
+		capture_frame(s, p);
 
 	n->out = NULL;
 	n->tx_busy = true;
@@ -498,7 +530,14 @@ struct sim_node *sim_add_node(struct sim *s, const struct ur_dev_config *cfg,
 	if (queue)
 		n->port.q = *queue;
 	memcpy(n->mac, (uint8_t[6]){0x02, 0, 0, 0, 0, (uint8_t)(n->idx + 1)}, 6);
-	ur_gid_from_v4(&n->gid, v4);
+	if (s->ipv6) {
+		/* fd00::N, a unique local address */
+		memset(n->gid.raw, 0, 16);
+		n->gid.raw[0] = 0xfd;
+		n->gid.raw[15] = (uint8_t)(n->idx + 1);
+	} else {
+		ur_gid_from_v4(&n->gid, v4);
+	}
 	if (ur_dev_create(cfg, &node_ops, n, NULL, &n->dev)) {
 		free(n);
 		return NULL;
@@ -748,7 +787,7 @@ static int connect_one(struct sim_node *self, struct ur_qp *q, struct sim_node *
 	a.av.path.dgid = peer->gid;
 	a.av.path.hop_limit = 64;
 	a.av.path.tclass = p->tclass;
-	a.av.path.udp_sport = (uint16_t)(0xc000 | (ur_qp_num(q) & 0x3fff));
+	a.av.path.udp_sport = ur_roce_udp_sport(0, ur_qp_num(q), ur_qp_num(pq));
 	a.av.resolved = 1;
 	err = ur_qp_modify(q, &a,
 			   UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN |

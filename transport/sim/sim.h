@@ -79,6 +79,10 @@ struct sim_queue_stats {
 };
 
 struct sim *sim_create(uint64_t seed);
+/* Hosts added from now on get IPv6 addresses (fd00::N) instead of 10.0.0.N. */
+void sim_use_ipv6(struct sim *s, bool ipv6);
+/* Write every frame a host transmits to a pcap file. */
+int sim_capture(struct sim *s, const char *path);
 void sim_destroy(struct sim *s);
 uint64_t sim_now(const struct sim *s);
 

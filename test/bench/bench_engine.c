@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Engine cost: 64-byte RDMA WRITEs pushed through a requester and a
+ * responder on one core, frames handed over in memory (no I/O, no event
+ * queue). Reports data packets per second; the issue's target is 5 M/s.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "frame.h"
+
+#define BURST 32
+#define SIG_EVERY 16
+
+struct wire {
+	uint8_t buf[BURST][UR_FRAME_MAX];
+	uint32_t len[BURST];
+	unsigned n;
+	unsigned lent;
+	uint64_t rng;
+};
+
+static int tx_get(void *host, struct ur_txbuf *b)
+{
+	struct wire *w = host;
+
+	if (w->n >= BURST)
+		return -1;
+	b->data = w->buf[w->n];
+	b->cap = UR_FRAME_MAX;
+	b->cookie = NULL;
+	w->lent++;
+	return 0;
+}
+
+static void tx_put(void *host, struct ur_txbuf *b, uint32_t len)
+{
+	struct wire *w = host;
+
+	(void)b;
+	w->lent--;
+	if (len)
+		w->len[w->n++] = len;
+}
+
+static uint64_t rnd(void *host)
+{
+	struct wire *w = host;
+
+	w->rng = w->rng * 6364136223846793005ull + 1442695040888963407ull;
+	return w->rng >> 11;
+}
+
+static const struct ur_host_ops ops = {.tx_get = tx_get, .tx_put = tx_put, .random = rnd};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void connect_qp(struct ur_qp *q, uint32_t dqpn, const uint8_t *smac, const uint8_t *dmac,
+		    const uint8_t *sip, const uint8_t *dip, uint32_t sq_psn, uint32_t rq_psn)
+{
+	struct ur_qp_attr a = {0};
+
+	a.qp_state = UR_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
+	ur_qp_modify(q, &a, UR_QP_STATE | UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS, 0);
+	a.qp_state = UR_QPS_RTR;
+	a.path_mtu = 5;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 1;
+	memcpy(a.av.path.smac, smac, 6);
+	memcpy(a.av.path.dmac, dmac, 6);
+	ur_gid_from_v4(&a.av.path.sgid, sip);
+	ur_gid_from_v4(&a.av.path.dgid, dip);
+	a.av.path.hop_limit = 64;
+	a.av.path.udp_sport = 0xc011;
+	a.av.resolved = 1;
+	ur_qp_modify(q, &a,
+		     UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+			     UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
+		     0);
+	a.qp_state = UR_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	ur_qp_modify(q, &a,
+		     UR_QP_STATE | UR_QP_SQ_PSN | UR_QP_TIMEOUT | UR_QP_RETRY_CNT | UR_QP_RNR_RETRY |
+			     UR_QP_MAX_QP_RD_ATOMIC,
+		     0);
+}
+
+int main(int argc, char **argv)
+{
+	static struct wire wa = {.rng = 1}, wb = {.rng = 2};
+	const uint8_t mac_a[6] = {2, 0, 0, 0, 0, 1}, mac_b[6] = {2, 0, 0, 0, 0, 2};
+	const uint8_t ip_a[4] = {10, 0, 0, 1}, ip_b[4] = {10, 0, 0, 2};
+	uint64_t target = argc > 1 ? strtoull(argv[1], NULL, 0) : 20000000, posted = 0, t = 0;
+	static uint8_t src[64], dst[64];
+	struct ur_dev_config cfg;
+	struct ur_dev *a, *b;
+	struct ur_cq cqa, cqb;
+	struct ur_qp *qa, *qb;
+	struct ur_qp_init qi = {0};
+	struct ur_mr *mra, *mrb;
+	struct ur_cqe cqe[64];
+	double t0, dt;
+	uint64_t pkts;
+
+	ur_dev_config_default(&cfg);
+	ur_dev_create(&cfg, &ops, &wa, NULL, &a);
+	ur_dev_create(&cfg, &ops, &wb, NULL, &b);
+	ur_cq_init(&cqa, 4096, NULL);
+	ur_cq_init(&cqb, 4096, NULL);
+	ur_dev_reg_mr(a, (uintptr_t)src, src, sizeof(src), UR_ACCESS_LOCAL_WRITE, 1, &mra);
+	ur_dev_reg_mr(b, (uintptr_t)dst, dst, sizeof(dst),
+		      UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE, 1, &mrb);
+	qi.type = UR_QPT_RC;
+	qi.pd = 1;
+	qi.max_send_wr = 1024;
+	qi.max_recv_wr = 16;
+	qi.max_send_sge = 1;
+	qi.max_recv_sge = 1;
+	qi.send_cq = qi.recv_cq = &cqa;
+	qi.qpn = 0x11;
+	ur_qp_create(a, &qi, &qa);
+	qi.send_cq = qi.recv_cq = &cqb;
+	qi.qpn = 0x22;
+	ur_qp_create(b, &qi, &qb);
+	connect_qp(qa, 0x22, mac_a, mac_b, ip_a, ip_b, 0xfff000, 0xffe000);
+	connect_qp(qb, 0x11, mac_b, mac_a, ip_b, ip_a, 0xffe000, 0xfff000);
+
+	t0 = now_s();
+	while (ur_dev_counters(b)[UR_CTR_rx_write_requests] < target) {
+		struct ur_wq *sq = ur_qp_sq(qa);
+		struct ur_send_wqe *w;
+		unsigned n = 0;
+
+		while (n < BURST && (w = ur_wq_reserve(sq, n))) {
+			memset(w, 0, sizeof(*w));
+			w->wr_id = posted;
+			w->opcode = UR_WR_RDMA_WRITE;
+			w->signaled = (posted % SIG_EVERY) == SIG_EVERY - 1;
+			w->length = 64;
+			w->remote_addr = (uintptr_t)dst;
+			w->rkey = mrb->key;
+			w->num_sge = 1;
+			w->sge[0].addr = (uintptr_t)src;
+			w->sge[0].length = 64;
+			w->sge[0].lkey = mra->key;
+			posted++;
+			n++;
+		}
+		ur_wq_commit(sq, n);
+		ur_qp_doorbell(qa);
+		t += 100;
+		ur_dev_poll(a, t);
+		wa.n = 0;
+		ur_dev_tx(a, t, BURST);
+		for (unsigned i = 0; i < wa.n; i++)
+			ur_dev_rx(b, wa.buf[i], wa.len[i], t);
+		wb.n = 0;
+		ur_dev_tx(b, t, BURST);
+		for (unsigned i = 0; i < wb.n; i++)
+			ur_dev_rx(a, wb.buf[i], wb.len[i], t);
+		while (ur_cq_poll(&cqa, cqe, 64) > 0)
+			;
+	}
+	dt = now_s() - t0;
+	pkts = ur_dev_counters(b)[UR_CTR_rx_write_requests];
+	printf("engine: %llu 64-byte RDMA WRITEs through requester and responder in %.3f s on one core\n",
+	       (unsigned long long)pkts, dt);
+	printf("engine: %.2f M data packets/s (%.1f ns each, ACKs: %llu)\n", pkts / dt / 1e6,
+	       dt / pkts * 1e9, (unsigned long long)ur_dev_counters(b)[UR_CTR_tx_acks]);
+	ur_qp_destroy(qa);
+	ur_qp_destroy(qb);
+	ur_dev_dereg_mr(a, mra);
+	ur_dev_dereg_mr(b, mrb);
+	ur_dev_destroy(a);
+	ur_dev_destroy(b);
+	ur_cq_fini(&cqa);
+	ur_cq_fini(&cqb);
+	return 0;
+}
