@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The dataplane: DPDK inside the application process, one port per opened
+ * device, moving Ethernet frames for the transport engine. It answers and
+ * resolves ARP and IPv6 neighbour discovery itself, can capture and impair
+ * traffic, and exposes only plain C types: nothing here includes DPDK, so
+ * the provider never does either.
+ *
+ * Not thread-safe: the provider calls it with its progress lock held.
+ */
+#ifndef UROCE_DATAPLANE_H
+#define UROCE_DATAPLANE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct uroce_dp;
+
+#define UROCE_DP_MAX_ADDRS 16
+
+struct uroce_dp_config {
+	const char *name;       /* device name, for logs and file prefixes */
+	const char *port;       /* af_packet | af_xdp | tap | memif[:ARGS] | pci:BDF */
+	const char *netdev;     /* the interface (af_packet, af_xdp) */
+	uint8_t mac[6];         /* our MAC address */
+	unsigned eth_mtu;       /* largest IP packet on the wire */
+	/* our addresses, as GIDs (IPv4-mapped or IPv6): ARP/ND answers come
+	 * from the kernel when it owns them, from us when answer_neigh is set */
+	uint8_t addrs[UROCE_DP_MAX_ADDRS][16];
+	unsigned naddrs;
+	bool answer_neigh;
+	const char *capture;    /* pcap file of every RoCE frame, or NULL */
+	const char *impair;     /* loss/reorder/dup/CE injection spec, or NULL */
+	uint64_t seed;          /* for impairments */
+	void (*log)(void *arg, const char *line);
+	void *log_arg;
+};
+
+int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out);
+void uroce_dp_close(struct uroce_dp *dp);
+
+/* Hand up to `max` received RoCE frames to fn; returns how many frames were read. */
+typedef void (*uroce_dp_rx_fn)(void *arg, const uint8_t *frame, uint32_t len);
+unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
+		     uint64_t now_ns);
+
+/* Transmit: borrow a frame buffer, fill it, give it back with its length (0 = unused). */
+int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie);
+void uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len);
+/* Send what was put; returns frames sent. */
+unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now_ns);
+
+/*
+ * Find the MAC of `gid` (IPv4-mapped or IPv6): 0 with mac filled, -EAGAIN
+ * while a request is out (call again), -EHOSTUNREACH after the retries.
+ */
+int uroce_dp_neigh_lookup(struct uroce_dp *dp, const uint8_t gid[16], uint8_t mac[6],
+			  uint64_t now_ns);
+
+/* An fd that becomes readable when frames may be waiting, or -1 if none. */
+int uroce_dp_wait_fd(struct uroce_dp *dp);
+
+/* Dataplane counters: names and values (drops by reason, neighbour traffic). */
+unsigned uroce_dp_counters(const struct uroce_dp *dp, const char *const **names,
+			   const uint64_t **values);
+
+#endif

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The dataplane's internals: one port per opened device. Only dataplane/ includes DPDK. */
+#ifndef UROCE_DP_INTERNAL_H
+#define UROCE_DP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "dataplane.h"
+
+#define DP_BURST 64
+#define DP_NEIGH_MAX 256
+
+/* Dataplane counters: one X-macro list for the enum and the names. */
+#define DP_COUNTERS(X)                                                                             \
+	X(dp_rx_frames, "frames read from the port")                                               \
+	X(dp_rx_not_for_us, "frames for another MAC address")                                      \
+	X(dp_rx_other, "frames that are neither RoCE nor ARP/ND (left to the kernel)")             \
+	X(dp_rx_arp, "ARP frames handled")                                                         \
+	X(dp_rx_nd, "IPv6 neighbour discovery frames handled")                                     \
+	X(dp_tx_frames, "frames handed to the port")                                               \
+	X(dp_tx_dropped, "frames the port would not take after retries")                           \
+	X(dp_tx_no_mbuf, "transmit buffers unavailable")                                           \
+	X(dp_tx_loopback, "frames to our own MAC delivered locally")                               \
+	X(dp_neigh_requests, "ARP requests and neighbour solicitations sent")                      \
+	X(dp_neigh_replies, "ARP replies and neighbour advertisements sent")                       \
+	X(dp_neigh_failed, "neighbours given up on")                                               \
+	X(dp_impair_dropped, "frames dropped by injected loss")                                    \
+	X(dp_impair_duplicated, "frames duplicated by injection")                                  \
+	X(dp_impair_reordered, "frames delayed by injected reordering")                            \
+	X(dp_impair_ce_marked, "frames CE-marked by injection")
+
+enum dp_counter {
+#define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,
+	DP_COUNTERS(DP_COUNTER_ENUM)
+#undef DP_COUNTER_ENUM
+	DP_CTR_COUNT
+};
+
+enum dp_neigh_state {
+	DP_NEIGH_FREE = 0,
+	DP_NEIGH_PENDING,
+	DP_NEIGH_REACHABLE,
+	DP_NEIGH_FAILED,
+};
+
+struct dp_neigh {
+	uint8_t gid[16];
+	uint8_t mac[6];
+	uint8_t state;
+	uint8_t tries;
+	uint64_t last_ns; /* last request sent, or when it failed */
+};
+
+struct dp_impair;
+struct dp_capture;
+
+struct uroce_dp {
+	struct uroce_dp_config cfg;
+	char vdev_name[64];
+	char pci_name[64];
+	uint16_t port_id;
+	struct rte_mempool *pool;
+	int wait_fd;            /* the PMD's packet socket, to sleep on */
+	uint32_t data_room;
+
+	struct rte_mbuf *tx[DP_BURST];
+	unsigned ntx;
+	/* frames to our own MAC, delivered on the next receive */
+	struct rte_mbuf *loop[DP_BURST];
+	unsigned nloop;
+
+	struct dp_neigh neigh[DP_NEIGH_MAX];
+	struct dp_impair *impair;
+	struct dp_capture *capture;
+	uint64_t ctr[DP_CTR_COUNT];
+};
+
+static inline void dp_count(struct uroce_dp *dp, enum dp_counter c)
+{
+	dp->ctr[c]++;
+}
+
+int dp_eal_start(const char *pci_bdf);
+void dp_log(struct uroce_dp *dp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* neigh.c */
+void dp_neigh_rx(struct uroce_dp *dp, struct rte_mbuf *m, uint16_t ethertype, unsigned l3off,
+		 uint64_t now);
+/* Queue a frame built by the dataplane itself (ARP/ND). */
+void dp_tx_raw(struct uroce_dp *dp, const uint8_t *frame, uint32_t len);
+
+/* capture.c */
+int dp_capture_open(struct uroce_dp *dp, const char *path);
+void dp_capture_frame(struct uroce_dp *dp, const uint8_t *frame, uint32_t len, uint64_t now);
+void dp_capture_close(struct uroce_dp *dp);
+
+/* impair.c: returns 0 to send, 1 when consumed (dropped or held) */
+int dp_impair_open(struct uroce_dp *dp, const char *spec, uint64_t seed);
+void dp_impair_close(struct uroce_dp *dp);
+int dp_impair_tx(struct uroce_dp *dp, struct rte_mbuf *m, uint64_t now);
+/* Frames held back for reordering whose time has come. */
+unsigned dp_impair_release(struct uroce_dp *dp, struct rte_mbuf **out, unsigned max, uint64_t now);
+
+#endif

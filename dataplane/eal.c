@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * DPDK's EAL, started once inside someone else's process: the first device
+ * open starts it; it lives until exit (DPDK 22.11 cannot start it twice).
+ *
+ * The arguments keep it a polite guest: a file prefix of its own so two
+ * processes never collide, no PCI scan unless a NIC was configured, no
+ * telemetry socket, quiet logs unless UROCE_DEBUG asks, hugepages when the
+ * machine has free ones and anonymous memory otherwise, and no CPU pinning:
+ * EAL would pin the calling application thread to one core, which on a
+ * small machine would stack every uroce process on CPU 0.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+
+#include "dp_internal.h"
+
+static pthread_mutex_t eal_lock = PTHREAD_MUTEX_INITIALIZER;
+static int eal_state; /* 0 not started, 1 running, <0 -errno of the failed start */
+
+/* Free 2 MiB hugepages right now, from sysfs. */
+static long free_hugepages(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "r");
+	long n = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n;
+}
+
+int dp_eal_start(const char *pci_bdf)
+{
+	char prefix[64], lcores[64], mem[32], allow[64];
+	char *argv[24];
+	int argc = 0, ret;
+	cpu_set_t saved;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	pthread_mutex_lock(&eal_lock);
+	if (eal_state) {
+		ret = eal_state > 0 ? 0 : eal_state;
+		pthread_mutex_unlock(&eal_lock);
+		return ret;
+	}
+	snprintf(prefix, sizeof(prefix), "--file-prefix=uroce-%d", (int)getpid());
+	/* lcore 0 may run on every CPU: EAL must not pin the application thread */
+	snprintf(lcores, sizeof(lcores), "--lcores=0@(0-%ld)", ncpu > 1 ? ncpu - 1 : 0);
+	argv[argc++] = "uroce";
+	argv[argc++] = prefix;
+	argv[argc++] = lcores;
+	argv[argc++] = "--no-telemetry";
+	if (getenv("UROCE_DEBUG") && atoi(getenv("UROCE_DEBUG")) >= 2)
+		argv[argc++] = "--log-level=lib.eal:info";
+	else
+		argv[argc++] = "--log-level=*:error";
+	if (pci_bdf) {
+		snprintf(allow, sizeof(allow), "--allow=%s", pci_bdf);
+		argv[argc++] = allow;
+	} else {
+		argv[argc++] = "--no-pci";
+	}
+	if (free_hugepages() < 128 || getenv("UROCE_NO_HUGE")) {
+		/* anonymous memory; no runtime files shared with anyone */
+		argv[argc++] = "--no-huge";
+		argv[argc++] = "--no-shconf";
+		snprintf(mem, sizeof(mem), "-m%d", 256);
+		argv[argc++] = mem;
+	} else {
+		/* hugepages from memfd: nothing in /dev/hugepages or /var/run */
+		argv[argc++] = "--in-memory";
+	}
+	argv[argc] = NULL;
+
+	/* belt and braces: whatever EAL does to the caller's affinity, undo it */
+	sched_getaffinity(0, sizeof(saved), &saved);
+	ret = rte_eal_init(argc, argv);
+	sched_setaffinity(0, sizeof(saved), &saved);
+	if (ret < 0) {
+		eal_state = -(rte_errno ? rte_errno : EIO);
+	} else {
+		eal_state = 1;
+		/* keep DPDK quiet afterwards too unless debugging */
+		if (!getenv("UROCE_DEBUG"))
+			rte_log_set_global_level(RTE_LOG_ERR);
+	}
+	ret = eal_state > 0 ? 0 : eal_state;
+	pthread_mutex_unlock(&eal_lock);
+	return ret;
+}

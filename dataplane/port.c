@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One DPDK port per opened device: af_packet on the interface by default,
+ * af_xdp, tap, memif or a PCI NIC by configuration. Frames for the engine
+ * are handed up by pointer and freed after; frames from the engine are
+ * written straight into mbufs and sent in bursts.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/if_packet.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_dev.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "dp_internal.h"
+
+#ifndef PACKET_IGNORE_OUTGOING
+#define PACKET_IGNORE_OUTGOING 23
+#endif
+
+#define POOL_MBUFS 4095
+#define RING_DESC 1024
+#define MAX_FDS 4096
+
+static const char *const dp_counter_names[DP_CTR_COUNT] = {
+#define DP_COUNTER_NAME(name, desc) #name,
+	DP_COUNTERS(DP_COUNTER_NAME)
+#undef DP_COUNTER_NAME
+};
+
+void dp_log(struct uroce_dp *dp, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	if (!dp->cfg.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	dp->cfg.log(dp->cfg.log_arg, line);
+}
+
+static void fd_snapshot(unsigned char *map)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	memset(map, 0, MAX_FDS);
+	while (d && (e = readdir(d))) {
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] != '.' && fd >= 0 && fd < MAX_FDS)
+			map[fd] = 1;
+	}
+	if (d)
+		closedir(d);
+}
+
+/*
+ * The packet socket the af_packet PMD opened, found as the one new
+ * AF_PACKET fd: DPDK does not expose it, and it is what lets the progress
+ * thread sleep until a frame arrives instead of spinning.
+ */
+static int find_new_socket(const unsigned char *before, int domain)
+{
+	unsigned char after[MAX_FDS];
+	int found = -1;
+
+	fd_snapshot(after);
+	for (int fd = 0; fd < MAX_FDS; fd++) {
+		int dom = 0;
+		socklen_t l = sizeof(dom);
+
+		if (after[fd] && !before[fd] &&
+		    !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) && dom == domain)
+			found = fd;
+	}
+	return found;
+}
+
+/* Frame buffer large enough for anything the interface can deliver. */
+static uint32_t frame_room(unsigned eth_mtu)
+{
+	uint32_t need = (eth_mtu ? eth_mtu : 1500) + 14 + 4 + 64;
+
+	return need < 2048 ? 2048 : (need + 1023) & ~1023u;
+}
+
+static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, char *args,
+		     size_t len)
+{
+	static unsigned seq;
+	const char *port = cfg->port;
+	uint32_t room = frame_room(cfg->eth_mtu);
+
+	if (!strcmp(port, "af_packet")) {
+		/* frames and blocks sized for the interface MTU: the PMD copies
+		 * whole frames into mbufs without checking their tailroom */
+		uint32_t framesz = room, blocksz = framesz;
+
+		while (blocksz % 4096)
+			blocksz += framesz;
+		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_af_packet_ur%d_%u",
+			 (int)getpid(), seq++);
+		snprintf(args, len, "iface=%s,qpairs=1,blocksz=%u,framesz=%u,framecnt=%u",
+			 cfg->netdev, blocksz, framesz, 2048u);
+	} else if (!strcmp(port, "af_xdp")) {
+		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_af_xdp_ur%d_%u",
+			 (int)getpid(), seq++);
+		snprintf(args, len, "iface=%s,start_queue=0,queue_count=1", cfg->netdev);
+	} else if (!strcmp(port, "tap")) {
+		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_tap_ur%d_%u", (int)getpid(),
+			 seq++);
+		snprintf(args, len, "iface=%s", cfg->netdev);
+	} else if (!strncmp(port, "memif", 5)) {
+		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_memif_ur%d_%u", (int)getpid(),
+			 seq++);
+		/* socket-abstract=no: an abstract socket would not cross namespaces */
+		snprintf(args, len, "%s%ssocket-abstract=no,bsize=%u,rsize=11,mac=%02x:%02x:%02x:%02x:%02x:%02x",
+			 port[5] == ':' ? port + 6 : "", port[5] == ':' ? "," : "", room,
+			 cfg->mac[0], cfg->mac[1], cfg->mac[2], cfg->mac[3], cfg->mac[4],
+			 cfg->mac[5]);
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
+{
+	unsigned char before[MAX_FDS];
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	char args[512], pool_name[64];
+	static unsigned pool_seq;
+	bool pci = !strncmp(cfg->port, "pci:", 4);
+	struct uroce_dp *dp;
+	int err;
+
+	dp = calloc(1, sizeof(*dp));
+	if (!dp)
+		return -ENOMEM;
+	dp->cfg = *cfg;
+	dp->wait_fd = -1;
+	err = dp_eal_start(pci ? cfg->port + 4 : NULL);
+	if (err) {
+		dp_log(dp, "DPDK EAL did not start: %s", strerror(-err));
+		goto err_free;
+	}
+	dp->data_room = frame_room(cfg->eth_mtu);
+	snprintf(pool_name, sizeof(pool_name), "ur%d_%u", (int)getpid(), pool_seq++);
+	dp->pool = rte_pktmbuf_pool_create(pool_name, POOL_MBUFS, 64, 0,
+					   (uint16_t)(dp->data_room + RTE_PKTMBUF_HEADROOM),
+					   SOCKET_ID_ANY);
+	if (!dp->pool) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	fd_snapshot(before);
+	if (pci) {
+		snprintf(dp->pci_name, sizeof(dp->pci_name), "%s", cfg->port + 4);
+		err = rte_dev_probe(dp->pci_name);
+		if (!err)
+			err = rte_eth_dev_get_port_by_name(dp->pci_name, &dp->port_id);
+	} else {
+		err = make_vdev(dp, cfg, args, sizeof(args));
+		if (!err)
+			err = rte_vdev_init(dp->vdev_name, args);
+		if (!err)
+			err = rte_eth_dev_get_port_by_name(dp->vdev_name, &dp->port_id);
+	}
+	if (err) {
+		dp_log(dp, "cannot create DPDK port %s for %s (%s)", cfg->port, cfg->netdev,
+		       strerror(err < 0 ? -err : err));
+		dp->vdev_name[0] = 0;
+		err = -ENODEV;
+		goto err_pool;
+	}
+	if (!strcmp(cfg->port, "af_packet")) {
+		dp->wait_fd = find_new_socket(before, AF_PACKET);
+		if (dp->wait_fd >= 0) {
+			int one = 1;
+
+			/* our own transmissions are no business of our receive path */
+			setsockopt(dp->wait_fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one,
+				   sizeof(one));
+		}
+	} else if (!strcmp(cfg->port, "af_xdp")) {
+		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
+	}
+
+	memset(&conf, 0, sizeof(conf));
+	rte_eth_dev_info_get(dp->port_id, &info);
+	/* software ports take what the interface delivers; a NIC needs its MTU set */
+	if (pci && info.max_mtu && cfg->eth_mtu && cfg->eth_mtu <= info.max_mtu)
+		conf.rxmode.mtu = cfg->eth_mtu;
+	err = rte_eth_dev_configure(dp->port_id, 1, 1, &conf);
+	if (!err)
+		err = rte_eth_rx_queue_setup(dp->port_id, 0, RING_DESC,
+					     rte_eth_dev_socket_id(dp->port_id), NULL, dp->pool);
+	if (!err)
+		err = rte_eth_tx_queue_setup(dp->port_id, 0, RING_DESC,
+					     rte_eth_dev_socket_id(dp->port_id), NULL);
+	if (!err)
+		err = rte_eth_dev_start(dp->port_id);
+	if (err) {
+		dp_log(dp, "cannot start DPDK port %s: %s", cfg->port, strerror(err < 0 ? -err : err));
+		err = -EIO;
+		goto err_port;
+	}
+	rte_eth_promiscuous_enable(dp->port_id);
+	if (cfg->capture && *cfg->capture && dp_capture_open(dp, cfg->capture))
+		dp_log(dp, "cannot write capture file %s", cfg->capture);
+	if (cfg->impair && *cfg->impair) {
+		err = dp_impair_open(dp, cfg->impair, cfg->seed);
+		if (err) {
+			dp_log(dp, "bad impairment spec '%s'", cfg->impair);
+			goto err_started;
+		}
+	}
+	dp_log(dp, "port %s on %s up (DPDK port %u, frame room %u, wait fd %d)", cfg->port,
+	       cfg->netdev, dp->port_id, dp->data_room, dp->wait_fd);
+	*out = dp;
+	return 0;
+
+err_started:
+	dp_capture_close(dp);
+	rte_eth_dev_stop(dp->port_id);
+err_port:
+	rte_eth_dev_close(dp->port_id);
+	if (dp->vdev_name[0])
+		rte_vdev_uninit(dp->vdev_name);
+err_pool:
+	rte_mempool_free(dp->pool);
+err_free:
+	free(dp);
+	return err;
+}
+
+void uroce_dp_close(struct uroce_dp *dp)
+{
+	struct rte_eth_dev_info info;
+
+	if (!dp)
+		return;
+	uroce_dp_tx_flush(dp, 0);
+	for (unsigned i = 0; i < dp->nloop; i++)
+		rte_pktmbuf_free(dp->loop[i]);
+	dp_impair_close(dp);
+	dp_capture_close(dp);
+	rte_eth_dev_info_get(dp->port_id, &info);
+	rte_eth_dev_stop(dp->port_id);
+	rte_eth_dev_close(dp->port_id);
+	if (dp->vdev_name[0])
+		rte_vdev_uninit(dp->vdev_name);
+	else if (dp->pci_name[0] && info.device)
+		rte_dev_remove(info.device);
+	rte_mempool_free(dp->pool);
+	free(dp);
+}
+
+static bool is_own_mac(const struct uroce_dp *dp, const uint8_t *mac)
+{
+	return !memcmp(mac, dp->cfg.mac, 6);
+}
+
+/* Decide where one received frame goes. */
+static void rx_one(struct uroce_dp *dp, struct rte_mbuf *m, uroce_dp_rx_fn fn, void *arg,
+		   uint64_t now)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	unsigned off = 12;
+	uint16_t type;
+
+	dp_count(dp, DP_CTR_dp_rx_frames);
+	if (len < 14)
+		return;
+	type = (uint16_t)(f[off] << 8 | f[off + 1]);
+	if (type == 0x8100 && len >= 18) {
+		off += 4;
+		type = (uint16_t)(f[off] << 8 | f[off + 1]);
+	}
+	off += 2;
+	if (type == 0x0806 || (type == 0x86dd && len >= off + 40 && f[off + 6] == 58)) {
+		dp_neigh_rx(dp, m, type, off, now);
+		return;
+	}
+	if (!is_own_mac(dp, f)) {
+		dp_count(dp, DP_CTR_dp_rx_not_for_us);
+		return;
+	}
+	if (type != 0x0800 && type != 0x86dd) {
+		dp_count(dp, DP_CTR_dp_rx_other);
+		return;
+	}
+	if (dp->capture)
+		dp_capture_frame(dp, f, len, now);
+	fn(arg, f, len);
+}
+
+unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
+		     uint64_t now)
+{
+	struct rte_mbuf *m[DP_BURST];
+	unsigned n, done = 0;
+
+	if (max > DP_BURST)
+		max = DP_BURST;
+	/* loopback frames first: they were sent before anything now arriving */
+	while (dp->nloop && done < max) {
+		struct rte_mbuf *l = dp->loop[0];
+
+		memmove(dp->loop, dp->loop + 1, --dp->nloop * sizeof(dp->loop[0]));
+		fn(arg, rte_pktmbuf_mtod(l, const uint8_t *), rte_pktmbuf_data_len(l));
+		rte_pktmbuf_free(l);
+		done++;
+	}
+	n = rte_eth_rx_burst(dp->port_id, 0, m, (uint16_t)(max - done));
+	for (unsigned i = 0; i < n; i++) {
+		if (i + 2 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(m[i + 2], void *));
+		rx_one(dp, m[i], fn, arg, now);
+		rte_pktmbuf_free(m[i]);
+	}
+	return done + n;
+}
+
+int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie)
+{
+	struct rte_mbuf *m;
+
+	if (dp->ntx == DP_BURST)
+		uroce_dp_tx_flush(dp, 0);
+	m = rte_pktmbuf_alloc(dp->pool);
+	if (!m) {
+		dp_count(dp, DP_CTR_dp_tx_no_mbuf);
+		return -ENOBUFS;
+	}
+	*data = rte_pktmbuf_mtod(m, uint8_t *);
+	*cap = rte_pktmbuf_tailroom(m);
+	*cookie = m;
+	return 0;
+}
+
+void uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len)
+{
+	struct rte_mbuf *m = cookie;
+
+	if (!len || len > rte_pktmbuf_tailroom(m)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	dp->tx[dp->ntx++] = m;
+}
+
+void dp_tx_raw(struct uroce_dp *dp, const uint8_t *frame, uint32_t len)
+{
+	uint8_t *data;
+	uint32_t cap;
+	void *cookie;
+
+	if (uroce_dp_tx_get(dp, &data, &cap, &cookie))
+		return;
+	if (len > cap) {
+		rte_pktmbuf_free(cookie);
+		return;
+	}
+	memcpy(data, frame, len);
+	uroce_dp_tx_put(dp, cookie, len);
+}
+
+unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
+{
+	struct rte_mbuf *out[DP_BURST * 2];
+	unsigned n = 0, sent = 0;
+
+	for (unsigned i = 0; i < dp->ntx; i++) {
+		struct rte_mbuf *m = dp->tx[i];
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+
+		if (dp->capture)
+			dp_capture_frame(dp, f, m->data_len, now);
+		if (dp->impair && dp_impair_tx(dp, m, now))
+			continue; /* dropped or held back */
+		if (is_own_mac(dp, f) && dp->nloop < DP_BURST) {
+			dp->loop[dp->nloop++] = m;
+			dp_count(dp, DP_CTR_dp_tx_loopback);
+			continue;
+		}
+		out[n++] = m;
+	}
+	dp->ntx = 0;
+	if (dp->impair)
+		n += dp_impair_release(dp, out + n, DP_BURST, now);
+	for (int tries = 0; sent < n && tries < 8; tries++)
+		sent += rte_eth_tx_burst(dp->port_id, 0, out + sent, (uint16_t)(n - sent));
+	for (unsigned i = sent; i < n; i++) {
+		rte_pktmbuf_free(out[i]);
+		dp_count(dp, DP_CTR_dp_tx_dropped);
+	}
+	dp->ctr[DP_CTR_dp_tx_frames] += sent;
+	return sent;
+}
+
+int uroce_dp_wait_fd(struct uroce_dp *dp)
+{
+	return dp->wait_fd;
+}
+
+unsigned uroce_dp_counters(const struct uroce_dp *dp, const char *const **names,
+			   const uint64_t **values)
+{
+	*names = dp_counter_names;
+	*values = dp->ctr;
+	return DP_CTR_COUNT;
+}

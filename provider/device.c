@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Device discovery and contexts: libibverbs finds our devices in the sysfs
+ * tree `uroce link add` wrote; opening one starts the transport engine, the
+ * DPDK port and the progress thread for this process.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "uroce.h"
+
+static const struct verbs_context_ops uroce_ctx_ops;
+
+bool uroce_is_ours(const struct ibv_context *ctx)
+{
+	return ctx && verbs_get_device(ctx->device)->ops == &uroce_dev_ops;
+}
+
+/* Ours when `uroce link add` wrote a config for this name in this namespace. */
+static bool uroce_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct uroce_devconf c;
+
+	return uroce_devconf_load(sysfs_dev->ibdev_name, &c) == 0 &&
+	       !strcmp(c.uverbs, sysfs_dev->sysfs_name);
+}
+
+static struct verbs_device *uroce_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct uroce_device *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	snprintf(d->name, sizeof(d->name), "%s", sysfs_dev->ibdev_name);
+	return &d->vdev;
+}
+
+static void uroce_uninit_device(struct verbs_device *vdev)
+{
+	free(to_type(vdev, struct uroce_device, vdev));
+}
+
+static uint64_t guid_from_mac(const uint8_t m[6])
+{
+	uint8_t g[8] = {m[0] ^ 2, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]};
+	uint64_t be;
+
+	memcpy(&be, g, 8); /* already in network order */
+	return be;
+}
+
+static int uroce_query_device_ex(struct ibv_context *ibctx,
+				 const struct ibv_query_device_ex_input *input,
+				 struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct uroce_context *ctx = to_uctx(ibctx);
+	struct ibv_device_attr_ex a;
+
+	(void)input;
+	memset(&a, 0, sizeof(a));
+	snprintf(a.orig_attr.fw_ver, sizeof(a.orig_attr.fw_ver), "%s", "0.1.0");
+	a.orig_attr.node_guid = guid_from_mac(ctx->conf.mac);
+	a.orig_attr.sys_image_guid = a.orig_attr.node_guid;
+	a.orig_attr.max_mr_size = 1ull << 46;
+	a.orig_attr.page_size_cap = 0xfffff000;
+	a.orig_attr.vendor_id = 0xffffff;   /* no IEEE OUI: a software device, like Soft-RoCE */
+	a.orig_attr.vendor_part_id = 0x5552; /* "UR" */
+	a.orig_attr.hw_ver = 0;
+	a.orig_attr.max_qp = (UROCE_MAX_OWN_BLOCKS << UROCE_QPN_BLOCK_BITS) - 2;
+	a.orig_attr.max_qp_wr = UR_MAX_WR;
+	a.orig_attr.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
+				       IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_N_NOTIFY_CQ;
+	a.orig_attr.max_sge = UR_MAX_SGE;
+	a.orig_attr.max_sge_rd = UR_MAX_SGE;
+	a.orig_attr.max_cq = 1 << 16;
+	a.orig_attr.max_cqe = UR_MAX_CQE;
+	a.orig_attr.max_mr = UR_MR_MAX - 1;
+	a.orig_attr.max_pd = 1 << 16;
+	a.orig_attr.max_qp_rd_atom = UR_MAX_RD_ATOMIC;
+	a.orig_attr.max_res_rd_atom = UR_MAX_RD_ATOMIC * a.orig_attr.max_qp;
+	a.orig_attr.max_qp_init_rd_atom = UR_MAX_RD_ATOMIC;
+	a.orig_attr.atomic_cap = IBV_ATOMIC_HCA;
+	a.orig_attr.max_ah = 1 << 16;
+	a.orig_attr.max_srq = 1 << 16;
+	a.orig_attr.max_srq_wr = UR_MAX_WR;
+	a.orig_attr.max_srq_sge = UR_MAX_SGE;
+	a.orig_attr.max_pkeys = 1;
+	a.orig_attr.local_ca_ack_delay = 15;
+	a.orig_attr.phys_port_cnt = 1;
+	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
+	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
+	return 0;
+}
+
+static int uroce_query_port(struct ibv_context *ibctx, uint8_t port, struct ibv_port_attr *attr)
+{
+	struct uroce_context *ctx = to_uctx(ibctx);
+
+	if (port != 1)
+		return EINVAL;
+	attr->state = IBV_PORT_ACTIVE;
+	attr->max_mtu = IBV_MTU_4096;
+	attr->active_mtu = ur_mtu_enum(ctx->active_mtu);
+	attr->gid_tbl_len = (int)ctx->conf.ngids;
+	attr->port_cap_flags = IBV_PORT_CM_SUP;
+	attr->max_msg_sz = 1u << 31;
+	attr->pkey_tbl_len = 1;
+	attr->max_vl_num = 1;
+	attr->active_width = 2;  /* 4X */
+	attr->active_speed = 4;  /* QDR: a nominal 40 Gb/s, like Soft-RoCE shows a rate */
+	attr->phys_state = 5;    /* LinkUp */
+	attr->link_layer = IBV_LINK_LAYER_ETHERNET;
+	return 0;
+}
+
+static int open_dataplane(struct uroce_context *ctx)
+{
+	struct uroce_dp_config dc;
+
+	memset(&dc, 0, sizeof(dc));
+	dc.name = ctx->conf.name;
+	dc.port = ctx->conf.port;
+	dc.netdev = ctx->conf.netdev;
+	memcpy(dc.mac, ctx->conf.mac, 6);
+	dc.eth_mtu = ctx->conf.netdev_mtu;
+	for (unsigned i = 0; i < ctx->conf.ngids && i < UROCE_DP_MAX_ADDRS; i++)
+		memcpy(dc.addrs[dc.naddrs++], ctx->conf.gids[i].raw, 16);
+	/* memif has no kernel behind it to answer ARP for our addresses */
+	dc.answer_neigh = !strncmp(ctx->conf.port, "memif", 5);
+	dc.capture = ctx->conf.capture[0] ? ctx->conf.capture : getenv("UROCE_CAPTURE");
+	dc.impair = ctx->conf.impair[0] ? ctx->conf.impair : getenv("UROCE_IMPAIR");
+	dc.seed = getenv("UROCE_SEED") ? strtoull(getenv("UROCE_SEED"), NULL, 0) : (uint64_t)getpid();
+	return uroce_dp_open(&dc, &ctx->dp);
+}
+
+static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int cmd_fd,
+						 void *private_data)
+{
+	struct uroce_device *dev = to_type(verbs_get_device(ibdev), struct uroce_device, vdev);
+	struct uroce_context *ctx;
+	struct ur_dev_config cfg;
+	int sv[2] = {-1, -1}, err;
+
+	(void)private_data;
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, vctx, 0);
+	if (!ctx)
+		return NULL;
+	ctx->async_wr = -1;
+	ctx->wake_fd = -1;
+	ctx->shared.lock_fd = -1;
+	ctx->debug = uroce_debug_level();
+	pthread_mutex_init(&ctx->lock, NULL);
+	err = uroce_devconf_load(dev->name, &ctx->conf);
+	if (err) {
+		uroce_log(ctx, 0, "cannot read the configuration of %s: %s", dev->name,
+			  strerror(-err));
+		goto err_free;
+	}
+	uroce_dev_dir(dev->name, ctx->devdir, sizeof(ctx->devdir));
+	ctx->active_mtu = uroce_eth_to_ib_mtu(ctx->conf.netdev_mtu);
+	if (ctx->conf.max_mtu && ctx->conf.max_mtu < ctx->active_mtu)
+		ctx->active_mtu = ctx->conf.max_mtu;
+	if (!ctx->active_mtu)
+		ctx->active_mtu = 256;
+	uroce_log(ctx, 1, "open %s: netdev %s port %s, active MTU %u (interface MTU %u), mode %s, %u GIDs",
+		  dev->name, ctx->conf.netdev, ctx->conf.port, ctx->active_mtu, ctx->conf.netdev_mtu,
+		  ctx->conf.mode, ctx->conf.ngids);
+
+	err = uroce_shared_open(ctx->devdir, &ctx->shared);
+	if (err) {
+		uroce_log(ctx, 0, "cannot claim QP numbers on %s: %s", dev->name, strerror(-err));
+		goto err_free;
+	}
+	ur_dev_config_default(&cfg);
+	cfg.max_mtu = ctx->active_mtu;
+	cfg.retx_mode = strcmp(ctx->conf.mode, "sr") ? UR_RETX_GBN : UR_RETX_SR;
+	err = ur_dev_create(&cfg, &uroce_host_ops, ctx, uroce_shared_row(&ctx->shared),
+			    &ctx->engine);
+	if (err)
+		goto err_shared;
+	err = open_dataplane(ctx);
+	if (err) {
+		uroce_log(ctx, 0, "cannot start the dataplane on %s (port %s): %s",
+			  ctx->conf.netdev, ctx->conf.port, strerror(-err));
+		goto err_engine;
+	}
+	/* async events: ibv_get_async_event reads whole 16-byte records from async_fd */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		goto err_dp;
+	ctx->vctx.context.async_fd = sv[0];
+	ctx->async_wr = sv[1];
+	ctx->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ctx->wake_fd < 0)
+		goto err_dp;
+	verbs_set_ops(&ctx->vctx, &uroce_ctx_ops);
+	ctx->vctx.context.num_comp_vectors = 1;
+	err = uroce_progress_start(ctx);
+	if (err)
+		goto err_dp;
+	uroce_async_event(ctx, IBV_EVENT_PORT_ACTIVE, 1);
+	return &ctx->vctx;
+
+err_dp:
+	uroce_dp_close(ctx->dp);
+err_engine:
+	ur_dev_destroy(ctx->engine);
+err_shared:
+	uroce_shared_close(&ctx->shared);
+err_free:
+	if (ctx->async_wr >= 0)
+		close(ctx->async_wr);
+	if (ctx->wake_fd >= 0)
+		close(ctx->wake_fd);
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	errno = err ? (err < 0 ? -err : err) : EIO;
+	return NULL;
+}
+
+static void uroce_free_context(struct ibv_context *ibctx)
+{
+	struct uroce_context *ctx = to_uctx(ibctx);
+
+	uroce_progress_stop(ctx);
+	uroce_dp_close(ctx->dp);
+	ur_dev_destroy(ctx->engine);
+	uroce_shared_close(&ctx->shared);
+	close(ctx->async_wr);
+	close(ctx->wake_fd);
+	uroce_log(ctx, 1, "closed %s", ctx->conf.name);
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops uroce_ctx_ops = {
+	.alloc_pd = uroce_alloc_pd,
+	.async_event = uroce_async_event_done,
+	.cq_event = uroce_cq_event,
+	.create_ah = uroce_create_ah,
+	.create_cq = uroce_create_cq,
+	.create_qp = uroce_create_qp,
+	.create_qp_ex = uroce_create_qp_ex,
+	.create_srq = uroce_create_srq,
+	.dealloc_pd = uroce_dealloc_pd,
+	.dereg_mr = uroce_dereg_mr,
+	.destroy_ah = uroce_destroy_ah,
+	.destroy_cq = uroce_destroy_cq,
+	.destroy_qp = uroce_destroy_qp,
+	.destroy_srq = uroce_destroy_srq,
+	.free_context = uroce_free_context,
+	.modify_qp = uroce_modify_qp,
+	.modify_srq = uroce_modify_srq,
+	.poll_cq = uroce_poll_cq,
+	.post_recv = uroce_post_recv,
+	.post_send = uroce_post_send,
+	.post_srq_recv = uroce_post_srq_recv,
+	.query_device_ex = uroce_query_device_ex,
+	.query_port = uroce_query_port,
+	.query_qp = uroce_query_qp,
+	.query_srq = uroce_query_srq,
+	.reg_mr = uroce_reg_mr,
+	.req_notify_cq = uroce_req_notify_cq,
+	.resize_cq = uroce_resize_cq,
+};
+
+const struct verbs_device_ops uroce_dev_ops = {
+	.name = "uroce",
+	.match_min_abi_version = 0,
+	.match_max_abi_version = 100,
+	.match_device = uroce_match_device,
+	.alloc_context = uroce_alloc_context,
+	.alloc_device = uroce_alloc_device,
+	.uninit_device = uroce_uninit_device,
+};
+
+UR_VERBS_PROVIDER_REGISTER(uroce_dev_ops)
+
+/*
+ * Loaded with LD_PRELOAD (as `uroce env` sets up), we run before main():
+ * point libibverbs at the uroce devices of the namespace this process runs
+ * in, unless SYSFS_PATH names something else. libibverbs reads SYSFS_PATH
+ * lazily, at the first device list.
+ */
+__attribute__((constructor)) static void uroce_select_sysfs(void)
+{
+	const char *cur = getenv("SYSFS_PATH");
+	const char *base = getenv("UROCE_RUN_DIR") ? getenv("UROCE_RUN_DIR") : UROCE_RUN_BASE;
+	char want[512];
+	struct stat st;
+
+	if (cur && strncmp(cur, base, strlen(base)))
+		return;
+	if (uroce_sysfs_dir(want, sizeof(want)) || stat(want, &st))
+		return;
+	setenv("SYSFS_PATH", want, 1);
+}

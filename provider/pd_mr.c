@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Protection domains and memory regions. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+
+#include "uroce.h"
+
+struct ibv_pd *uroce_alloc_pd(struct ibv_context *ibctx)
+{
+	struct uroce_context *ctx = to_uctx(ibctx);
+	struct uroce_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	pd->id = ++ctx->next_pd;
+	pthread_mutex_unlock(&ctx->lock);
+	pd->ibv_pd.handle = pd->id;
+	return &pd->ibv_pd;
+}
+
+int uroce_dealloc_pd(struct ibv_pd *pd)
+{
+	free(to_upd(pd));
+	return 0;
+}
+
+struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t hca_va,
+			    int access)
+{
+	struct uroce_context *ctx = to_uctx(ibpd->context);
+	const int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |
+			  IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_HUGETLB;
+	struct uroce_mr *mr;
+	int err;
+
+	/* IBTA 10.6.3.1: remote write or atomic access needs local write */
+	if ((access & ~known) ||
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
+	    (!addr && length) || (uint64_t)length > (1ull << 46)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	err = ur_dev_reg_mr(ctx->engine, hca_va, addr, length, (uint32_t)access,
+			    to_upd(ibpd)->id, &mr->mr);
+	pthread_mutex_unlock(&ctx->lock);
+	if (err) {
+		free(mr);
+		errno = err == -ENOSPC ? ENOMEM : -err;
+		return NULL;
+	}
+	mr->vmr.ibv_mr.lkey = mr->mr->key;
+	mr->vmr.ibv_mr.rkey = mr->mr->key;
+	mr->vmr.ibv_mr.handle = mr->mr->key;
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = access;
+	uroce_log(ctx, 2, "reg_mr %p+%zu va %#llx access %#x key %#x", addr, length,
+		  (unsigned long long)hca_va, access, mr->mr->key);
+	return &mr->vmr.ibv_mr;
+}
+
+int uroce_dereg_mr(struct verbs_mr *vmr)
+{
+	struct uroce_mr *mr = to_type(vmr, struct uroce_mr, vmr);
+	struct uroce_context *ctx = to_uctx(vmr->ibv_mr.context);
+
+	/* Under the lock: once this returns, no packet touches the memory (the
+	 * key is refused at once, also for operations already in flight). */
+	pthread_mutex_lock(&ctx->lock);
+	ur_dev_dereg_mr(ctx->engine, mr->mr);
+	pthread_mutex_unlock(&ctx->lock);
+	free(mr);
+	return 0;
+}

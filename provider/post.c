@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Posting work requests: validate each one as a RoCE NIC would (the verbs
+ * error contract: a positive errno and *bad_wr), write it into the queue's
+ * next slot, publish the slots, ring the engine's doorbell and let the
+ * engine run if nobody else is.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "uroce.h"
+
+static bool send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return t == IBV_QPT_RC || t == IBV_QPT_UC;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
+		return t == IBV_QPT_RC;
+	default:
+		return false; /* memory windows, local invalidate, TSO: not offered */
+	}
+}
+
+/* Fill one slot from `wr`; returns 0 or a positive errno. */
+static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe *w,
+		     const struct ibv_send_wr *wr)
+{
+	struct ibv_qp *qp = &uqp->vqp.qp;
+	uint64_t total = 0;
+
+	if (!send_opcode_ok(qp->qp_type, wr->opcode) || wr->num_sge < 0)
+		return EINVAL;
+	if ((uint32_t)wr->num_sge > sq->max_sge && !(wr->send_flags & IBV_SEND_INLINE))
+		return EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > (1ull << 31))
+		return EINVAL;
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->flags = (uint8_t)wr->send_flags;
+	w->signaled = (wr->send_flags & IBV_SEND_SIGNALED) || uqp->sq_sig_all;
+	w->length = (uint32_t)total;
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		/* one 8-byte local buffer receives the original value (10.7.3.3) */
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
+			return EINVAL;
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+		break;
+	default:
+		break;
+	}
+	if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		w->imm = wr->imm_data;
+	else if (wr->opcode == IBV_WR_SEND_WITH_INV)
+		w->imm = wr->invalidate_rkey;
+	if (qp->qp_type == IBV_QPT_UD) {
+		if (!wr->wr.ud.ah)
+			return EINVAL;
+		w->ud_av = &to_uah(wr->wr.ud.ah)->av;
+		w->ud_qpn = wr->wr.ud.remote_qpn;
+		w->ud_qkey = wr->wr.ud.remote_qkey;
+	}
+	if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ &&
+	    wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP && wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		uint8_t *dst = (uint8_t *)w->sge;
+
+		if (total > uqp->max_inline)
+			return EINVAL;
+		/* inline: the data is copied now, the buffers may be reused at once */
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(dst, (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			dst += wr->sg_list[i].length;
+		}
+		w->flags |= IBV_SEND_INLINE;
+		return 0;
+	}
+	w->flags &= ~IBV_SEND_INLINE;
+	w->num_sge = (uint8_t)wr->num_sge;
+	memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
+	return 0;
+}
+
+static_assert(sizeof(struct ur_sge) == sizeof(struct ibv_sge), "SGE layouts match");
+
+int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct uroce_qp *uqp = to_uqp(qp);
+	struct ur_wq *sq = ur_qp_sq(uqp->qp);
+	enum ur_qp_state st = ur_qp_state(uqp->qp);
+	uint32_t n = 0;
+	int err = 0;
+
+	/* Sends need RTS (or a state that flushes them); IBTA 10.8.1 */
+	if (st == UR_QPS_RESET || st == UR_QPS_INIT || st == UR_QPS_RTR) {
+		*bad = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&uqp->sq_lock);
+	for (; wr; wr = wr->next) {
+		struct ur_send_wqe *w = ur_wq_reserve(sq, n);
+
+		if (!w) {
+			err = ENOMEM; /* the send queue is full */
+			break;
+		}
+		err = fill_send(uqp, sq, w, wr);
+		if (err)
+			break;
+		n++;
+	}
+	if (n)
+		ur_wq_commit(sq, n);
+	pthread_spin_unlock(&uqp->sq_lock);
+	if (err)
+		*bad = wr;
+	if (n) {
+		ur_qp_doorbell(uqp->qp);
+		uroce_progress_kick(to_uctx(qp->context));
+	}
+	return err;
+}
+
+static int post_recv_to(struct ur_wq *rq, pthread_spinlock_t *lock, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad, uint32_t *posted)
+{
+	uint32_t n = 0;
+	int err = 0;
+
+	pthread_spin_lock(lock);
+	for (; wr; wr = wr->next) {
+		struct ur_recv_wqe *r;
+		uint64_t total = 0;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
+			err = EINVAL;
+			break;
+		}
+		r = ur_wq_reserve(rq, n);
+		if (!r) {
+			err = ENOMEM;
+			break;
+		}
+		for (int i = 0; i < wr->num_sge; i++)
+			total += wr->sg_list[i].length;
+		r->wr_id = wr->wr_id;
+		r->num_sge = (uint32_t)wr->num_sge;
+		r->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+		memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
+		n++;
+	}
+	if (n)
+		ur_wq_commit(rq, n);
+	pthread_spin_unlock(lock);
+	if (err)
+		*bad = wr;
+	*posted = n;
+	return err;
+}
+
+int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct uroce_qp *uqp = to_uqp(qp);
+	enum ur_qp_state st = ur_qp_state(uqp->qp);
+	uint32_t n;
+	int err;
+
+	if (qp->srq || st == UR_QPS_RESET) {
+		*bad = wr;
+		return EINVAL;
+	}
+	err = post_recv_to(ur_qp_rq(uqp->qp), &uqp->rq_lock, wr, bad, &n);
+	/* the responder takes receive WQEs when SENDs arrive: only a QP in
+	 * the error state needs telling, to flush them */
+	if (n && st == UR_QPS_ERR) {
+		ur_qp_doorbell(uqp->qp);
+		uroce_progress_kick(to_uctx(qp->context));
+	}
+	return err;
+}
+
+int uroce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct uroce_srq *usrq = to_usrq(srq);
+	uint32_t n;
+
+	return post_recv_to(ur_srq_wq(usrq->srq), &usrq->lock, wr, bad, &n);
+}

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Progress: who runs the engine and the port, and when.
+ *
+ * Whoever holds ctx->lock runs one pass: receive a burst, run doorbells and
+ * timers, transmit a burst. Application threads take a pass opportunistically
+ * (trylock) when they post or find a CQ empty, which gives the lowest
+ * latency and no cross-thread handoff. A progress thread takes passes when
+ * no application call is doing so, so that one-sided operations complete
+ * while the target program sits in read() or spins on memory. It polls while
+ * traffic flows, then sleeps on the port's fd (af_packet) until a frame or
+ * the next engine deadline, so an idle process uses no CPU; while an
+ * application thread is driving, it stays out of the way.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uroce.h"
+
+#define RX_BURST 32
+#define TX_BURST 64
+#define SPIN_NS 50000ull        /* keep polling this long after the last packet */
+#define APP_DRIVING_NS 200000ull /* an application pass this recent means it is driving */
+#define MAX_SLEEP_NS 100000000ull
+#define COUNTER_FILE_NS 500000000ull
+
+
+uint64_t uroce_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the engine's host operations ---- */
+
+static int host_tx_get(void *host, struct ur_txbuf *b)
+{
+	struct uroce_context *ctx = host;
+
+	return uroce_dp_tx_get(ctx->dp, &b->data, &b->cap, &b->cookie);
+}
+
+static void host_tx_put(void *host, struct ur_txbuf *b, uint32_t len)
+{
+	struct uroce_context *ctx = host;
+
+	uroce_dp_tx_put(ctx->dp, b->cookie, len);
+}
+
+static void host_cq_event(void *host, struct ur_cq *cq)
+{
+	struct uroce_cq *ucq = cq->host_ctx;
+	struct ur_uverbs_comp_event_desc ev = {.cq_handle = (uintptr_t)&ucq->vcq.cq};
+
+	(void)host;
+	if (ucq->chan_wr < 0)
+		return;
+	/* one whole record per write: ibv_get_cq_event reads exactly this */
+	if (send(ucq->chan_wr, &ev, sizeof(ev), MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(ev))
+		ucq->events_sent++;
+}
+
+static void host_async_event(void *host, enum ur_async_event ev, void *obj)
+{
+	struct uroce_context *ctx = host;
+	uint64_t element = 0;
+
+	switch (ev) {
+	case UR_EVENT_CQ_ERR:
+		element = (uintptr_t)&((struct uroce_cq *)obj)->vcq.cq;
+		break;
+	case UR_EVENT_SRQ_LIMIT_REACHED:
+	case UR_EVENT_SRQ_ERR:
+		element = (uintptr_t)&((struct uroce_srq *)obj)->vsrq.srq;
+		break;
+	default: {
+		struct uroce_qp *uqp = obj;
+
+		element = (uintptr_t)&uqp->vqp.qp;
+		uqp->events_sent++;
+		break;
+	}
+	}
+	uroce_async_event(ctx, (enum ibv_event_type)ev, element);
+}
+
+static uint64_t host_random(void *host)
+{
+	uint64_t v;
+
+	(void)host;
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = uroce_now_ns() * 0x9e3779b97f4a7c15ull;
+	return v;
+}
+
+static void host_log(void *host, const char *line)
+{
+	uroce_log(host, 1, "%s", line);
+}
+
+const struct ur_host_ops uroce_host_ops = {
+	.tx_get = host_tx_get,
+	.tx_put = host_tx_put,
+	.cq_event = host_cq_event,
+	.async_event = host_async_event,
+	.random = host_random,
+	.log = host_log,
+};
+
+/* ---- one pass ---- */
+
+struct rx_arg {
+	struct uroce_context *ctx;
+	uint64_t now;
+};
+
+static void rx_frame(void *arg, const uint8_t *frame, uint32_t len)
+{
+	struct rx_arg *a = arg;
+
+	ur_dev_rx(a->ctx->engine, frame, len, a->now);
+}
+
+/* Called with ctx->lock held: receive, timers, transmit. Returns frames moved. */
+static unsigned run_pass(struct uroce_context *ctx, uint64_t now)
+{
+	struct rx_arg a = {ctx, now};
+	unsigned n;
+
+	n = uroce_dp_rx(ctx->dp, rx_frame, &a, RX_BURST, now);
+	ur_dev_poll(ctx->engine, now);
+	n += ur_dev_tx(ctx->engine, now, TX_BURST);
+	uroce_dp_tx_flush(ctx->dp, now);
+	return n;
+}
+
+/* Wake the sleeping progress thread if the engine now needs it earlier. */
+static void maybe_wake(struct uroce_context *ctx, uint64_t deadline)
+{
+	uint64_t until = atomic_load(&ctx->sleep_until);
+	uint64_t one = 1;
+
+	if (until && deadline < until && write(ctx->wake_fd, &one, sizeof(one)) < 0)
+		uroce_log(ctx, 2, "wake write: %s", strerror(errno));
+}
+
+void uroce_progress_kick(struct uroce_context *ctx)
+{
+	uint64_t now, deadline;
+
+	if (pthread_mutex_trylock(&ctx->lock))
+		return; /* the holder will see our doorbell before it lets go */
+	now = uroce_now_ns();
+	run_pass(ctx, now);
+	deadline = ur_dev_next_deadline(ctx->engine);
+	pthread_mutex_unlock(&ctx->lock);
+	atomic_store_explicit(&ctx->app_progress_ns, now, memory_order_relaxed);
+	maybe_wake(ctx, deadline);
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
+			      .tv_nsec = (long)(ns % 1000000000ull)};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Block until a frame may be there, the engine's deadline, or a wake-up. */
+static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadline)
+{
+	struct pollfd p[2] = {{.fd = ctx->wake_fd, .events = POLLIN},
+			      {.fd = uroce_dp_wait_fd(ctx->dp), .events = POLLIN}};
+	uint64_t wait = deadline > now ? deadline - now : 0, drain;
+
+	if (wait > MAX_SLEEP_NS)
+		wait = MAX_SLEEP_NS;
+	atomic_store(&ctx->sleep_until, now + wait);
+	/* Pairs with the doorbell push an application made before its trylock
+	 * failed: one of us sees the other (seq_cst on both sides). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!ur_dev_doorbell_pending(ctx->engine)) {
+		if (p[1].fd >= 0)
+			poll(p, 2, (int)((wait + 999999) / 1000000));
+		else
+			sleep_ns(wait < 20000 ? wait : 20000); /* no fd to sleep on: nap briefly */
+	}
+	atomic_store(&ctx->sleep_until, 0);
+	if (read(ctx->wake_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
+		uroce_log(ctx, 2, "wake read: %s", strerror(errno));
+}
+
+static void *progress_thread(void *arg)
+{
+	struct uroce_context *ctx = arg;
+	uint64_t busy_until = 0;
+
+	while (!atomic_load(&ctx->stop)) {
+		uint64_t now = uroce_now_ns(), deadline;
+		unsigned moved;
+		bool pending;
+
+		if (now - atomic_load_explicit(&ctx->app_progress_ns, memory_order_relaxed) <
+		    APP_DRIVING_NS) {
+			sleep_ns(APP_DRIVING_NS / 2); /* the application is driving */
+			continue;
+		}
+		pthread_mutex_lock(&ctx->lock);
+		moved = run_pass(ctx, now);
+		uroce_neigh_poll(ctx, now);
+		if (now >= ctx->next_counter_write) {
+			ctx->next_counter_write = now + COUNTER_FILE_NS;
+			uroce_counters_write(ctx);
+		}
+		pending = ur_dev_tx_pending(ctx->engine);
+		deadline = ur_dev_next_deadline(ctx->engine);
+		pthread_mutex_unlock(&ctx->lock);
+		if (moved || pending) {
+			busy_until = now + SPIN_NS;
+			continue;
+		}
+		if (now < busy_until)
+			continue;
+		if (deadline > now + COUNTER_FILE_NS)
+			deadline = now + COUNTER_FILE_NS;
+		sleep_until(ctx, now, deadline);
+	}
+	return NULL;
+}
+
+int uroce_progress_start(struct uroce_context *ctx)
+{
+	int err;
+
+	atomic_store(&ctx->stop, false);
+	err = pthread_create(&ctx->thread, NULL, progress_thread, ctx);
+	if (err)
+		return -err;
+	pthread_setname_np(ctx->thread, "uroce-progress");
+	return 0;
+}
+
+void uroce_progress_stop(struct uroce_context *ctx)
+{
+	uint64_t one = 1;
+
+	atomic_store(&ctx->stop, true);
+	if (write(ctx->wake_fd, &one, sizeof(one)) < 0)
+		uroce_log(ctx, 2, "wake write: %s", strerror(errno));
+	pthread_join(ctx->thread, NULL);
+	pthread_mutex_lock(&ctx->lock);
+	uroce_counters_write(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+}

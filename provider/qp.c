@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Queue pairs and address vectors: create, modify (with neighbour
+ * resolution of the destination on the way to RTR), query, destroy.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "uroce.h"
+
+#define RESOLVE_WAIT_NS 3000000000ull /* ARP/ND retries before giving up at modify time */
+
+static void set_ll_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+	mac[0] = gid[8] ^ 2;
+	mac[1] = gid[9];
+	mac[2] = gid[10];
+	mac[3] = gid[13];
+	mac[4] = gid[14];
+	mac[5] = gid[15];
+}
+
+/* A link-local GID built from a MAC (fe80::xxxx:xxff:fexx:xxxx) names its MAC, as the kernel reads it. */
+static bool ll_gid_has_mac(const uint8_t g[16])
+{
+	static const uint8_t ll[8] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0};
+
+	return !memcmp(g, ll, 8) && g[11] == 0xff && g[12] == 0xfe;
+}
+
+int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, struct ur_av *av)
+{
+	const struct ur_gid *sgid;
+
+	/* RoCE addresses by GID: the GRH is required (A16.4.3) */
+	if (!ah->is_global || ah->grh.sgid_index >= ctx->conf.ngids ||
+	    (ah->port_num != 1 && ah->port_num != 0))
+		return EINVAL;
+	memset(av, 0, sizeof(*av));
+	sgid = (const struct ur_gid *)ctx->conf.gids[ah->grh.sgid_index].raw;
+	av->path.sgid = *sgid;
+	memcpy(av->path.dgid.raw, ah->grh.dgid.raw, 16);
+	if (ur_gid_is_v4(&av->path.sgid) != ur_gid_is_v4(&av->path.dgid))
+		return EINVAL; /* an IPv4 source cannot reach an IPv6 destination */
+	memcpy(av->path.smac, ctx->conf.mac, 6);
+	av->path.tclass = ah->grh.traffic_class;
+	/* the kernel sets the hop limit from the route (64) whatever the caller asks */
+	av->path.hop_limit = 64;
+	av->path.flow_label = ah->grh.flow_label;
+	av->sgid_index = ah->grh.sgid_index;
+	av->sl = ah->sl;
+	av->static_rate = ah->static_rate;
+	return 0;
+}
+
+static bool is_own_gid(struct uroce_context *ctx, const uint8_t g[16])
+{
+	for (unsigned i = 0; i < ctx->conf.ngids; i++)
+		if (!memcmp(ctx->conf.gids[i].raw, g, 16))
+			return true;
+	return false;
+}
+
+int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_ns)
+{
+	const uint8_t *dgid = av->path.dgid.raw;
+	uint64_t end = uroce_now_ns() + wait_ns;
+	char txt[48];
+	int r;
+
+	if (ll_gid_has_mac(dgid)) {
+		set_ll_mac(dgid, av->path.dmac);
+		av->resolved = 1;
+		return 0;
+	}
+	if (is_own_gid(ctx, dgid)) {
+		memcpy(av->path.dmac, ctx->conf.mac, 6); /* loopback */
+		av->resolved = 1;
+		return 0;
+	}
+	for (;;) {
+		uint64_t now = uroce_now_ns();
+		struct timespec nap = {.tv_nsec = 200000};
+
+		pthread_mutex_lock(&ctx->lock);
+		r = uroce_dp_neigh_lookup(ctx->dp, dgid, av->path.dmac, now);
+		pthread_mutex_unlock(&ctx->lock);
+		if (r == 0) {
+			av->resolved = 1;
+			return 0;
+		}
+		if (r != -EAGAIN || now >= end)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	uroce_gid_format(dgid, txt, sizeof(txt));
+	uroce_log(ctx, 0, "neighbour %s does not answer (ARP/ND): packets to it are dropped until it does",
+		  txt);
+	return -EHOSTUNREACH;
+}
+
+/* Keep trying neighbours that did not answer at modify time (progress thread, lock held). */
+void uroce_neigh_poll(struct uroce_context *ctx, uint64_t now)
+{
+	(void)ctx;
+	(void)now;
+}
+
+static enum ur_qp_type to_ur_type(enum ibv_qp_type t)
+{
+	switch (t) {
+	case IBV_QPT_RC:
+		return UR_QPT_RC;
+	case IBV_QPT_UC:
+		return UR_QPT_UC;
+	case IBV_QPT_UD:
+		return UR_QPT_UD;
+	default:
+		return 0;
+	}
+}
+
+struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr)
+{
+	struct uroce_context *ctx = to_uctx(ibctx);
+	struct ur_qp_init init = {0};
+	struct uroce_qp *uqp;
+	struct ibv_qp *qp;
+	uint32_t qpn;
+	int err;
+
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || !attr->send_cq ||
+	    !attr->recv_cq || attr->send_cq->context != ibctx || attr->recv_cq->context != ibctx ||
+	    (attr->srq && attr->srq->context != ibctx)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	init.type = to_ur_type(attr->qp_type);
+	if (!init.type) {
+		errno = EOPNOTSUPP; /* XRC and raw packet QPs are not implemented */
+		return NULL;
+	}
+	if (attr->cap.max_send_wr > UR_MAX_WR || attr->cap.max_recv_wr > UR_MAX_WR ||
+	    attr->cap.max_send_sge > UR_MAX_SGE || attr->cap.max_recv_sge > UR_MAX_SGE ||
+	    attr->cap.max_inline_data > UR_MAX_INLINE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	uqp = calloc(1, sizeof(*uqp));
+	if (!uqp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	init.pd = to_upd(attr->pd)->id;
+	init.send_cq = &to_ucq(attr->send_cq)->cq;
+	init.recv_cq = &to_ucq(attr->recv_cq)->cq;
+	init.srq = attr->srq ? to_usrq(attr->srq)->srq : NULL;
+	init.max_send_wr = attr->cap.max_send_wr;
+	init.max_recv_wr = attr->srq ? 0 : attr->cap.max_recv_wr;
+	init.max_send_sge = attr->cap.max_send_sge;
+	init.max_recv_sge = attr->cap.max_recv_sge;
+	init.max_inline_data = attr->cap.max_inline_data;
+	init.sq_sig_all = attr->sq_sig_all;
+	init.host_ctx = uqp;
+
+	pthread_mutex_lock(&ctx->lock);
+	err = uroce_qpn_alloc(ctx, &qpn);
+	if (!err) {
+		init.qpn = qpn;
+		err = ur_qp_create(ctx->engine, &init, &uqp->qp);
+		if (err)
+			uroce_qpn_free(ctx, qpn);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (err) {
+		free(uqp);
+		errno = err == -ENOMEM ? ENOMEM : EINVAL;
+		return NULL;
+	}
+	pthread_spin_init(&uqp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&uqp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	uqp->sq_sig_all = attr->sq_sig_all;
+	uqp->max_inline = init.max_inline_data;
+	atomic_fetch_add(&to_ucq(attr->send_cq)->refs, 1);
+	atomic_fetch_add(&to_ucq(attr->recv_cq)->refs, 1);
+
+	qp = &uqp->vqp.qp;
+	qp->context = ibctx;
+	qp->qp_context = attr->qp_context;
+	qp->pd = attr->pd;
+	qp->send_cq = attr->send_cq;
+	qp->recv_cq = attr->recv_cq;
+	qp->srq = attr->srq;
+	qp->qp_type = attr->qp_type;
+	qp->state = IBV_QPS_RESET;
+	qp->qp_num = qpn;
+	qp->handle = qpn;
+	qp->events_completed = 0;
+	pthread_mutex_init(&qp->mutex, NULL);
+	pthread_cond_init(&qp->cond, NULL);
+	attr->cap.max_send_wr = init.max_send_wr;
+	attr->cap.max_recv_wr = init.max_recv_wr;
+	attr->cap.max_send_sge = init.max_send_sge;
+	attr->cap.max_recv_sge = init.max_recv_sge;
+	attr->cap.max_inline_data = init.max_inline_data;
+	uroce_log(ctx, 1, "create %s qp %#x: send %u x %u sge, recv %u x %u sge, inline %u",
+		  attr->qp_type == IBV_QPT_RC ? "RC" : attr->qp_type == IBV_QPT_UC ? "UC" : "UD",
+		  qpn, init.max_send_wr, init.max_send_sge, init.max_recv_wr, init.max_recv_sge,
+		  init.max_inline_data);
+	return qp;
+}
+
+struct ibv_qp *uroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	struct ibv_qp *qp;
+
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	qp = uroce_create_qp_ex(pd->context, &ex);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+static void to_ur_attr(const struct ibv_qp_attr *a, struct ur_qp_attr *u)
+{
+	u->qp_state = (enum ur_qp_state)a->qp_state;
+	u->cur_qp_state = (enum ur_qp_state)a->cur_qp_state;
+	u->path_mtu = a->path_mtu;
+	u->qkey = a->qkey;
+	u->rq_psn = a->rq_psn;
+	u->sq_psn = a->sq_psn;
+	u->dest_qp_num = a->dest_qp_num;
+	u->qp_access_flags = (uint32_t)a->qp_access_flags;
+	u->pkey_index = a->pkey_index;
+	u->en_sqd_async_notify = a->en_sqd_async_notify;
+	u->max_rd_atomic = a->max_rd_atomic;
+	u->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	u->min_rnr_timer = a->min_rnr_timer;
+	u->port_num = a->port_num;
+	u->timeout = a->timeout;
+	u->retry_cnt = a->retry_cnt;
+	u->rnr_retry = a->rnr_retry;
+	u->rate_limit = a->rate_limit;
+}
+
+int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct uroce_context *ctx = to_uctx(qp->context);
+	struct uroce_qp *uqp = to_uqp(qp);
+	struct ur_qp_attr ua, cur;
+	int err;
+
+	memset(&ua, 0, sizeof(ua));
+	to_ur_attr(attr, &ua);
+	if (mask & IBV_QP_PATH_MTU) {
+		/* a path MTU above the port's runs at the port's, as the wire allows */
+		if (attr->path_mtu < IBV_MTU_256 || attr->path_mtu > IBV_MTU_4096)
+			return EINVAL;
+		if (ur_mtu_bytes(attr->path_mtu) > ctx->active_mtu)
+			ua.path_mtu = ur_mtu_enum(ctx->active_mtu);
+	}
+	if (mask & IBV_QP_AV) {
+		uint32_t dqpn;
+
+		err = uroce_av_from_attr(ctx, &attr->ah_attr, &ua.av);
+		if (err)
+			return err;
+		pthread_mutex_lock(&ctx->lock);
+		ur_qp_query(uqp->qp, &cur);
+		pthread_mutex_unlock(&ctx->lock);
+		dqpn = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num : cur.dest_qp_num;
+		ua.av.path.udp_sport = ur_roce_udp_sport(ua.av.path.flow_label, qp->qp_num, dqpn);
+		if (uroce_resolve_av(ctx, &ua.av, RESOLVE_WAIT_NS)) {
+			uqp->neigh_pending = true;
+			memcpy(uqp->neigh_gid, ua.av.path.dgid.raw, 16);
+		}
+	}
+	pthread_mutex_lock(&ctx->lock);
+	err = ur_qp_modify(uqp->qp, &ua, (uint32_t)mask, uroce_now_ns());
+	pthread_mutex_unlock(&ctx->lock);
+	if (err) {
+		uroce_log(ctx, 1, "modify qp %#x (mask %#x, to state %d) refused: %s", qp->qp_num,
+			  mask, attr->qp_state, strerror(-err));
+		return -err;
+	}
+	uroce_progress_kick(ctx);
+	return 0;
+}
+
+int uroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		   struct ibv_qp_init_attr *init)
+{
+	struct uroce_context *ctx = to_uctx(qp->context);
+	struct uroce_qp *uqp = to_uqp(qp);
+	struct ur_qp_attr u;
+
+	(void)mask;
+	pthread_mutex_lock(&ctx->lock);
+	ur_qp_query(uqp->qp, &u);
+	pthread_mutex_unlock(&ctx->lock);
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = (enum ibv_qp_state)u.qp_state;
+	attr->cur_qp_state = (enum ibv_qp_state)u.cur_qp_state;
+	attr->path_mtu = (enum ibv_mtu)u.path_mtu;
+	attr->path_mig_state = IBV_MIG_MIGRATED;
+	attr->qkey = u.qkey;
+	attr->rq_psn = u.rq_psn;
+	attr->sq_psn = u.sq_psn;
+	attr->dest_qp_num = u.dest_qp_num;
+	attr->qp_access_flags = (int)u.qp_access_flags;
+	attr->cap.max_send_wr = u.max_send_wr;
+	attr->cap.max_recv_wr = u.max_recv_wr;
+	attr->cap.max_send_sge = u.max_send_sge;
+	attr->cap.max_recv_sge = u.max_recv_sge;
+	attr->cap.max_inline_data = u.max_inline_data;
+	attr->ah_attr.is_global = 1;
+	memcpy(attr->ah_attr.grh.dgid.raw, u.av.path.dgid.raw, 16);
+	attr->ah_attr.grh.flow_label = u.av.path.flow_label;
+	attr->ah_attr.grh.sgid_index = u.av.sgid_index;
+	attr->ah_attr.grh.hop_limit = u.av.path.hop_limit;
+	attr->ah_attr.grh.traffic_class = u.av.path.tclass;
+	attr->ah_attr.sl = u.av.sl;
+	attr->ah_attr.static_rate = u.av.static_rate;
+	attr->ah_attr.port_num = 1;
+	attr->pkey_index = u.pkey_index;
+	attr->en_sqd_async_notify = u.en_sqd_async_notify;
+	attr->sq_draining = u.sq_draining;
+	attr->max_rd_atomic = u.max_rd_atomic;
+	attr->max_dest_rd_atomic = u.max_dest_rd_atomic;
+	attr->min_rnr_timer = u.min_rnr_timer;
+	attr->port_num = 1;
+	attr->timeout = u.timeout;
+	attr->retry_cnt = u.retry_cnt;
+	attr->rnr_retry = u.rnr_retry;
+	attr->rate_limit = u.rate_limit;
+	if (init) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = qp->qp_context;
+		init->send_cq = qp->send_cq;
+		init->recv_cq = qp->recv_cq;
+		init->srq = qp->srq;
+		init->qp_type = qp->qp_type;
+		init->cap = attr->cap;
+		init->sq_sig_all = uqp->sq_sig_all;
+	}
+	return 0;
+}
+
+int uroce_destroy_qp(struct ibv_qp *qp)
+{
+	struct uroce_context *ctx = to_uctx(qp->context);
+	struct uroce_qp *uqp = to_uqp(qp);
+	unsigned dropped;
+
+	pthread_mutex_lock(&ctx->lock);
+	ur_qp_destroy(uqp->qp);
+	uroce_qpn_free(ctx, qp->qp_num);
+	dropped = uroce_drain_events(ctx->vctx.context.async_fd, ctx->async_wr, (uintptr_t)qp,
+				     sizeof(struct ur_uverbs_async_event_desc));
+	pthread_mutex_unlock(&ctx->lock);
+	/* as the kernel does: wait for the events handed out to be acknowledged */
+	pthread_mutex_lock(&qp->mutex);
+	while (qp->events_completed + dropped < uqp->events_sent)
+		pthread_cond_wait(&qp->cond, &qp->mutex);
+	pthread_mutex_unlock(&qp->mutex);
+	atomic_fetch_sub(&to_ucq(qp->send_cq)->refs, 1);
+	atomic_fetch_sub(&to_ucq(qp->recv_cq)->refs, 1);
+	uroce_log(ctx, 1, "destroy qp %#x", qp->qp_num);
+	pthread_spin_destroy(&uqp->sq_lock);
+	pthread_spin_destroy(&uqp->rq_lock);
+	free(uqp);
+	return 0;
+}
+
+struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct uroce_context *ctx = to_uctx(pd->context);
+	struct uroce_ah *ah = calloc(1, sizeof(*ah));
+	int err;
+
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = uroce_av_from_attr(ctx, attr, &ah->av);
+	if (err) {
+		free(ah);
+		errno = err;
+		return NULL;
+	}
+	if (uroce_resolve_av(ctx, &ah->av, RESOLVE_WAIT_NS)) {
+		free(ah);
+		errno = EHOSTUNREACH; /* as the kernel fails create_ah without a neighbour */
+		return NULL;
+	}
+	return &ah->ibv_ah;
+}
+
+int uroce_destroy_ah(struct ibv_ah *ah)
+{
+	free(to_uah(ah));
+	return 0;
+}

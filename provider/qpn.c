@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * QP numbers: unique on the device across processes (each process owns
+ * blocks of 4096, see shared.h), handed out round-robin within what this
+ * process owns so a destroyed QP's number is not reused at once: a late
+ * packet for the old QP must not land on a new one.
+ */
+#include <errno.h>
+
+#include "uroce.h"
+
+#define PER_BLOCK (1u << UROCE_QPN_BLOCK_BITS)
+
+int uroce_qpn_alloc(struct uroce_context *ctx, uint32_t *qpn)
+{
+	for (;;) {
+		unsigned owned = ctx->shared.nblocks;
+		uint32_t total = owned * PER_BLOCK;
+
+		for (uint32_t k = 0; k < total; k++) {
+			uint32_t pos = (ctx->qpn_cursor + k) % total;
+			uint32_t b = pos / PER_BLOCK, i = pos % PER_BLOCK;
+			uint64_t *word = &ctx->qpn_bits[b][i / 64];
+
+			if (*word & (1ull << (i % 64)))
+				continue;
+			*word |= 1ull << (i % 64);
+			ctx->qpn_cursor = pos + 1;
+			*qpn = ctx->shared.blocks[b] << UROCE_QPN_BLOCK_BITS | i;
+			return 0;
+		}
+		/* every number we own is in use: claim another block */
+		if (uroce_shared_claim_block(&ctx->shared) < 0)
+			return -ENOMEM;
+		ctx->qpn_cursor = owned * PER_BLOCK;
+	}
+}
+
+void uroce_qpn_free(struct uroce_context *ctx, uint32_t qpn)
+{
+	uint32_t block = qpn >> UROCE_QPN_BLOCK_BITS, i = qpn & (PER_BLOCK - 1);
+
+	for (unsigned b = 0; b < ctx->shared.nblocks; b++)
+		if (ctx->shared.blocks[b] == block)
+			ctx->qpn_bits[b][i / 64] &= ~(1ull << (i % 64));
+}

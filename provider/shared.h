@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * State one uroce device shares between the processes that use it: QP
+ * number blocks and counters. A process owns a block of 4096 QP numbers
+ * while it holds an open-file-description lock on one byte of the device's
+ * lock file; the kernel drops the lock when the process exits or crashes,
+ * so its numbers come back by themselves. Each block also owns a row of
+ * counters in a shared file; rows are never reset, so the device's totals
+ * are the sums of the rows, across every process that ever used it.
+ */
+#ifndef UROCE_SHARED_H
+#define UROCE_SHARED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "counters.h"
+
+#define UROCE_QPN_BLOCK_BITS 12
+#define UROCE_QPN_BLOCKS 4096 /* block 0 is never used: QPNs 0 and 1 are special */
+#define UROCE_MAX_OWN_BLOCKS 64
+#define UROCE_DP_COUNTERS 32  /* room for the dataplane's own counters per row */
+#define UROCE_ROW_COUNTERS (UR_CTR_COUNT + UROCE_DP_COUNTERS)
+
+struct uroce_shared {
+	int lock_fd;
+	uint64_t *rows; /* [UROCE_QPN_BLOCKS][UROCE_ROW_COUNTERS], mapped shared */
+	unsigned nblocks;
+	unsigned blocks[UROCE_MAX_OWN_BLOCKS];
+	bool writer;    /* this process rewrites the hw_counters files */
+};
+
+/* Open the device's shared files in `devdir` and claim a first block. */
+int uroce_shared_open(const char *devdir, struct uroce_shared *sh);
+void uroce_shared_close(struct uroce_shared *sh);
+
+/* Claim one more block of QP numbers; returns its index or -errno. */
+int uroce_shared_claim_block(struct uroce_shared *sh);
+
+/* This process's counter row (of its first block). */
+uint64_t *uroce_shared_row(struct uroce_shared *sh);
+
+/* Sum every row into out[UROCE_ROW_COUNTERS] (readers: uroce stat, hw_counters). */
+int uroce_shared_totals(const char *devdir, uint64_t *out);
+
+/* Try to become the process that writes the hw_counters files. */
+bool uroce_shared_try_writer(struct uroce_shared *sh);
+
+#endif

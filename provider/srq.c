@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Shared receive queues. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+
+#include "uroce.h"
+
+struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct uroce_context *ctx = to_uctx(pd->context);
+	struct uroce_srq *usrq;
+	int err;
+
+	if (attr->attr.max_wr > UR_MAX_WR || attr->attr.max_sge > UR_MAX_SGE ||
+	    attr->attr.srq_limit > attr->attr.max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	usrq = calloc(1, sizeof(*usrq));
+	if (!usrq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	err = ur_srq_create(ctx->engine, attr->attr.max_wr, attr->attr.max_sge, to_upd(pd)->id,
+			    usrq, &usrq->srq);
+	pthread_mutex_unlock(&ctx->lock);
+	if (err) {
+		free(usrq);
+		errno = -err;
+		return NULL;
+	}
+	pthread_spin_init(&usrq->lock, PTHREAD_PROCESS_PRIVATE);
+	usrq->vsrq.srq.events_completed = 0;
+	usrq->vsrq.srq_type = IBV_SRQT_BASIC;
+	attr->attr.max_wr = ur_wq_size(ur_srq_wq(usrq->srq));
+	attr->attr.max_sge = ur_srq_wq(usrq->srq)->max_sge;
+	return &usrq->vsrq.srq;
+}
+
+int uroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	struct uroce_srq *usrq = to_usrq(srq);
+	struct uroce_context *ctx = to_uctx(srq->context);
+
+	if (mask & IBV_SRQ_MAX_WR)
+		return EINVAL; /* resizing is not offered (no IBV_DEVICE_SRQ_RESIZE) */
+	if (mask & IBV_SRQ_LIMIT) {
+		if (attr->srq_limit > ur_wq_size(ur_srq_wq(usrq->srq)))
+			return EINVAL;
+		pthread_mutex_lock(&ctx->lock);
+		ur_srq_set_limit(usrq->srq, attr->srq_limit);
+		pthread_mutex_unlock(&ctx->lock);
+	}
+	return 0;
+}
+
+int uroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct uroce_srq *usrq = to_usrq(srq);
+
+	attr->max_wr = ur_wq_size(ur_srq_wq(usrq->srq));
+	attr->max_sge = ur_srq_wq(usrq->srq)->max_sge;
+	attr->srq_limit = ur_srq_limit(usrq->srq);
+	return 0;
+}
+
+int uroce_destroy_srq(struct ibv_srq *srq)
+{
+	struct uroce_srq *usrq = to_usrq(srq);
+	struct uroce_context *ctx = to_uctx(srq->context);
+
+	pthread_mutex_lock(&ctx->lock);
+	ur_srq_destroy(usrq->srq);
+	uroce_drain_events(ctx->vctx.context.async_fd, ctx->async_wr, (uintptr_t)srq,
+			   sizeof(struct ur_uverbs_async_event_desc));
+	pthread_mutex_unlock(&ctx->lock);
+	pthread_spin_destroy(&usrq->lock);
+	free(usrq);
+	return 0;
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The uroce libibverbs provider: its objects, each embedding the verbs
+ * object libibverbs hands to applications and recovered with container_of,
+ * as rdma-core's providers do.
+ */
+#ifndef UROCE_PROVIDER_H
+#define UROCE_PROVIDER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "verbs_abi.h"
+
+#include "dataplane.h"
+#include "engine.h"
+#include "registry.h"
+#include "shared.h"
+
+#define to_type(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+struct uroce_device {
+	struct verbs_device vdev;
+	char name[UROCE_NAME_MAX];
+};
+
+/* Per-process state of one opened device. */
+struct uroce_context {
+	struct verbs_context vctx;
+	struct uroce_devconf conf;
+	char devdir[512];
+	struct ur_dev *engine;
+	struct uroce_dp *dp;
+	struct uroce_shared shared;
+
+	/* The progress lock: whoever holds it runs the engine and the port. */
+	pthread_mutex_t lock;
+	pthread_t thread;
+	atomic_bool stop;
+	int wake_fd;               /* eventfd that ends the progress thread's sleep */
+	_Atomic uint64_t sleep_until; /* when the sleeping progress thread wakes on its own */
+	_Atomic uint64_t app_progress_ns; /* last time an application call ran progress */
+
+	int async_wr;              /* write end of the async event socket */
+	uint32_t next_pd;
+	/* QP numbers in use, one bit per number of each block we own; new
+	 * numbers come round-robin so a freed one is not reused at once */
+	uint64_t qpn_bits[UROCE_MAX_OWN_BLOCKS][(1u << UROCE_QPN_BLOCK_BITS) / 64];
+	uint32_t qpn_cursor;
+	unsigned active_mtu;       /* bytes, from the interface */
+	uint64_t next_counter_write;
+	int debug;                 /* UROCE_DEBUG level */
+	bool first_port_event;
+};
+
+struct uroce_pd {
+	struct ibv_pd ibv_pd;
+	uint32_t id;
+};
+
+struct uroce_mr {
+	struct verbs_mr vmr;
+	struct ur_mr *mr;
+};
+
+struct uroce_cq {
+	struct verbs_cq vcq;
+	struct ur_cq cq;
+	pthread_spinlock_t poll_lock;
+	int chan_wr;               /* completion channel write end, -1 without one */
+	uint32_t events_sent;      /* records written to the channel */
+	uint32_t async_sent;       /* CQ_ERR events naming this CQ */
+	atomic_uint refs;          /* QPs using this CQ */
+};
+
+struct uroce_srq {
+	struct verbs_srq vsrq;
+	struct ur_srq *srq;
+	pthread_spinlock_t lock;
+};
+
+struct uroce_qp {
+	struct verbs_qp vqp;
+	struct ur_qp *qp;
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+	bool sq_sig_all;
+	uint32_t max_inline;
+	/* ibv_wr_* builder state between wr_start and wr_complete */
+	uint32_t wr_pending;
+	int wr_err;
+	bool neigh_pending;        /* destination MAC still being resolved */
+	uint8_t neigh_gid[16];
+	uint32_t events_sent;      /* async events that name this QP */
+};
+
+struct uroce_ah {
+	struct ibv_ah ibv_ah;
+	struct ur_av av;
+};
+
+static inline struct uroce_context *to_uctx(struct ibv_context *c)
+{
+	return to_type(c, struct uroce_context, vctx.context);
+}
+
+static inline struct uroce_pd *to_upd(struct ibv_pd *pd)
+{
+	return to_type(pd, struct uroce_pd, ibv_pd);
+}
+
+static inline struct uroce_cq *to_ucq(struct ibv_cq *cq)
+{
+	return to_type(cq, struct uroce_cq, vcq.cq);
+}
+
+static inline struct uroce_qp *to_uqp(struct ibv_qp *qp)
+{
+	return to_type(qp, struct uroce_qp, vqp.qp);
+}
+
+static inline struct uroce_srq *to_usrq(struct ibv_srq *srq)
+{
+	return to_type(srq, struct uroce_srq, vsrq.srq);
+}
+
+static inline struct uroce_ah *to_uah(struct ibv_ah *ah)
+{
+	return to_type(ah, struct uroce_ah, ibv_ah);
+}
+
+/* device.c */
+extern const struct verbs_device_ops uroce_dev_ops;
+bool uroce_is_ours(const struct ibv_context *ctx);
+
+/* progress.c */
+int uroce_progress_start(struct uroce_context *ctx);
+void uroce_progress_stop(struct uroce_context *ctx);
+/* Run the engine once from an application call if nobody else is. */
+void uroce_progress_kick(struct uroce_context *ctx);
+uint64_t uroce_now_ns(void);
+extern const struct ur_host_ops uroce_host_ops;
+
+/* log.c */
+void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int uroce_debug_level(void);
+
+/* events.c */
+void uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint64_t element);
+int uroce_channel_writer(struct ibv_comp_channel *ch);
+unsigned uroce_drain_events(int rd_fd, int wr_fd, uint64_t element, size_t rec_size);
+
+/* qp.c */
+void uroce_neigh_poll(struct uroce_context *ctx, uint64_t now);
+/* Resolve an address vector's destination MAC, waiting up to `wait_ns`. */
+int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_ns);
+int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, struct ur_av *av);
+
+/* qpn.c: called with ctx->lock held */
+int uroce_qpn_alloc(struct uroce_context *ctx, uint32_t *qpn);
+void uroce_qpn_free(struct uroce_context *ctx, uint32_t qpn);
+
+/* The verbs operations (device.c installs them), by the file that implements them. */
+struct ibv_pd *uroce_alloc_pd(struct ibv_context *ctx);
+int uroce_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *uroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+			    int access);
+int uroce_dereg_mr(struct verbs_mr *vmr);
+struct ibv_cq *uroce_create_cq(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
+			       int vector);
+int uroce_destroy_cq(struct ibv_cq *cq);
+int uroce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void uroce_cq_event(struct ibv_cq *cq);
+int uroce_resize_cq(struct ibv_cq *cq, int cqe);
+struct ibv_qp *uroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int uroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		   struct ibv_qp_init_attr *init);
+int uroce_destroy_qp(struct ibv_qp *qp);
+int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+int uroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int uroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int uroce_destroy_srq(struct ibv_srq *srq);
+int uroce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int uroce_destroy_ah(struct ibv_ah *ah);
+void uroce_async_event_done(struct ibv_context *ctx, struct ibv_async_event *ev);
+
+void uroce_counters_write(struct uroce_context *ctx);
+
+#endif
