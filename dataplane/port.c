@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <linux/if_packet.h>
 
@@ -96,6 +97,40 @@ static uint32_t frame_room(unsigned eth_mtu)
 	return need < 2048 ? 2048 : (need + 1023) & ~1023u;
 }
 
+/*
+ * memif's control socket. A server's socket left behind by a process that
+ * died stops the next server from listening: remove it if nobody answers.
+ * A client cannot start before its server listens: wait up to 10 s for the
+ * peer process to come up.
+ */
+static void prepare_memif_socket(const char *port)
+{
+	const char *s = strstr(port, "socket=");
+	bool server = strstr(port, "role=server") != NULL;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t n;
+
+	if (!s)
+		return;
+	s += 7;
+	n = strcspn(s, ",");
+	if (n >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, s, n);
+	if (server) {
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) && errno == ECONNREFUSED)
+			unlink(sa.sun_path);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* only look: a probing connection would upset the server's handshake */
+	for (int tries = 0; tries < 100 && access(sa.sun_path, F_OK); tries++)
+		usleep(100000);
+}
+
 static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, char *args,
 		     size_t len)
 {
@@ -123,6 +158,7 @@ static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, cha
 			 seq++);
 		snprintf(args, len, "iface=%s", cfg->netdev);
 	} else if (!strncmp(port, "memif", 5)) {
+		prepare_memif_socket(port);
 		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_memif_ur%d_%u", (int)getpid(),
 			 seq++);
 		/* socket-abstract=no: an abstract socket would not cross namespaces */

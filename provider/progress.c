@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -203,15 +204,18 @@ static void *progress_thread(void *arg)
 {
 	struct uroce_context *ctx = arg;
 	uint64_t busy_until = 0;
+	uint64_t spin_ns = getenv("UROCE_SPIN_NS") ? strtoull(getenv("UROCE_SPIN_NS"), NULL, 0) : SPIN_NS;
+	uint64_t app_driving_ns = getenv("UROCE_APP_NS") ? strtoull(getenv("UROCE_APP_NS"), NULL, 0)
+							 : APP_DRIVING_NS;
 
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now = uroce_now_ns(), deadline;
 		unsigned moved;
 		bool pending;
 
-		if (now - atomic_load_explicit(&ctx->app_progress_ns, memory_order_relaxed) <
-		    APP_DRIVING_NS) {
-			sleep_ns(APP_DRIVING_NS / 2); /* the application is driving */
+		if (app_driving_ns && now - atomic_load_explicit(&ctx->app_progress_ns,
+								 memory_order_relaxed) < app_driving_ns) {
+			sleep_ns(app_driving_ns / 2); /* the application is driving */
 			continue;
 		}
 		pthread_mutex_lock(&ctx->lock);
@@ -225,7 +229,7 @@ static void *progress_thread(void *arg)
 		deadline = ur_dev_next_deadline(ctx->engine);
 		pthread_mutex_unlock(&ctx->lock);
 		if (moved || pending) {
-			busy_until = now + SPIN_NS;
+			busy_until = now + spin_ns;
 			continue;
 		}
 		if (now < busy_until)

@@ -1,0 +1,87 @@
+#!/bin/bash
+# Acceptance: the stock binaries of Debian's ibverbs-utils and perftest,
+# unmodified, between two network namespaces over uroce devices.
+#   perftest.sh BUILD_DIR [af_packet|memif] [VETH_MTU]
+# Exit 77 (skip) without root or namespaces.
+set -u
+build=$1
+port=${2:-af_packet}
+mtu=${3:-9000}
+here=$(cd "$(dirname "$0")" && pwd)
+export UROCE=$build/tools/uroce
+# shellcheck source=../../tools/netns.sh
+source "$here/../../tools/netns.sh"
+
+[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
+ip netns list >/dev/null 2>&1 || { echo "no network namespaces"; exit 77; }
+
+p=pt$$
+p=${p:0:8}
+net=10.81.$((RANDOM % 200)) # /24 of our own
+cleanup() { ur_pair_down "$p"; }
+trap cleanup EXIT INT TERM
+if [ "$port" = memif ]; then
+	read -r pa pb <<<"$(ur_memif_ports "$p")"
+else
+	pa=$port
+	pb=$port
+fi
+ur_pair_up "$p" "$net" "$mtu" "$pa" "$pb" || { echo "FAIL: setting up namespaces"; exit 1; }
+
+fails=0
+log=$(mktemp -d)
+
+# run NAME SERVER_CMD... -- CLIENT_CMD... : server in -a, client in -b, both must
+# exit 0 and the client must print what RESULT_RE matches.
+check() {
+	local name=$1 re=$2 srv=$3 cli=$4
+	local t0=$SECONDS rc_s rc_c
+	ur_in "$p-a" timeout 120 $srv >"$log/$name.srv" 2>&1 &
+	local spid=$!
+	sleep 1.5
+	ur_in "$p-b" timeout 120 $cli "$net.1" >"$log/$name.cli" 2>&1
+	rc_c=$?
+	wait $spid
+	rc_s=$?
+	if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ] || ! grep -Eq "$re" "$log/$name.cli"; then
+		echo "FAIL $name (client $rc_c, server $rc_s, $((SECONDS - t0)) s)"
+		sed 's/^/  client: /' "$log/$name.cli" | tail -8
+		sed 's/^/  server: /' "$log/$name.srv" | tail -8
+		fails=$((fails + 1))
+	else
+		echo "ok   $name ($((SECONDS - t0)) s): $(grep -E "$re" "$log/$name.cli" | tail -1 | tr -s ' \t' ' ')"
+	fi
+}
+
+echo "== port $port, veth MTU $mtu"
+if ur_in "$p-a" ibv_devices | grep -q uroce0; then
+	echo "ok   ibv_devices"
+else
+	echo "FAIL ibv_devices"
+	fails=$((fails + 1))
+fi
+if ur_in "$p-a" ibv_devinfo -v >"$log/devinfo" 2>&1 && grep -q "PORT_ACTIVE" "$log/devinfo" &&
+	grep -q "GID\[  1\]:.*::ffff:$net.1" "$log/devinfo"; then
+	echo "ok   ibv_devinfo -v"
+else
+	echo "FAIL ibv_devinfo -v"
+	sed 's/^/  /' "$log/devinfo" | tail -20
+	fails=$((fails + 1))
+fi
+
+pp_re='iters in'
+check rc_pingpong "$pp_re" "ibv_rc_pingpong -d uroce0 -g 1" "ibv_rc_pingpong -d uroce0 -g 1"
+check rc_pingpong_64k "$pp_re" "ibv_rc_pingpong -d uroce0 -g 1 -m 4096 -s 65536 -n 10000" \
+	"ibv_rc_pingpong -d uroce0 -g 1 -m 4096 -s 65536 -n 10000"
+bw_re='^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
+lat_re='^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+'
+for t in ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw; do
+	check "$t" "$bw_re" "$t -d uroce0 -x 1" "$t -d uroce0 -x 1"
+done
+check ib_write_bw_all "$bw_re" "ib_write_bw -d uroce0 -x 1 -a -n 200" "ib_write_bw -d uroce0 -x 1 -a -n 200"
+for t in ib_write_lat ib_read_lat ib_send_lat; do
+	check "$t" "$lat_re" "$t -d uroce0 -x 1" "$t -d uroce0 -x 1"
+done
+rm -rf "$log"
+[ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
+exit $((fails > 0))
