@@ -110,9 +110,10 @@ int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	struct uroce_cq *ucq = to_ucq(cq);
 
-	/* The engine clears the arm when it fires: one event per request. */
+	/* The engine clears the arm when it fires: one event per request.
+	 * seq_cst pairs with the engine's fence after publishing a CQE. */
 	atomic_store_explicit(&ucq->cq.arm, solicited_only ? UR_CQ_ARM_SOLICITED : UR_CQ_ARM_NEXT,
-			      memory_order_release);
+			      memory_order_seq_cst);
 	return 0;
 }
 

@@ -45,11 +45,14 @@ bool ur_comp_retire_done(struct ur_qp *qp)
 
 	while (rq->comp != prod) {
 		struct ur_send_wqe *w = sq_wqe(qp, rq->comp);
+		bool report;
+		struct ur_cqe cqe;
 
 		if (w->state != UR_WQE_DONE)
 			break;
-		if (w->signaled || w->status != UR_WC_SUCCESS) {
-			struct ur_cqe cqe = {
+		report = w->signaled || w->status != UR_WC_SUCCESS;
+		if (report) {
+			cqe = (struct ur_cqe){
 				.wr_id = w->wr_id,
 				.status = w->status,
 				.opcode = wc_opcode(w),
@@ -58,14 +61,15 @@ bool ur_comp_retire_done(struct ur_qp *qp)
 					    : wqe_is_rd_atomic(w)       ? 8
 									: w->length,
 			};
-			ur_qp_post_cqe(qp, qp->scq, &cqe);
 		}
 		rq->comp++;
+		/* Release the slot before the completion shows: an application
+		 * woken by the CQE may post into it at once. */
+		atomic_store_explicit(&qp->sq.cons, rq->comp, memory_order_release);
+		if (report)
+			ur_qp_post_cqe(qp, qp->scq, &cqe);
 		any = true;
 	}
-	/* Release: the poster may overwrite these slots once it sees the new index. */
-	if (any)
-		atomic_store_explicit(&qp->sq.cons, rq->comp, memory_order_release);
 	return any;
 }
 

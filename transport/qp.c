@@ -418,6 +418,10 @@ int ur_qp_post_cqe(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *cqe)
 	cq->ring[prod & cq->mask] = *cqe;
 	/* Release: a poller that sees the new index sees the whole CQE. */
 	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
+	/* Store-load ordering with the arming thread, which stores the arm and
+	 * then polls: one of us must see the other's store, or a completion
+	 * would raise no event and find no poller (both sides seq_cst). */
+	atomic_thread_fence(memory_order_seq_cst);
 	arm = atomic_load_explicit(&cq->arm, memory_order_acquire);
 	if (arm == UR_CQ_ARM_NEXT ||
 	    (arm == UR_CQ_ARM_SOLICITED && (cqe->solicited || cqe->status != UR_WC_SUCCESS))) {

@@ -82,6 +82,12 @@ check ib_write_bw_all "$bw_re" "ib_write_bw -d uroce0 -x 1 -a -n 200" "ib_write_
 for t in ib_write_lat ib_read_lat ib_send_lat; do
 	check "$t" "$lat_re" "$t -d uroce0 -x 1" "$t -d uroce0 -x 1"
 done
+# event mode (completion channels through the provider's interposer); perftest
+# itself refuses `ib_write_bw -e` ("Events feature not available on WRITE verb")
+check rc_pingpong_events "$pp_re" "ibv_rc_pingpong -d uroce0 -g 1 -e" "ibv_rc_pingpong -d uroce0 -g 1 -e"
+check ib_send_lat_events "$lat_re" "ib_send_lat -d uroce0 -x 1 -e" "ib_send_lat -d uroce0 -x 1 -e"
+check ib_send_bw_events "$bw_re" "ib_send_bw -d uroce0 -x 1 -e" "ib_send_bw -d uroce0 -x 1 -e"
+check ib_read_bw_events "$bw_re" "ib_read_bw -d uroce0 -x 1 -e" "ib_read_bw -d uroce0 -x 1 -e"
 rm -rf "$log"
 [ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
 exit $((fails > 0))
