@@ -42,9 +42,22 @@ static long free_hugepages(void)
 	return n;
 }
 
+/* "0,1,3" for the CPUs in `set`. */
+static void cpus_list(const cpu_set_t *set, long ncpu, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (long c = 0; c < ncpu && c < CPU_SETSIZE && off + 8 < len; c++)
+		if (CPU_ISSET(c, set))
+			off += (size_t)snprintf(buf + off, len - off, "%s%ld", off ? "," : "", c);
+	if (!off)
+		snprintf(buf, len, "0");
+}
+
 int dp_eal_start(const char *pci_bdf)
 {
-	char prefix[64], lcores[64], mem[32], allow[64];
+	char prefix[64], lcores[300], cpus[256], mem[32], allow[64];
 	char *argv[24];
 	int argc = 0, ret;
 	cpu_set_t saved;
@@ -57,12 +70,16 @@ int dp_eal_start(const char *pci_bdf)
 		return ret;
 	}
 	snprintf(prefix, sizeof(prefix), "--file-prefix=uroce-%d", (int)getpid());
-	/* lcore 0 may run on every CPU: EAL must not pin the application thread */
-	snprintf(lcores, sizeof(lcores), "--lcores=0@(0-%ld)", ncpu > 1 ? ncpu - 1 : 0);
+	/* lcore 0 may run on every CPU the caller may: EAL must not pin the
+	 * application thread (it would pin every uroce process to CPU 0) */
+	sched_getaffinity(0, sizeof(saved), &saved);
+	cpus_list(&saved, ncpu, cpus, sizeof(cpus));
+	snprintf(lcores, sizeof(lcores), "--lcores=0@(%s)", cpus);
 	argv[argc++] = "uroce";
 	argv[argc++] = prefix;
 	argv[argc++] = lcores;
 	argv[argc++] = "--no-telemetry";
+	argv[argc++] = "--iova-mode=va";
 	if (getenv("UROCE_DEBUG") && atoi(getenv("UROCE_DEBUG")) >= 2)
 		argv[argc++] = "--log-level=lib.eal:info";
 	else
@@ -77,7 +94,7 @@ int dp_eal_start(const char *pci_bdf)
 		/* anonymous memory; no runtime files shared with anyone */
 		argv[argc++] = "--no-huge";
 		argv[argc++] = "--no-shconf";
-		snprintf(mem, sizeof(mem), "-m%d", 256);
+		snprintf(mem, sizeof(mem), "-m%d", 128);
 		argv[argc++] = mem;
 	} else {
 		/* hugepages from memfd: nothing in /dev/hugepages or /var/run */
@@ -86,7 +103,6 @@ int dp_eal_start(const char *pci_bdf)
 	argv[argc] = NULL;
 
 	/* belt and braces: whatever EAL does to the caller's affinity, undo it */
-	sched_getaffinity(0, sizeof(saved), &saved);
 	ret = rte_eal_init(argc, argv);
 	sched_setaffinity(0, sizeof(saved), &saved);
 	if (ret < 0) {

@@ -24,10 +24,6 @@
 
 #include "dp_internal.h"
 
-#ifndef PACKET_IGNORE_OUTGOING
-#define PACKET_IGNORE_OUTGOING 23
-#endif
-
 #define POOL_MBUFS 4095
 #define RING_DESC 1024
 #define MAX_FDS 4096
@@ -223,14 +219,8 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		goto err_pool;
 	}
 	if (!strcmp(cfg->port, "af_packet")) {
+		/* (the PMD's socket bypasses the qdisc: it never sees its own frames) */
 		dp->wait_fd = find_new_socket(before, AF_PACKET);
-		if (dp->wait_fd >= 0) {
-			int one = 1;
-
-			/* our own transmissions are no business of our receive path */
-			setsockopt(dp->wait_fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one,
-				   sizeof(one));
-		}
 	} else if (!strcmp(cfg->port, "af_xdp")) {
 		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
 	}

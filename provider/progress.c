@@ -26,8 +26,8 @@
 
 #define RX_BURST 32
 #define TX_BURST 64
-#define SPIN_NS 50000ull        /* keep polling this long after the last packet */
-#define APP_DRIVING_NS 200000ull /* an application pass this recent means it is driving */
+#define SPIN_NS 5000ull         /* keep polling this long after the last packet */
+#define APP_DRIVING_NS 0ull     /* if set: an application pass this recent means it is driving */
 #define MAX_SLEEP_NS 100000000ull
 #define COUNTER_FILE_NS 500000000ull
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "uroce.h"
+#include "ur_util.h"
 
 #define RESOLVE_WAIT_NS 3000000000ull /* ARP/ND retries before giving up at modify time */
 
@@ -89,7 +90,12 @@ int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_
 		r = uroce_dp_neigh_lookup(ctx->dp, dgid, av->path.dmac, now);
 		pthread_mutex_unlock(&ctx->lock);
 		if (r == 0) {
+			const uint8_t *m = av->path.dmac;
+
 			av->resolved = 1;
+			uroce_gid_format(dgid, txt, sizeof(txt));
+			uroce_log(ctx, 1, "neighbour %s is %02x:%02x:%02x:%02x:%02x:%02x", txt, m[0],
+				  m[1], m[2], m[3], m[4], m[5]);
 			return 0;
 		}
 		if (r != -EAGAIN || now >= end)
@@ -102,11 +108,51 @@ int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_
 	return -EHOSTUNREACH;
 }
 
-/* Keep trying neighbours that did not answer at modify time (progress thread, lock held). */
+/*
+ * Keep trying neighbours that did not answer at modify time (progress
+ * thread, lock held): the QP sends into the void meanwhile, so it ends
+ * with RETRY_EXC_ERR if the neighbour never shows up, and carries on if it
+ * does.
+ */
 void uroce_neigh_poll(struct uroce_context *ctx, uint64_t now)
 {
-	(void)ctx;
-	(void)now;
+	unsigned kept = 0;
+
+	if (!ctx->nneigh_wait || now < ctx->next_neigh_poll)
+		return;
+	ctx->next_neigh_poll = now + 100000000ull;
+	for (unsigned i = 0; i < ctx->nneigh_wait; i++) {
+		struct uroce_qp *uqp = ctx->neigh_wait[i];
+		uint8_t mac[6];
+		char txt[48];
+
+		if (uroce_dp_neigh_lookup(ctx->dp, uqp->neigh_gid, mac, now)) {
+			ctx->neigh_wait[kept++] = uqp;
+			continue;
+		}
+		ur_qp_set_dmac(uqp->qp, mac);
+		uqp->neigh_pending = false;
+		uroce_gid_format(uqp->neigh_gid, txt, sizeof(txt));
+		uroce_log(ctx, 1, "qp %#x: neighbour %s answered late: %02x:%02x:%02x:%02x:%02x:%02x",
+			  uqp->vqp.qp.qp_num, txt, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+	}
+	ctx->nneigh_wait = kept;
+}
+
+static void neigh_wait_add(struct uroce_context *ctx, struct uroce_qp *uqp)
+{
+	for (unsigned i = 0; i < ctx->nneigh_wait; i++)
+		if (ctx->neigh_wait[i] == uqp)
+			return;
+	if (ctx->nneigh_wait < UR_ARRAY_SIZE(ctx->neigh_wait))
+		ctx->neigh_wait[ctx->nneigh_wait++] = uqp;
+}
+
+static void neigh_wait_del(struct uroce_context *ctx, struct uroce_qp *uqp)
+{
+	for (unsigned i = 0; i < ctx->nneigh_wait; i++)
+		if (ctx->neigh_wait[i] == uqp)
+			ctx->neigh_wait[i] = ctx->neigh_wait[--ctx->nneigh_wait];
 }
 
 static enum ur_qp_type to_ur_type(enum ibv_qp_type t)
@@ -281,13 +327,17 @@ int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		pthread_mutex_unlock(&ctx->lock);
 		dqpn = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num : cur.dest_qp_num;
 		ua.av.path.udp_sport = ur_roce_udp_sport(ua.av.path.flow_label, qp->qp_num, dqpn);
-		if (uroce_resolve_av(ctx, &ua.av, RESOLVE_WAIT_NS)) {
-			uqp->neigh_pending = true;
-			memcpy(uqp->neigh_gid, ua.av.path.dgid.raw, 16);
-		}
+		uqp->neigh_pending = uroce_resolve_av(ctx, &ua.av, RESOLVE_WAIT_NS) != 0;
+		memcpy(uqp->neigh_gid, ua.av.path.dgid.raw, 16);
 	}
 	pthread_mutex_lock(&ctx->lock);
 	err = ur_qp_modify(uqp->qp, &ua, (uint32_t)mask, uroce_now_ns());
+	if (!err && (mask & IBV_QP_AV)) {
+		if (uqp->neigh_pending)
+			neigh_wait_add(ctx, uqp);
+		else
+			neigh_wait_del(ctx, uqp);
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (err) {
 		uroce_log(ctx, 1, "modify qp %#x (mask %#x, to state %d) refused: %s", qp->qp_num,
@@ -364,6 +414,7 @@ int uroce_destroy_qp(struct ibv_qp *qp)
 	unsigned dropped;
 
 	pthread_mutex_lock(&ctx->lock);
+	neigh_wait_del(ctx, uqp);
 	ur_qp_destroy(uqp->qp);
 	uroce_qpn_free(ctx, qp->qp_num);
 	dropped = uroce_drain_events(ctx->vctx.context.async_fd, ctx->async_wr, (uintptr_t)qp,

@@ -49,6 +49,10 @@ struct uroce_context {
 	 * numbers come round-robin so a freed one is not reused at once */
 	uint64_t qpn_bits[UROCE_MAX_OWN_BLOCKS][(1u << UROCE_QPN_BLOCK_BITS) / 64];
 	uint32_t qpn_cursor;
+	/* QPs whose destination did not answer ARP/ND at modify time */
+	struct uroce_qp *neigh_wait[64];
+	unsigned nneigh_wait;
+	uint64_t next_neigh_poll;
 	unsigned active_mtu;       /* bytes, from the interface */
 	uint64_t next_counter_write;
 	int debug;                 /* UROCE_DEBUG level */

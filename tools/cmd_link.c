@@ -297,9 +297,12 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 	return err ? -EIO : 0;
 }
 
-/* Keep the kernel from answering RoCE packets on the interface (ICMP port
- * unreachable): drop UDP 4791 at the IP input hook; packet sockets, which
- * the dataplane uses, see frames before that hook. */
+/*
+ * Keep the kernel from answering RoCE packets on the interface (ICMP port
+ * unreachable): drop UDP 4791 at the interface's ingress hook. Packet
+ * sockets, which the dataplane uses, see frames before that hook, and the
+ * kernel spends nothing more on them.
+ */
 static int nft_table(const char *name, const char *netdev, bool add)
 {
 	char cmd[512];
@@ -307,14 +310,14 @@ static int nft_table(const char *name, const char *netdev, bool add)
 	if (add)
 		snprintf(cmd, sizeof(cmd),
 			 "nft -f - 2>/dev/null <<'EOF'\n"
-			 "table inet uroce_%s {\n"
-			 "  chain input { type filter hook input priority -300; policy accept;\n"
-			 "    iifname \"%s\" udp dport 4791 counter drop\n"
+			 "table netdev uroce_%s {\n"
+			 "  chain ingress { type filter hook ingress device \"%s\" priority 0; policy accept;\n"
+			 "    udp dport 4791 counter drop\n"
 			 "  }\n"
 			 "}\nEOF\n",
 			 name, netdev);
 	else
-		snprintf(cmd, sizeof(cmd), "nft delete table inet uroce_%s 2>/dev/null", name);
+		snprintf(cmd, sizeof(cmd), "nft delete table netdev uroce_%s 2>/dev/null", name);
 	return system(cmd) == 0 ? 0 : -EIO;
 }
 
