@@ -32,6 +32,7 @@ struct uroce_dp_config {
 	const char *capture;    /* pcap file of every RoCE frame, or NULL */
 	const char *impair;     /* loss/reorder/dup/CE injection spec, or NULL */
 	uint64_t seed;          /* for impairments */
+	uint64_t *counters;     /* where to count (e.g. shared memory), or NULL */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 };
@@ -60,7 +61,7 @@ int uroce_dp_neigh_lookup(struct uroce_dp *dp, const uint8_t gid[16], uint8_t ma
 /* An fd that becomes readable when frames may be waiting, or -1 if none. */
 int uroce_dp_wait_fd(struct uroce_dp *dp);
 
-/* Dataplane counters: names and values (drops by reason, neighbour traffic). */
+/* Dataplane counters (see dp_counters.h): names and values. */
 unsigned uroce_dp_counters(const struct uroce_dp *dp, const char *const **names,
 			   const uint64_t **values);
 

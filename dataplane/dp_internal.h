@@ -13,31 +13,7 @@
 #define DP_BURST 64
 #define DP_NEIGH_MAX 256
 
-/* Dataplane counters: one X-macro list for the enum and the names. */
-#define DP_COUNTERS(X)                                                                             \
-	X(dp_rx_frames, "frames read from the port")                                               \
-	X(dp_rx_not_for_us, "frames for another MAC address")                                      \
-	X(dp_rx_other, "frames that are neither RoCE nor ARP/ND (left to the kernel)")             \
-	X(dp_rx_arp, "ARP frames handled")                                                         \
-	X(dp_rx_nd, "IPv6 neighbour discovery frames handled")                                     \
-	X(dp_tx_frames, "frames handed to the port")                                               \
-	X(dp_tx_dropped, "frames the port would not take after retries")                           \
-	X(dp_tx_no_mbuf, "transmit buffers unavailable")                                           \
-	X(dp_tx_loopback, "frames to our own MAC delivered locally")                               \
-	X(dp_neigh_requests, "ARP requests and neighbour solicitations sent")                      \
-	X(dp_neigh_replies, "ARP replies and neighbour advertisements sent")                       \
-	X(dp_neigh_failed, "neighbours given up on")                                               \
-	X(dp_impair_dropped, "frames dropped by injected loss")                                    \
-	X(dp_impair_duplicated, "frames duplicated by injection")                                  \
-	X(dp_impair_reordered, "frames delayed by injected reordering")                            \
-	X(dp_impair_ce_marked, "frames CE-marked by injection")
-
-enum dp_counter {
-#define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,
-	DP_COUNTERS(DP_COUNTER_ENUM)
-#undef DP_COUNTER_ENUM
-	DP_CTR_COUNT
-};
+#include "dp_counters.h"
 
 enum dp_neigh_state {
 	DP_NEIGH_FREE = 0,
@@ -75,7 +51,8 @@ struct uroce_dp {
 	struct dp_neigh neigh[DP_NEIGH_MAX];
 	struct dp_impair *impair;
 	struct dp_capture *capture;
-	uint64_t ctr[DP_CTR_COUNT];
+	uint64_t *ctr;          /* cfg.counters, or own_ctr */
+	uint64_t own_ctr[DP_CTR_COUNT];
 };
 
 static inline void dp_count(struct uroce_dp *dp, enum dp_counter c)

@@ -28,11 +28,6 @@
 #define RING_DESC 1024
 #define MAX_FDS 4096
 
-static const char *const dp_counter_names[DP_CTR_COUNT] = {
-#define DP_COUNTER_NAME(name, desc) #name,
-	DP_COUNTERS(DP_COUNTER_NAME)
-#undef DP_COUNTER_NAME
-};
 
 void dp_log(struct uroce_dp *dp, const char *fmt, ...)
 {
@@ -184,6 +179,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		return -ENOMEM;
 	dp->cfg = *cfg;
 	dp->wait_fd = -1;
+	dp->ctr = cfg->counters ? cfg->counters : dp->own_ctr;
 	err = dp_eal_start(pci ? cfg->port + 4 : NULL);
 	if (err) {
 		dp_log(dp, "DPDK EAL did not start: %s", strerror(-err));
@@ -449,7 +445,7 @@ int uroce_dp_wait_fd(struct uroce_dp *dp)
 unsigned uroce_dp_counters(const struct uroce_dp *dp, const char *const **names,
 			   const uint64_t **values)
 {
-	*names = dp_counter_names;
+	*names = uroce_dp_counter_names;
 	*values = dp->ctr;
 	return DP_CTR_COUNT;
 }

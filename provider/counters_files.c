@@ -26,10 +26,10 @@ void uroce_counters_write(struct uroce_context *ctx)
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/1/hw_counters", sys,
 			     ctx->conf.name) >= sizeof(dir))
 		return;
-	for (unsigned i = 0; i < UR_CTR_COUNT; i++) {
+	for (unsigned i = 0; uroce_row_counter_name(i); i++) {
 		FILE *f;
 
-		snprintf(path, sizeof(path), "%s/%s", dir, ur_counter_names[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, uroce_row_counter_name(i));
 		snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
 		f = fopen(tmp, "w");
 		if (!f)

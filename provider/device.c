@@ -136,6 +136,7 @@ static int open_dataplane(struct uroce_context *ctx)
 	dc.answer_neigh = !strncmp(ctx->conf.port, "memif", 5);
 	dc.capture = ctx->conf.capture[0] ? ctx->conf.capture : getenv("UROCE_CAPTURE");
 	dc.impair = ctx->conf.impair[0] ? ctx->conf.impair : getenv("UROCE_IMPAIR");
+	dc.counters = uroce_shared_row(&ctx->shared) + UR_CTR_COUNT;
 	dc.seed = getenv("UROCE_SEED") ? strtoull(getenv("UROCE_SEED"), NULL, 0) : (uint64_t)getpid();
 	return uroce_dp_open(&dc, &ctx->dp);
 }

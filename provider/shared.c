@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dp_counters.h"
 #include "shared.h"
+
+static_assert(DP_CTR_COUNT <= UROCE_DP_COUNTERS, "room for the dataplane counters");
 
 #define ROWS_BYTES ((size_t)UROCE_QPN_BLOCKS * UROCE_ROW_COUNTERS * sizeof(uint64_t))
 #define WRITER_BYTE 0 /* byte 0 elects the hw_counters writer; byte b owns block b */
@@ -128,4 +132,36 @@ int uroce_shared_totals(const char *devdir, uint64_t *out)
 			out[c] += rows[b * UROCE_ROW_COUNTERS + c];
 	munmap(rows, ROWS_BYTES);
 	return 0;
+}
+
+const char *uroce_row_counter_name(unsigned i)
+{
+	if (i < UR_CTR_COUNT)
+		return ur_counter_names[i];
+	i -= UR_CTR_COUNT;
+	return i < DP_CTR_COUNT ? uroce_dp_counter_names[i] : NULL;
+}
+
+int uroce_shared_users(const char *devdir)
+{
+	char path[PATH_MAX];
+	int fd, n = 0;
+	pid_t last = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/lock", devdir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	/* count distinct lock holders; a process usually holds one block */
+	for (unsigned b = 1; b < UROCE_QPN_BLOCKS; b++) {
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = b, .l_len = 1};
+
+		if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK && fl.l_pid != last) {
+			n++;
+			last = fl.l_pid;
+		}
+	}
+	close(fd);
+	return n;
 }

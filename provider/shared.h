@@ -43,6 +43,12 @@ uint64_t *uroce_shared_row(struct uroce_shared *sh);
 /* Sum every row into out[UROCE_ROW_COUNTERS] (readers: uroce stat, hw_counters). */
 int uroce_shared_totals(const char *devdir, uint64_t *out);
 
+/* Name of counter `i` of a row (engine counters, then dataplane ones), or NULL. */
+const char *uroce_row_counter_name(unsigned i);
+
+/* How many processes use the device now (holders of QP number blocks). */
+int uroce_shared_users(const char *devdir);
+
 /* Try to become the process that writes the hw_counters files. */
 bool uroce_shared_try_writer(struct uroce_shared *sh);
 

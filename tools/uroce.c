@@ -17,6 +17,7 @@ struct command {
 static const struct command commands[] = {
 	{"link", cmd_link, "add, delete and show uroce devices (like `rdma link`)"},
 	{"env", cmd_env, "print the environment verbs programs need: eval \"$(uroce env)\""},
+	{"stat", cmd_stat, "device counters summed over every process, with rates"},
 	{"sim", cmd_sim, "run a scenario in the deterministic network simulator"},
 };
 

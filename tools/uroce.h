@@ -9,6 +9,7 @@
 int cmd_sim(int argc, char **argv);
 int cmd_link(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 
 /* Where the provider library is: next to a build tree's uroce, or installed. */
 const char *uroce_provider_path(void);
