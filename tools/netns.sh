@@ -5,7 +5,7 @@
 #        interfaces PREFIXa0/PREFIXb0, addresses SUBNET.1/.2, devices uroce0
 #   ur_in PREFIX-a CMD...   run CMD in a namespace with the uroce environment
 #   ur_pair_down PREFIX     remove everything ur_pair_up made
-# UROCE must name the uroce binary.
+# UROCE must name the uroce binary. Safe under `set -e`.
 
 ur_in() {
 	local ns=$1
@@ -17,11 +17,11 @@ ur_pair_down() {
 	local p=$1
 	for side in a b; do
 		if ip netns list 2>/dev/null | grep -qw "$p-$side"; then
-			ip netns exec "$p-$side" "$UROCE" link del uroce0 2>/dev/null
-			ip netns del "$p-$side" 2>/dev/null
+			ip netns exec "$p-$side" "$UROCE" link del uroce0 2>/dev/null || true
+			ip netns del "$p-$side" 2>/dev/null || true
 		fi
 	done
-	ip link del "${p}a0" 2>/dev/null
+	ip link del "${p}a0" 2>/dev/null || true
 	rm -f "/run/uroce/memif-$p.sock"
 	return 0
 }
