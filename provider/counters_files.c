@@ -3,10 +3,11 @@
  * hw_counters files: what monitoring scripts read on RoCE NICs
  * (ports/1/hw_counters/<name>), holding the device-wide totals of every
  * process that used the device. One process at a time (elected by a lock)
- * rewrites them every half second and at exit; each file is replaced by
- * rename, so a reader sees an old or a new value, never half of one.
+ * rewrites the ones that changed, every half second and at exit, in place
+ * and outside the progress lock: file I/O never holds up the engine.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,25 +18,31 @@
 void uroce_counters_write(struct uroce_context *ctx)
 {
 	uint64_t totals[UROCE_ROW_COUNTERS];
-	char sys[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64], tmp[PATH_MAX + 80];
+	char sys[PATH_MAX], path[PATH_MAX + 64], num[24];
 
 	if (!uroce_shared_try_writer(&ctx->shared))
 		return;
 	if (uroce_shared_totals(ctx->devdir, totals) || uroce_sysfs_dir(sys, sizeof(sys)))
 		return;
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/1/hw_counters", sys,
-			     ctx->conf.name) >= sizeof(dir))
-		return;
 	for (unsigned i = 0; uroce_row_counter_name(i); i++) {
-		FILE *f;
+		int fd, len;
 
-		snprintf(path, sizeof(path), "%s/%s", dir, uroce_row_counter_name(i));
-		snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-		f = fopen(tmp, "w");
-		if (!f)
+		/* only what changed; counters only grow, so a longer number
+		 * written over a shorter one is never seen half old, half new */
+		if (totals[i] == ctx->counters_written[i])
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/1/hw_counters/%s",
+				     sys, ctx->conf.name, uroce_row_counter_name(i)) >= sizeof(path))
 			return;
-		fprintf(f, "%llu\n", (unsigned long long)totals[i]);
-		if (fclose(f) || rename(tmp, path))
-			remove(tmp);
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			continue;
+		len = snprintf(num, sizeof(num), "%llu\n", (unsigned long long)totals[i]);
+		if (pwrite(fd, num, (size_t)len, 0) == len) {
+			if (totals[i] < ctx->counters_written[i] && ftruncate(fd, len))
+				len = 0; /* a reset counter: shorter than before */
+			ctx->counters_written[i] = totals[i];
+		}
+		close(fd);
 	}
 }

@@ -292,7 +292,7 @@ UR_VERBS_PROVIDER_REGISTER(uroce_dev_ops)
 __attribute__((constructor)) static void uroce_select_sysfs(void)
 {
 	const char *cur = getenv("SYSFS_PATH");
-	const char *base = getenv("UROCE_RUN_DIR") ? getenv("UROCE_RUN_DIR") : UROCE_RUN_BASE;
+	const char *base = uroce_run_base();
 	char want[512];
 	struct stat st;
 

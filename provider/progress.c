@@ -221,13 +221,14 @@ static void *progress_thread(void *arg)
 		pthread_mutex_lock(&ctx->lock);
 		moved = run_pass(ctx, now);
 		uroce_neigh_poll(ctx, now);
+		pending = ur_dev_tx_pending(ctx->engine);
+		deadline = ur_dev_next_deadline(ctx->engine);
+		pthread_mutex_unlock(&ctx->lock);
+		/* file I/O outside the lock: the engine never waits for the disk */
 		if (now >= ctx->next_counter_write) {
 			ctx->next_counter_write = now + COUNTER_FILE_NS;
 			uroce_counters_write(ctx);
 		}
-		pending = ur_dev_tx_pending(ctx->engine);
-		deadline = ur_dev_next_deadline(ctx->engine);
-		pthread_mutex_unlock(&ctx->lock);
 		if (moved || pending) {
 			busy_until = now + spin_ns;
 			continue;
@@ -261,7 +262,5 @@ void uroce_progress_stop(struct uroce_context *ctx)
 	if (write(ctx->wake_fd, &one, sizeof(one)) < 0)
 		uroce_log(ctx, 2, "wake write: %s", strerror(errno));
 	pthread_join(ctx->thread, NULL);
-	pthread_mutex_lock(&ctx->lock);
 	uroce_counters_write(ctx);
-	pthread_mutex_unlock(&ctx->lock);
 }

@@ -5,17 +5,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "registry.h"
 
-/* UROCE_RUN_DIR moves the base (tests that must not touch /run use it). */
+/*
+ * /run/uroce, where /run is a memory file system as on most systems; else
+ * /dev/shm/uroce: counters are rewritten while programs run, and on a disk
+ * file system every rewrite can stall for tens of milliseconds.
+ * UROCE_RUN_DIR overrides both.
+ */
 static const char *run_base(void)
 {
+	static const char *base;
 	const char *b = getenv("UROCE_RUN_DIR");
+	struct statfs sf;
 
-	return b && *b ? b : UROCE_RUN_BASE;
+	if (b && *b)
+		return b;
+	if (!base)
+		base = !statfs("/run", &sf) && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC)
+			       ? UROCE_RUN_BASE
+			       : UROCE_RUN_SHM;
+	return base;
+}
+
+const char *uroce_run_base(void)
+{
+	return run_base();
 }
 
 int uroce_ns_dir(char *buf, size_t len)

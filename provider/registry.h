@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #define UROCE_RUN_BASE "/run/uroce"
+#define UROCE_RUN_SHM "/dev/shm/uroce" /* when /run is on disk */
 #define UROCE_NAME_MAX 64
 #define UROCE_MAX_GIDS 16
 
@@ -41,6 +42,9 @@ struct uroce_devconf {
 	unsigned ngids;
 	struct uroce_gid_entry gids[UROCE_MAX_GIDS];
 };
+
+/* Where uroce keeps its state: /run/uroce, or /dev/shm/uroce when /run is on disk. */
+const char *uroce_run_base(void);
 
 /* The run directory of the calling process's network namespace. */
 int uroce_ns_dir(char *buf, size_t len);

@@ -55,6 +55,7 @@ struct uroce_context {
 	uint64_t next_neigh_poll;
 	unsigned active_mtu;       /* bytes, from the interface */
 	uint64_t next_counter_write;
+	uint64_t counters_written[UROCE_ROW_COUNTERS]; /* values in the hw_counters files */
 	int debug;                 /* UROCE_DEBUG level */
 	bool first_port_event;
 };

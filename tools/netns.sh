@@ -22,7 +22,7 @@ ur_pair_down() {
 		fi
 	done
 	ip link del "${p}a0" 2>/dev/null || true
-	rm -f "/run/uroce/memif-$p.sock"
+	rm -f "/dev/shm/uroce-memif-$p.sock"
 	return 0
 }
 
@@ -44,5 +44,5 @@ ur_pair_up() {
 # memif ports for a pair: a is the server, b the client, one socket in the filesystem
 ur_memif_ports() {
 	local p=$1
-	echo "memif:role=server,id=0,socket=/run/uroce/memif-$p.sock memif:role=client,id=0,socket=/run/uroce/memif-$p.sock"
+	echo "memif:role=server,id=0,socket=/dev/shm/uroce-memif-$p.sock memif:role=client,id=0,socket=/dev/shm/uroce-memif-$p.sock"
 }
