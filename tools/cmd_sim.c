@@ -32,6 +32,8 @@ struct sim_opts {
 	uint64_t depth;     /* 0: enough to fill twice the bandwidth-delay product */
 	uint64_t seed;
 	int timeout;        /* IB exponent, -1: from the RTT */
+	uint64_t rto_low_ps;  /* SR timeouts, 0: from the RTT */
+	uint64_t rto_high_ps;
 	enum ur_wr_opcode opcode;
 	double burst;       /* mean loss burst length (Gilbert-Elliott), 0 = independent */
 	double reorder;
@@ -88,6 +90,8 @@ static void usage(FILE *f)
 		"  --flows N            concurrent flows (QP pairs) on the same two hosts (1)\n"
 		"  --depth N            messages outstanding per flow (enough for 2x the BDP)\n"
 		"  --timeout E          local ACK timeout exponent: 4.096 us x 2^E (from the RTT)\n"
+		"  --rto-low T          SR: timeout with under 3 packets in flight (2 x RTT)\n"
+		"  --rto-high T         SR: timeout otherwise (3 x RTT)\n"
 		"  --seed S             random seed; equal seeds give identical runs (1)\n"
 		"  --verify             pattern every message and check every byte\n"
 		"  --ipv6               hosts use IPv6 addresses (fd00::N) instead of 10.0.0.N\n"
@@ -211,7 +215,7 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 		   struct sim_result *r)
 {
 	uint64_t wire = sim_message_wire_bytes((uint32_t)o->msg_size, (uint32_t)o->mtu,
-					       kind_of(o->opcode), false);
+					       kind_of(o->opcode), o->ipv6, mode == UR_RETX_SR);
 	double pkt_wire = (double)wire / UR_MAX(1.0, ceil((double)o->msg_size / o->mtu));
 	double bdp_bytes = (double)o->rate_bps * o->rtt_ps / 8 / SIM_PS_PER_S;
 	struct ur_dev_config cfg;
@@ -228,8 +232,9 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 	memset(r, 0, sizeof(*r));
 	r->window_pkts = bdp_bytes / pkt_wire;
 	if (timeout < 0) {
-		/* three round trips, so queueing never fires it spuriously */
-		double rto_us = 3.0 * o->rtt_ps / SIM_PS_PER_US;
+		/* three round trips, so queueing never fires it spuriously; with
+		 * selective repeat its own timeouts come first, this is the last resort */
+		double rto_us = (mode == UR_RETX_SR ? 30.0 : 3.0) * o->rtt_ps / SIM_PS_PER_US;
 
 		timeout = 1;
 		while (4.096 * (1u << timeout) < rto_us && timeout < 31)
@@ -241,6 +246,9 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 	cfg.retx_mode = mode;
 	cfg.max_inflight = (uint32_t)UR_MAX(1024.0, 4 * r->window_pkts);
 	cfg.link_rate_mbps = (uint32_t)(o->rate_bps / 1000000);
+	/* IRN's two timeouts, scaled to the path: RTO_high a few round trips */
+	cfg.sr_rto_high_ns = (o->rto_high_ps ? o->rto_high_ps : 3 * o->rtt_ps) / SIM_PS_PER_NS;
+	cfg.sr_rto_low_ns = (o->rto_low_ps ? o->rto_low_ps : 2 * o->rtt_ps) / SIM_PS_PER_NS;
 	data.rate_bps = back.rate_bps = o->rate_bps;
 	data.prop_ps = back.prop_ps = o->rtt_ps / 4;
 	if (o->burst > 1) {
@@ -421,6 +429,7 @@ int cmd_sim(int argc, char **argv)
 		{"op", required_argument, NULL, 'p'},     {"msg-size", required_argument, NULL, 's'},
 		{"messages", required_argument, NULL, 'n'}, {"flows", required_argument, NULL, 'f'},
 		{"depth", required_argument, NULL, 'D'},  {"timeout", required_argument, NULL, 'T'},
+		{"rto-low", required_argument, NULL, 'R'}, {"rto-high", required_argument, NULL, 'I'},
 		{"seed", required_argument, NULL, 'S'},   {"verify", no_argument, NULL, 'V'},
 		{"ipv6", no_argument, NULL, '6'},         {"pcap", required_argument, NULL, 'P'},
 		{"csv", no_argument, NULL, 'c'},          {"no-header", no_argument, NULL, 'H'},
@@ -498,6 +507,12 @@ int cmd_sim(int argc, char **argv)
 			break;
 		case 'S':
 			ok = parse_u64(optarg, &o.seed);
+			break;
+		case 'R':
+			ok = parse_time_ps(optarg, &o.rto_low_ps) && o.rto_low_ps > 0;
+			break;
+		case 'I':
+			ok = parse_time_ps(optarg, &o.rto_high_ps) && o.rto_high_ps > 0;
 			break;
 		case 'V':
 			o.verify = true;

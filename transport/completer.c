@@ -8,6 +8,7 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "sr.h"
 
 static uint32_t wqe_last_psn(const struct ur_send_wqe *w)
 {
@@ -102,6 +103,19 @@ void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *w, enum ur_wc_statu
 	}
 }
 
+/* Move the oldest unacknowledged PSN forward to `una`: progress. */
+static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+
+	ur_sr_forget(qp, rq->una, una);
+	rq->una = una;
+	rq->progress_ns = now;
+	rq->retry_left = qp->attr.retry_cnt;
+	if (qp->sr)
+		qp->sr->rto_base_ns = now;
+}
+
 /* Every request PSN up to and including `psn` was executed (9.7.5.2.1). */
 static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
 {
@@ -109,9 +123,7 @@ static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
 	uint32_t prod = sq_prod(qp);
 
 	if (ur_psn_ge(psn, rq->una)) {
-		rq->una = ur_psn_add(psn, 1);
-		rq->progress_ns = now;
-		rq->retry_left = qp->attr.retry_cnt;
+		advance_una(qp, ur_psn_add(psn, 1), now);
 		rq->rnr_left = qp->attr.rnr_retry;
 	}
 	for (uint32_t idx = rq->comp; idx != prod; idx++) {
@@ -263,6 +275,8 @@ static void on_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	case UR_AETH_ACK:
 		ur_count(qp->dev, UR_CTR_rx_acks);
 		ack_upto(qp, psn, now);
+		if (pkt->sr_ext && qp->sr)
+			ur_sr_sack_rx(qp, (const struct ur_sack *)pkt->sr_ext, now);
 		break;
 	case UR_AETH_RNR_NAK:
 	case UR_AETH_NAK:
@@ -360,11 +374,8 @@ static void on_read_response(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_
 	}
 	w->resp_psn = ur_psn_add(psn, 1);
 	w->resp_bytes = off + pkt->payload_len;
-	if (ur_psn_ge(psn, rq->una)) {
-		rq->una = ur_psn_add(psn, 1);
-		rq->progress_ns = now;
-		rq->retry_left = qp->attr.retry_cnt;
-	}
+	if (ur_psn_ge(psn, rq->una))
+		advance_una(qp, ur_psn_add(psn, 1), now);
 	if (last) {
 		wqe_done(qp, w);
 		ur_comp_retire_done(qp);
@@ -395,11 +406,8 @@ static void on_atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t n
 		ur_comp_wqe_error(qp, w, UR_WC_LOC_PROT_ERR);
 		return;
 	}
-	if (ur_psn_ge(pkt->psn, qp->req.una)) {
-		qp->req.una = ur_psn_add(pkt->psn, 1);
-		qp->req.progress_ns = now;
-		qp->req.retry_left = qp->attr.retry_cnt;
-	}
+	if (ur_psn_ge(pkt->psn, qp->req.una))
+		advance_una(qp, ur_psn_add(pkt->psn, 1), now);
 	wqe_done(qp, w);
 	ur_comp_retire_done(qp);
 }

@@ -11,6 +11,7 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "sr.h"
 
 void ur_dev_config_default(struct ur_dev_config *cfg)
 {
@@ -26,6 +27,10 @@ void ur_dev_config_default(struct ur_dev_config *cfg)
 	cfg->dcqcn = true;
 	cfg->ecn_np = true;
 	cfg->retx_mode = UR_RETX_GBN;
+	cfg->sr_window = 512;
+	cfg->sr_rto_low_ns = 100000;
+	cfg->sr_rto_high_ns = 1000000;
+	cfg->sr_low_inflight = 3;
 }
 
 int ur_dev_create(const struct ur_dev_config *cfg, const struct ur_host_ops *ops, void *host,
@@ -43,6 +48,8 @@ int ur_dev_create(const struct ur_dev_config *cfg, const struct ur_host_ops *ops
 		return -ENOMEM;
 	dev->cfg = *cfg;
 	dev->cfg.max_mtu = ur_mtu_bytes(ur_mtu_enum(cfg->max_mtu));
+	if (!ur_is_pow2(dev->cfg.sr_window) || dev->cfg.sr_window < 64)
+		dev->cfg.sr_window = 512;
 	if (dev->cfg.max_qp_rd_atom > UR_MAX_RD_ATOMIC)
 		dev->cfg.max_qp_rd_atom = UR_MAX_RD_ATOMIC;
 	dev->ops = ops;
@@ -302,6 +309,12 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 		case UR_TIMER_PACE:
 			qp = ur_container_of(t, struct ur_qp, pace);
 			break;
+		case UR_TIMER_SR_HELLO:
+			qp = ur_container_of(t, struct ur_sr, hello_timer)->qp;
+			break;
+		case UR_TIMER_SR_RTO:
+			qp = ur_container_of(t, struct ur_sr, rto)->qp;
+			break;
 		default:
 			continue;
 		}
@@ -387,6 +400,10 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 	unsigned kind;
 
 	dev->now = now;
+	if (e == UR_PARSE_CONTROL) {
+		ur_sr_ctrl_rx(dev, &pkt, now);
+		return;
+	}
 	if (e) {
 		count_parse_error(dev, e);
 		return;

@@ -88,6 +88,10 @@ struct ur_dev_config {
 	bool dcqcn;                /* react to CNPs */
 	bool ecn_np;               /* send CNPs for CE-marked packets */
 	enum ur_retx_mode retx_mode;
+	uint32_t sr_window;        /* SR: packets accepted ahead of the expected PSN (power of 2) */
+	uint64_t sr_rto_low_ns;    /* SR: retransmission timeout with few packets in flight */
+	uint64_t sr_rto_high_ns;   /* SR: retransmission timeout otherwise */
+	uint32_t sr_low_inflight;  /* SR: "few" means fewer than this */
 	struct ur_dcqcn_params dcqcn_params;
 };
 

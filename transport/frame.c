@@ -192,9 +192,23 @@ enum ur_parse_err ur_frame_parse(struct ur_pkt *pkt, const uint8_t *frame, uint3
 	if (l3_total < l4_off + UR_UDP_HLEN)
 		return UR_PARSE_TRUNCATED;
 	udp = l3 + l4_off;
+	udp_len = ur_get_be16(udp + 4);
+	if (ur_get_be16(udp + 2) == UR_SR_CTRL_PORT) {
+		if (udp_len != l3_total - l4_off || udp_len < UR_UDP_HLEN)
+			return UR_PARSE_TRUNCATED;
+		pkt->frame = frame;
+		pkt->frame_len = len;
+		memcpy(pkt->dmac, frame, 6);
+		memcpy(pkt->smac, frame + 6, 6);
+		pkt->l3 = l3;
+		pkt->l3_len = l3_total;
+		pkt->udp_sport = ur_get_be16(udp);
+		pkt->payload = udp + UR_UDP_HLEN;
+		pkt->payload_len = udp_len - UR_UDP_HLEN;
+		return UR_PARSE_CONTROL;
+	}
 	if (ur_get_be16(udp + 2) != UR_ROCE_UDP_PORT)
 		return UR_PARSE_NOT_ROCE;
-	udp_len = ur_get_be16(udp + 4);
 	if (udp_len != l3_total - l4_off)
 		return UR_PARSE_TRUNCATED;
 	roce_len = udp_len - UR_UDP_HLEN;
@@ -217,9 +231,22 @@ enum ur_parse_err ur_frame_parse(struct ur_pkt *pkt, const uint8_t *frame, uint3
 	if (roce_len < (uint32_t)op->hdr_len + UR_ICRC_SIZE)
 		return UR_PARSE_TRUNCATED;
 	pad = ur_bth_padcnt(pkt->bth);
+	pkt->sr_ext = NULL;
 	pkt->payload = (const uint8_t *)pkt->bth + op->hdr_len;
 	pkt->payload_len = roce_len - op->hdr_len - UR_ICRC_SIZE;
-	if (pad > pkt->payload_len || (!op->payload && pkt->payload_len))
+	if (ur_bth_sr(pkt->bth)) {
+		unsigned ext = ur_sr_ext_len(op->kind);
+
+		if (!ext)
+			return UR_PARSE_BAD_BTH; /* SR bit on a packet kind that has no extension */
+		if (pkt->payload_len < ext)
+			return UR_PARSE_TRUNCATED;
+		pkt->sr_ext = pkt->payload;
+		pkt->payload += ext;
+		pkt->payload_len -= ext;
+	}
+	/* the pad makes the payload a whole number of words (9.2.6) */
+	if (pad > pkt->payload_len || (!op->payload && pkt->payload_len) || pkt->payload_len % 4)
 		return UR_PARSE_BAD_BTH;
 	pkt->payload_len -= pad;
 	pkt->dqpn = ur_bth_dqpn(pkt->bth);
@@ -242,4 +269,56 @@ uint16_t ur_roce_udp_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
 	}
 	/* fold the top 6 bits into the low 14, then into the dynamic range */
 	return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
+}
+
+unsigned ur_sr_ext_len(unsigned kind)
+{
+	switch (kind) {
+	case UR_KIND_SEND:
+	case UR_KIND_WRITE:
+		return sizeof(struct ur_sreth);
+	case UR_KIND_ACK:
+		return sizeof(struct ur_sack);
+	default:
+		return 0;
+	}
+}
+
+/* The Internet checksum over the UDP pseudo header and datagram (RFC 768, RFC 8200 8.1). */
+static uint16_t udp_csum(const uint8_t *l3, bool ipv6, const uint8_t *udp, unsigned len)
+{
+	uint32_t sum = 0;
+
+	if (ipv6) {
+		for (unsigned i = 8; i < 40; i += 2)
+			sum += ur_get_be16(l3 + i);
+	} else {
+		for (unsigned i = 12; i < 20; i += 2)
+			sum += ur_get_be16(l3 + i);
+	}
+	sum += 17 + len;
+	for (unsigned i = 0; i + 1 < len; i += 2)
+		sum += ur_get_be16(udp + i);
+	if (len & 1)
+		sum += (uint32_t)udp[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	return sum ? (uint16_t)sum : 0xffff;
+}
+
+unsigned ur_frame_build_ctrl(const struct ur_frame_tmpl *t, uint8_t *frame, const void *payload,
+			     unsigned len)
+{
+	/* ur_frame_tmpl_emit sizes lengths for a RoCE payload that includes the
+	 * BTH; our datagram has none, so ask for exactly `len` bytes */
+	unsigned hdr = ur_frame_tmpl_emit(t, frame, len, 0, 0);
+	uint8_t *l3 = frame + t->l3_off;
+	uint8_t *udp = frame + hdr - UR_UDP_HLEN;
+
+	ur_put_be16(udp + 2, UR_SR_CTRL_PORT);
+	memcpy(frame + hdr, payload, len);
+	ur_put_be16(udp + 6, 0);
+	ur_put_be16(udp + 6, udp_csum(l3, t->ipv6, udp, UR_UDP_HLEN + len));
+	return hdr + len;
 }

@@ -94,6 +94,7 @@ struct ur_pkt {
 	uint8_t opcode;
 	uint32_t dqpn;
 	uint32_t psn;
+	const uint8_t *sr_ext;  /* SRETH or SACK when the BTH SR bit is set, else NULL */
 	const uint8_t *payload;
 	uint32_t payload_len;   /* without pad */
 };
@@ -106,7 +107,18 @@ enum ur_parse_err {
 	UR_PARSE_BAD_IP,        /* version, header length, checksum, fragment */
 	UR_PARSE_BAD_BTH,       /* TVer, unknown opcode, pad count */
 	UR_PARSE_BAD_ICRC,
+	UR_PARSE_CONTROL,       /* a uroce SR negotiation datagram (UDP 4792): payload set */
 };
+
+/* Bytes of SR extension a packet of this kind carries (0: none allowed). */
+unsigned ur_sr_ext_len(unsigned kind);
+
+/*
+ * Build a UDP datagram to the SR control port on the template's path:
+ * returns the frame length. The UDP checksum is filled in.
+ */
+unsigned ur_frame_build_ctrl(const struct ur_frame_tmpl *t, uint8_t *frame, const void *payload,
+			     unsigned len);
 
 enum ur_parse_err ur_frame_parse(struct ur_pkt *pkt, const uint8_t *frame, uint32_t len);
 

@@ -9,11 +9,10 @@
 #define UR_DEFAULT_PKEY 0xffff
 
 int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_t psn,
-		 uint32_t payload_len)
+		 uint32_t ext_len)
 {
 	struct ur_dev *dev = qp->dev;
 	const struct ur_opcode_info *op = ur_opcode_get(opcode);
-	uint32_t pad = (4 - (payload_len & 3)) & 3;
 	struct ur_bth *bth;
 
 	o->unresolved = !qp->attr.av.resolved;
@@ -26,13 +25,14 @@ int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_
 		return -ENOBUFS;
 	}
 	o->hdr_len = qp->tmpl.len;
+	o->ext_len = ext_len;
 	o->bth = o->buf.data + o->hdr_len;
 	/* Zero every header byte so nothing from an earlier frame in this buffer leaks. */
-	memset(o->bth, 0, op->hdr_len);
+	memset(o->bth, 0, op->hdr_len + ext_len);
 	bth = (struct ur_bth *)o->bth;
 	ur_bth_set_opcode(bth, opcode);
-	ur_bth_set_padcnt(bth, pad);
 	ur_bth_set_pkey(bth, UR_DEFAULT_PKEY);
+	ur_bth_set_sr(bth, ext_len != 0);
 	ur_bth_set_dqpn(bth, qp->attr.dest_qp_num);
 	ur_bth_set_psn(bth, psn);
 	return 0;
@@ -43,10 +43,11 @@ void ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t
 	struct ur_dev *dev = qp->dev;
 	const struct ur_opcode_info *op = ur_opcode_get(o->bth[0]);
 	uint32_t pad = (4 - (payload_len & 3)) & 3;
-	uint8_t *end = o->bth + op->hdr_len + payload_len;
-	uint32_t roce_len = op->hdr_len + payload_len + pad + UR_ICRC_SIZE;
+	uint8_t *end = o->bth + op->hdr_len + o->ext_len + payload_len;
+	uint32_t roce_len = op->hdr_len + o->ext_len + payload_len + pad + UR_ICRC_SIZE;
 	uint32_t frame_len = o->hdr_len + roce_len;
 
+	ur_bth_set_padcnt((struct ur_bth *)o->bth, pad);
 	if (ur_unlikely(o->unresolved)) {
 		ur_count(dev, UR_CTR_tx_no_neighbour);
 		return;

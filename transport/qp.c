@@ -12,6 +12,7 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "sr.h"
 
 static const char *const state_names[UR_QPS_COUNT] = {"RESET", "INIT", "RTR", "RTS",
 						      "SQD",   "SQE",  "ERR"};
@@ -264,6 +265,9 @@ static void reset_state(struct ur_qp *qp)
 	atomic_store_explicit(&qp->rq.cons, 0, memory_order_release);
 	qp->next_tx_ns = 0;
 	qp->error_logged = false;
+	qp->resp.rq_taken = qp->resp.rq_done = 0;
+	if (qp->sr)
+		ur_sr_reset(qp);
 }
 
 static void enter_rtr(struct ur_qp *qp)
@@ -288,6 +292,7 @@ static void enter_rts(struct ur_qp *qp, enum ur_qp_state from, uint64_t now)
 		rq->retry_left = qp->attr.retry_cnt;
 		rq->rnr_left = qp->attr.rnr_retry;
 		rq->progress_ns = now;
+		ur_sr_start(qp, now);
 	}
 	ur_dev_schedule(qp->dev, qp);
 }
@@ -389,6 +394,10 @@ void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 	ur_timer_cancel(&dev->timers, &qp->req.retx);
 	ur_timer_cancel(&dev->timers, &qp->req.rnr);
 	ur_timer_cancel(&dev->timers, &qp->pace);
+	if (qp->sr) {
+		ur_timer_cancel(&dev->timers, &qp->sr->hello_timer);
+		ur_timer_cancel(&dev->timers, &qp->sr->rto);
+	}
 	ur_dev_unschedule(dev, qp);
 	qp->resp.error = false;
 	ur_comp_flush(qp);
@@ -443,6 +452,12 @@ void ur_qp_timer_fired(struct ur_qp *qp, struct ur_timer *t, uint64_t now)
 		break;
 	case UR_TIMER_PACE:
 		ur_dev_schedule(qp->dev, qp);
+		break;
+	case UR_TIMER_SR_HELLO:
+		ur_sr_hello_timer(qp, now);
+		break;
+	case UR_TIMER_SR_RTO:
+		ur_sr_rto_timer(qp, now);
 		break;
 	default:
 		break;
@@ -510,9 +525,14 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 		err = -ENOMEM;
 		goto err_rq;
 	}
+	if (dev->cfg.retx_mode == UR_RETX_SR && qp->type == UR_QPT_RC) {
+		err = ur_sr_create(qp);
+		if (err)
+			goto err_rwqe;
+	}
 	err = ur_dev_add_qp(dev, qp);
 	if (err)
-		goto err_rwqe;
+		goto err_sr;
 
 	init->max_send_wr = ur_wq_size(&qp->sq);
 	init->max_send_sge = qp->sq.max_sge;
@@ -522,6 +542,8 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 	*out = qp;
 	return 0;
 
+err_sr:
+	ur_sr_destroy(qp);
 err_rwqe:
 	free(qp->resp.rwqe);
 err_rq:
@@ -542,6 +564,7 @@ void ur_qp_destroy(struct ur_qp *qp)
 	ur_timer_cancel(&dev->timers, &qp->pace);
 	ur_dev_unschedule(dev, qp);
 	ur_dev_del_qp(dev, qp);
+	ur_sr_destroy(qp);
 	free(qp->resp.res);
 	free(qp->resp.rwqe);
 	ur_wq_fini(&qp->rq);
@@ -584,6 +607,5 @@ void ur_qp_set_dmac(struct ur_qp *qp, const uint8_t dmac[6])
 
 bool ur_qp_selective(const struct ur_qp *qp)
 {
-	(void)qp;
-	return false;
+	return ur_sr_on(qp);
 }

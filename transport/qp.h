@@ -23,7 +23,11 @@ enum ur_qp_timer_kind {
 	UR_TIMER_PACE,  /* rate limiter: next packet may leave */
 	UR_TIMER_ALPHA, /* DCQCN alpha decay */
 	UR_TIMER_RATE,  /* DCQCN rate increase */
+	UR_TIMER_SR_HELLO, /* selective repeat negotiation */
+	UR_TIMER_SR_RTO,   /* selective repeat retransmission timeout */
 };
+
+struct ur_sr;
 
 /* An RDMA READ or atomic the responder owes a response to, or can replay (9.7.5.1.2). */
 struct ur_resp_res {
@@ -60,6 +64,7 @@ struct ur_requester {
 	bool rnr_wait;         /* holding off until the RNR timer fires */
 	bool read_gap;         /* a READ response went missing: retry already issued */
 	uint32_t nak_psn;      /* PSN of the last sequence NAK acted on */
+	uint32_t rseq_next;    /* receive sequence number of the next WQE-consuming message */
 	uint64_t progress_ns;  /* last forward progress: base of the ACK timeout */
 	struct ur_timer retx;
 	struct ur_timer rnr;
@@ -87,6 +92,8 @@ struct ur_responder {
 	uint32_t res_tail;      /* next slot to allocate */
 	bool error;             /* a class C error was NAKed: enter ERR when sent */
 	uint8_t error_status;
+	uint32_t rq_taken;      /* receive WQEs taken from the queue since RESET */
+	uint32_t rq_done;       /* receive WQEs completed since RESET */
 };
 
 struct ur_qp {
@@ -124,6 +131,7 @@ struct ur_qp {
 	_Atomic int db_flag;
 
 	bool error_logged;      /* first error explained once */
+	struct ur_sr *sr;       /* selective repeat, on devices that run it (RC only) */
 };
 
 struct ur_srq {
@@ -177,6 +185,13 @@ bool ur_comp_retire_done(struct ur_qp *qp);
 
 /* responder.c */
 void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+bool ur_resp_take_rwqe(struct ur_qp *qp, struct ur_recv_wqe *dst);
+int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
+		    const uint8_t *src, uint32_t len);
+void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
+			   const char *why);
+void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt);
+void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget);
 bool ur_resp_has_work(const struct ur_qp *qp);
 void ur_resp_flush(struct ur_qp *qp);
@@ -194,10 +209,20 @@ struct ur_pkt_out {
 	struct ur_txbuf buf;
 	uint8_t *bth;     /* where the BTH starts in the frame */
 	uint32_t hdr_len; /* L2-L4 prefix length */
+	uint32_t ext_len; /* SR extension bytes after the IBTA headers */
 	bool unresolved;  /* no destination MAC yet: built into scratch, not sent */
 };
+/* Start a packet; `ext_len` > 0 marks it SR and reserves its extension (zeroed). */
 int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_t psn,
-		 uint32_t payload_len);
+		 uint32_t ext_len);
+static inline uint8_t *ur_pkt_ext(struct ur_pkt_out *o)
+{
+	return o->bth + ur_opcode_get(o->bth[0])->hdr_len;
+}
+static inline uint8_t *ur_pkt_payload(struct ur_pkt_out *o)
+{
+	return ur_pkt_ext(o) + o->ext_len;
+}
 void ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t payload_len);
 void ur_pkt_abort(struct ur_qp *qp, struct ur_pkt_out *o);
 static inline uint8_t *ur_pkt_hdr(struct ur_pkt_out *o, unsigned off)

@@ -9,6 +9,7 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "sr.h"
 
 /* Copy `len` payload bytes of `w` starting at `off` into `dst`; -EACCES on a bad lkey. */
 static int wqe_gather(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t off, uint8_t *dst,
@@ -106,6 +107,13 @@ static bool opcode_allowed(const struct ur_qp *qp, const struct ur_send_wqe *w)
 	}
 }
 
+/* Messages that consume a receive WQE at the responder: numbered by rseq. */
+static bool consumes_rwqe(const struct ur_send_wqe *w)
+{
+	return w->opcode == UR_WR_SEND || w->opcode == UR_WR_SEND_WITH_IMM ||
+	       w->opcode == UR_WR_SEND_WITH_INV || w->opcode == UR_WR_RDMA_WRITE_WITH_IMM;
+}
+
 bool ur_req_has_work(struct ur_qp *qp)
 {
 	struct ur_requester *rq = &qp->req;
@@ -113,12 +121,18 @@ bool ur_req_has_work(struct ur_qp *qp)
 
 	if (st != UR_QPS_RTS && st != UR_QPS_SQD)
 		return false;
+	if (ur_sr_retx_pending(qp) && !rq->rnr_wait)
+		return true;
 	if (rq->rnr_wait || rq->wqe == sq_prod(qp))
 		return false;
 	if (st == UR_QPS_SQD && sq_wqe(qp, rq->wqe)->state == UR_WQE_POSTED)
 		return false; /* draining: finish what started, start nothing new */
 	if (qp->type == UR_QPT_RC &&
 	    ur_psn_diff(rq->psn, rq->una) >= (int32_t)qp->dev->cfg.max_inflight)
+		return false;
+	/* selective repeat: never beyond what either side's PSN maps cover */
+	if (qp->sr && ur_psn_diff(rq->psn, rq->una) >= (int32_t)UR_MIN(qp->sr->mask + 1,
+									  qp->sr->peer_window ? qp->sr->peer_window : UINT32_MAX))
 		return false;
 	return true;
 }
@@ -165,34 +179,48 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 	w->resp_psn = rq->psn;
 	w->resp_bytes = 0;
 	w->retried = 0;
+	/* the whole message is SR or not: the switch happens between messages */
+	w->sr = ur_sr_on(qp);
+	w->rseq = rq->rseq_next;
+	if (consumes_rwqe(w))
+		rq->rseq_next++;
 	rq->off = 0;
 	return 0;
 }
 
-/* Build and hand over the next packet of `w`. */
-static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
+/*
+ * Build and hand over the packet of `w` with PSN `psn` at byte `off` of the
+ * message; `*consumed` returns how many PSNs it takes (a READ request takes
+ * one per response) and `*last` whether it ends the message. Used for new
+ * packets, go-back-N resends and selective retransmissions alike.
+ */
+static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, uint32_t off,
+			bool resend, uint32_t *consumed, bool *last_out)
 {
 	struct ur_dev *dev = qp->dev;
 	struct ur_requester *rq = &qp->req;
-	uint32_t psn = rq->psn, len = 0, consumed = 1;
-	bool first = rq->off == 0, last = true;
+	uint32_t len = 0, ext = 0;
+	bool first = off == 0, last = true;
 	const struct ur_opcode_info *op;
 	struct ur_pkt_out o;
 	uint8_t opcode;
 	struct ur_bth *bth;
 	int err;
 
+	*consumed = 1;
 	if (w->opcode == UR_WR_RDMA_READ) {
 		/* a retried READ asks only for what is still missing (9.7.4.1.4) */
-		consumed = ur_psn_diff(ur_psn_add(w->first_psn, w->npkts), psn);
+		*consumed = ur_psn_diff(ur_psn_add(w->first_psn, w->npkts), psn);
 		first = true;
 	} else if (!wqe_is_rd_atomic(w)) {
-		len = UR_MIN(qp->mtu, w->length - rq->off);
-		last = rq->off + len == w->length;
+		len = UR_MIN(qp->mtu, w->length - off);
+		last = off + len == w->length;
+		if (w->sr)
+			ext = sizeof(struct ur_sreth);
 	}
 	opcode = opcode_for(qp, w, first, last);
 	op = ur_opcode_get(opcode);
-	err = ur_pkt_begin(qp, &o, opcode, psn, len);
+	err = ur_pkt_begin(qp, &o, opcode, psn, ext);
 	if (err)
 		return err;
 	bth = (struct ur_bth *)o.bth;
@@ -200,9 +228,9 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 	if (op->hdrs & UR_HDR_RETH) {
 		struct ur_reth *reth = (struct ur_reth *)ur_pkt_hdr(&o, op->off_reth);
 
-		ur_reth_set_va(reth, w->remote_addr + rq->off);
+		ur_reth_set_va(reth, w->remote_addr + off);
 		ur_reth_set_rkey(reth, w->rkey);
-		ur_reth_set_dmalen(reth, w->length - rq->off);
+		ur_reth_set_dmalen(reth, w->length - off);
 	}
 	if (op->hdrs & UR_HDR_ATMETH) {
 		struct ur_atmeth *a = (struct ur_atmeth *)ur_pkt_hdr(&o, op->off_atmeth);
@@ -218,7 +246,18 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 		ur_immdt_set_raw((struct ur_immdt *)ur_pkt_hdr(&o, op->off_immdt), w->imm);
 	if (op->hdrs & UR_HDR_IETH)
 		ur_ieth_set_rkey((struct ur_ieth *)ur_pkt_hdr(&o, op->off_ieth), w->imm);
-	if (len && wqe_gather(qp, w, rq->off, ur_pkt_hdr(&o, op->hdr_len), len)) {
+	if (ext) {
+		/* selective repeat: enough for the responder to place it on arrival */
+		struct ur_sreth *e = (struct ur_sreth *)ur_pkt_ext(&o);
+
+		ur_sreth_set_rseq(e, consumes_rwqe(w) ? w->rseq : 0);
+		ur_sreth_set_offset(e, off);
+		if (op->kind == UR_KIND_WRITE) {
+			ur_sreth_set_va(e, w->remote_addr);
+			ur_sreth_set_rkey(e, w->rkey);
+		}
+	}
+	if (len && wqe_gather(qp, w, off, ur_pkt_payload(&o), len)) {
 		ur_pkt_abort(qp, &o);
 		ur_qp_log_error(qp, "local protection error: lkey of WQE wr_id %#llx",
 				(unsigned long long)w->wr_id);
@@ -226,12 +265,11 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 		return -EACCES;
 	}
 
-	if (last && (w->opcode == UR_WR_SEND || w->opcode == UR_WR_SEND_WITH_IMM ||
-		     w->opcode == UR_WR_SEND_WITH_INV || w->opcode == UR_WR_RDMA_WRITE_WITH_IMM))
+	if (last && consumes_rwqe(w))
 		ur_bth_set_se(bth, w->flags & UR_SEND_SOLICITED);
 	if (qp->type == UR_QPT_RC) {
-		bool ackreq = last || ++rq->noack_pkts >= dev->cfg.ack_req_every ||
-			      (uint32_t)ur_psn_diff(ur_psn_add(psn, consumed), rq->una) >=
+		bool ackreq = last || resend || ++rq->noack_pkts >= dev->cfg.ack_req_every ||
+			      (uint32_t)ur_psn_diff(ur_psn_add(psn, *consumed), rq->una) >=
 				      dev->cfg.max_inflight;
 		if (ackreq) {
 			ur_bth_set_ackreq(bth, true);
@@ -239,16 +277,29 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 		}
 	}
 	ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn, len);
-
-	/* bookkeeping once the packet is gone */
 	if (ur_psn_lt(psn, rq->max_psn))
 		ur_count(dev, UR_CTR_retransmitted_packets);
+	*last_out = last;
+	return 0;
+}
+
+/* Send the next packet of the WQE in transmission, and move the requester on. */
+static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+	uint32_t psn = rq->psn, consumed;
+	bool last;
+	int err;
+
+	err = build_packet(qp, w, psn, rq->off, false, &consumed, &last);
+	if (err)
+		return err;
 	if (qp->type == UR_QPT_RC && rq->psn == rq->una)
 		rq->progress_ns = now; /* the ACK timeout runs from the first unacknowledged packet */
 	rq->psn = ur_psn_add(psn, consumed);
 	if (ur_psn_gt(rq->psn, rq->max_psn))
 		rq->max_psn = rq->psn;
-	rq->off += len;
+	rq->off += wqe_is_rd_atomic(w) ? 0 : UR_MIN(qp->mtu, w->length - rq->off);
 	if (last) {
 		w->state = UR_WQE_SENT;
 		rq->wqe++;
@@ -256,15 +307,72 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 		if (qp->type != UR_QPT_RC)
 			complete_unreliable(qp, w);
 	}
-	if (qp->type == UR_QPT_RC)
+	if (qp->type == UR_QPT_RC) {
 		arm_retx(qp);
+		if (qp->sr)
+			ur_sr_sent(qp, psn, false, now);
+	}
 	return 0;
+}
+
+/* The started WQE whose PSNs include `psn`, or NULL. */
+static struct ur_send_wqe *wqe_of_psn(struct ur_qp *qp, uint32_t psn)
+{
+	uint32_t prod = sq_prod(qp);
+
+	for (uint32_t idx = qp->req.comp; idx != prod; idx++) {
+		struct ur_send_wqe *w = sq_wqe(qp, idx);
+
+		if (w->state == UR_WQE_POSTED)
+			return NULL;
+		if (w->state != UR_WQE_DONE && ur_psn_lt(psn, ur_psn_add(w->first_psn, w->npkts)))
+			return ur_psn_ge(psn, w->first_psn) ? w : NULL;
+	}
+	return NULL;
+}
+
+/* Selective repeat: resend one queued PSN (only SEND/WRITE packets are queued). */
+static int send_retransmission(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_send_wqe *w;
+	uint32_t psn, consumed;
+	bool last;
+	int err;
+
+	if (!ur_sr_next_retx(qp, &psn))
+		return 0;
+	w = wqe_of_psn(qp, psn);
+	if (!w)
+		return 0;
+	if (wqe_is_rd_atomic(w)) {
+		/* READs and atomics are not resent selectively: ask again from there */
+		ur_req_rewind(qp, psn);
+		return 0;
+	}
+	err = build_packet(qp, w, psn, (uint32_t)ur_psn_diff(psn, w->first_psn) * qp->mtu, true,
+			   &consumed, &last);
+	if (!err)
+		ur_sr_sent(qp, psn, true, now);
+	return err;
 }
 
 int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 {
 	struct ur_requester *rq = &qp->req;
 
+	while (*budget && ur_sr_retx_pending(qp) && !rq->rnr_wait &&
+	       (qp_state(qp) == UR_QPS_RTS || qp_state(qp) == UR_QPS_SQD)) {
+		int err;
+
+		if (qp->next_tx_ns > now) {
+			ur_timer_arm(&qp->dev->timers, &qp->pace, qp->next_tx_ns);
+			return 0;
+		}
+		err = send_retransmission(qp, now);
+		if (err == -ENOBUFS)
+			return err;
+		(*budget)--;
+	}
 	while (*budget) {
 		struct ur_send_wqe *w;
 		int err;
@@ -325,13 +433,16 @@ void ur_req_rewind(struct ur_qp *qp, uint32_t psn)
 	}
 	w->state = UR_WQE_ACTIVE;
 	w->retried = 1;
+	rq->rseq_next = w->rseq + (consumes_rwqe(w) ? 1 : 0);
+	/* everything from here on goes again in full: no SACK state survives */
+	ur_sr_forget(qp, ur_psn_diff(psn, w->first_psn) >= 0 ? psn : w->first_psn, rq->psn);
 	rq->wqe = idx;
 	rq->psn = ur_psn_diff(psn, w->first_psn) >= 0 ? psn : w->first_psn;
 	rq->off = (uint32_t)ur_psn_diff(rq->psn, w->first_psn) * qp->mtu;
 	/* A READ/atomic asked again may sit before PSNs the responder already
 	 * acknowledged: nothing from here on counts as acknowledged any more. */
 	if (ur_psn_lt(rq->psn, rq->una))
-		rq->una = rq->psn;
+		rq->una = rq->psn; /* (the SR state of [psn, old una) was forgotten above) */
 	if (wqe_is_rd_atomic(w)) {
 		rq->off = w->opcode == UR_WR_RDMA_READ ? rq->off : 0;
 		w->resp_psn = rq->psn;
@@ -370,7 +481,10 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 	}
 	rq->retry_left--;
 	rq->progress_ns = now;
-	ur_req_rewind(qp, rq->una);
+	if (ur_sr_on(qp))
+		ur_sr_retry(qp); /* a retry need not resend what the responder has */
+	else
+		ur_req_rewind(qp, rq->una);
 	ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);
 }
 

@@ -9,13 +9,14 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "sr.h"
 
 static const uint8_t *pkt_hdr(const struct ur_pkt *pkt, unsigned off)
 {
 	return (const uint8_t *)pkt->bth + off;
 }
 
-static void schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
+void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	struct ur_responder *rs = &qp->resp;
 
@@ -29,8 +30,8 @@ static void schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
  * A class C error (9.9.3.1.3): NAK the request, then enter the error state
  * once the NAK has left.
  */
-static void class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
-			  const char *why)
+void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
+			   const char *why)
 {
 	struct ur_responder *rs = &qp->resp;
 
@@ -41,13 +42,12 @@ static void class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t na
 		return;
 	}
 	rs->error = true;
-	schedule_ack(qp, UR_AETH_NAK | nak, pkt->psn);
+	ur_resp_schedule_ack(qp, UR_AETH_NAK | nak, pkt->psn);
 }
 
-/* Take the next receive WQE from the SRQ or the RQ into the QP's private copy. */
-static bool take_rwqe(struct ur_qp *qp)
+/* Take the next receive WQE from the SRQ or the RQ, copied into `dst`. */
+bool ur_resp_take_rwqe(struct ur_qp *qp, struct ur_recv_wqe *dst)
 {
-	struct ur_responder *rs = &qp->resp;
 	struct ur_wq *wq = qp->srq ? &qp->srq->wq : &qp->rq;
 	uint32_t cons = atomic_load_explicit(&wq->cons, memory_order_relaxed);
 	uint32_t prod = atomic_load_explicit(&wq->prod, memory_order_acquire);
@@ -56,11 +56,13 @@ static bool take_rwqe(struct ur_qp *qp)
 	if (cons == prod)
 		return false;
 	slot = ur_wq_slot(wq, cons);
-	memcpy(rs->rwqe, slot, sizeof(*slot) + slot->num_sge * sizeof(struct ur_sge));
+	/* never more SGEs than this QP's copies hold: a poster may lie in its slot */
+	memcpy(dst, slot, sizeof(*slot) + UR_MIN(slot->num_sge, qp->max_recv_sge) *
+						   sizeof(struct ur_sge));
+	dst->num_sge = UR_MIN(slot->num_sge, qp->max_recv_sge);
 	/* Release: the slot is copied, the poster may reuse it. */
 	atomic_store_explicit(&wq->cons, cons + 1, memory_order_release);
-	rs->have_rwqe = true;
-	rs->msg_off = 0;
+	qp->resp.rq_taken++;
 	if (qp->srq && qp->srq->limit && prod - (cons + 1) < qp->srq->limit) {
 		struct ur_srq *srq = qp->srq;
 
@@ -72,6 +74,18 @@ static bool take_rwqe(struct ur_qp *qp)
 	return true;
 }
 
+/* The go-back-N path keeps the open message's receive WQE in rs->rwqe. */
+static bool take_rwqe(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	if (!ur_resp_take_rwqe(qp, rs->rwqe))
+		return false;
+	rs->have_rwqe = true;
+	rs->msg_off = 0;
+	return true;
+}
+
 static bool rwqe_available(struct ur_qp *qp)
 {
 	struct ur_wq *wq = qp->srq ? &qp->srq->wq : &qp->rq;
@@ -80,13 +94,10 @@ static bool rwqe_available(struct ur_qp *qp)
 	       atomic_load_explicit(&wq->prod, memory_order_acquire);
 }
 
-/* Place payload into the receive WQE's buffers at the message offset. */
-static int rwqe_scatter(struct ur_qp *qp, const uint8_t *src, uint32_t len)
+/* Place payload into a receive WQE's buffers at `off` (needs LOCAL_WRITE). */
+int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
+		    const uint8_t *src, uint32_t len)
 {
-	struct ur_responder *rs = &qp->resp;
-	const struct ur_recv_wqe *r = rs->rwqe;
-	uint32_t off = rs->msg_off;
-
 	for (unsigned i = 0; i < r->num_sge && len; i++) {
 		const struct ur_sge *s = &r->sge[i];
 		struct ur_mr *mr;
@@ -106,6 +117,11 @@ static int rwqe_scatter(struct ur_qp *qp, const uint8_t *src, uint32_t len)
 		off = 0;
 	}
 	return len ? -1 : 0;
+}
+
+static int rwqe_scatter(struct ur_qp *qp, const uint8_t *src, uint32_t len)
+{
+	return ur_resp_scatter(qp, qp->resp.rwqe, qp->resp.msg_off, src, len);
 }
 
 static void complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t opcode,
@@ -135,18 +151,19 @@ static void complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t op
 		ur_count(qp->dev, status == UR_WC_WR_FLUSH_ERR ? UR_CTR_resp_cqe_flush_error
 							       : UR_CTR_resp_cqe_error);
 	rs->have_rwqe = false;
+	rs->rq_done++;
 	ur_qp_post_cqe(qp, qp->rcq, &cqe);
 }
 
 /* RNR NAK (9.7.5.2.8): no receive WQE; the requester retries after the timer. */
-static void rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
+void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
 {
 	ur_count(qp->dev, UR_CTR_out_of_buffer);
 	if (qp->type != UR_QPT_RC) {
 		ur_count(qp->dev, UR_CTR_rx_drop_no_buffer);
 		return;
 	}
-	schedule_ack(qp, UR_AETH_RNR_NAK | (qp->attr.min_rnr_timer & UR_AETH_VALUE_MASK),
+	ur_resp_schedule_ack(qp, UR_AETH_RNR_NAK | (qp->attr.min_rnr_timer & UR_AETH_VALUE_MASK),
 		     pkt->psn);
 }
 
@@ -160,7 +177,7 @@ static void request_done(struct ur_qp *qp, const struct ur_pkt *pkt, bool msg_en
 		rs->in_msg = 0;
 	}
 	if (qp->type == UR_QPT_RC && ur_bth_ackreq(pkt->bth))
-		schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, pkt->psn);
+		ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, pkt->psn);
 }
 
 static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
@@ -170,23 +187,23 @@ static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
 
 	if (pos & UR_POS_FIRST) {
 		if (!take_rwqe(qp)) {
-			rnr_nak(qp, pkt);
+			ur_resp_rnr_nak(qp, pkt);
 			return;
 		}
 	}
 	if (!(pos & UR_POS_LAST) ? pkt->payload_len != qp->mtu : pkt->payload_len > qp->mtu) {
-		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND payload does not match the MTU");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND payload does not match the MTU");
 		return;
 	}
 	if (rs->msg_off + pkt->payload_len > rs->rwqe->length) {
 		ur_count(qp->dev, UR_CTR_resp_local_length_error);
 		complete_recv(qp, UR_WC_LOC_LEN_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
 		return;
 	}
 	if (rwqe_scatter(qp, pkt->payload, pkt->payload_len)) {
 		complete_recv(qp, UR_WC_LOC_PROT_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
 		return;
 	}
 	rs->msg_off += pkt->payload_len;
@@ -221,7 +238,7 @@ static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
 
 	/* WRITE with immediate consumes a receive WQE when its last packet lands. */
 	if ((pos & UR_POS_LAST) && imm && !rwqe_available(qp)) {
-		rnr_nak(qp, pkt);
+		ur_resp_rnr_nak(qp, pkt);
 		return;
 	}
 	if (pos & UR_POS_FIRST) {
@@ -232,14 +249,14 @@ static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
 		rs->wr_len = rs->wr_left = ur_reth_dmalen(reth);
 		if (!remote_access_ok(qp, UR_ACCESS_REMOTE_WRITE)) {
 			ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-			class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote write");
+			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote write");
 			return;
 		}
 	}
 	/* 9.7.5.1.5: middles carry exactly one MTU; the last carries what the RETH still owes */
 	if (!(pos & UR_POS_LAST) ? pkt->payload_len != qp->mtu || pkt->payload_len >= rs->wr_left
 				 : pkt->payload_len != rs->wr_left || pkt->payload_len > qp->mtu) {
-		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "WRITE payload does not match its length");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "WRITE payload does not match its length");
 		return;
 	}
 	/* The key is checked on every packet: deregistration takes effect at once. */
@@ -249,7 +266,7 @@ static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
 					       UR_ACCESS_REMOTE_WRITE, &mr);
 		if (e) {
 			ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-			class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for WRITE");
+			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for WRITE");
 			return;
 		}
 		memcpy(ur_mr_ptr(mr, rs->wr_va), pkt->payload, pkt->payload_len);
@@ -297,21 +314,21 @@ static void do_read(struct ur_qp *qp, const struct ur_pkt *pkt)
 
 	if (!remote_access_ok(qp, UR_ACCESS_REMOTE_READ)) {
 		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote read");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote read");
 		return;
 	}
 	if (len && ur_mr_check(&qp->dev->mrs, rkey, qp->pd, va, len, UR_ACCESS_REMOTE_READ, &mr)) {
 		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for READ");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for READ");
 		return;
 	}
 	if (len > (1u << 31)) {
-		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "READ longer than 2^31");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "READ longer than 2^31");
 		return;
 	}
 	res = alloc_res(qp);
 	if (!res) {
-		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "more READs/atomics than max_dest_rd_atomic");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "more READs/atomics than max_dest_rd_atomic");
 		return;
 	}
 	res->kind = UR_KIND_READ_REQ;
@@ -339,22 +356,22 @@ static void do_atomic(struct ur_qp *qp, const struct ur_pkt *pkt)
 
 	if (!remote_access_ok(qp, UR_ACCESS_REMOTE_ATOMIC)) {
 		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote atomics");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote atomics");
 		return;
 	}
 	if (va & 7) {
-		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "atomic address not 8-byte aligned");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "atomic address not 8-byte aligned");
 		return;
 	}
 	if (ur_mr_check(&qp->dev->mrs, ur_atmeth_rkey(a), qp->pd, va, 8, UR_ACCESS_REMOTE_ATOMIC,
 			&mr)) {
 		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for atomic");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for atomic");
 		return;
 	}
 	res = alloc_res(qp);
 	if (!res) {
-		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "more READs/atomics than max_dest_rd_atomic");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "more READs/atomics than max_dest_rd_atomic");
 		return;
 	}
 	/* Atomic with respect to other uroce QPs and to the local CPU (10.7.3.3). */
@@ -443,7 +460,7 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 		return;
 	default:
 		/* SEND/WRITE: acknowledge again with the last PSN executed */
-		schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, ur_psn_add(rs->epsn, UR_PSN_MASK));
+		ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, ur_psn_add(rs->epsn, UR_PSN_MASK));
 		return;
 	}
 }
@@ -463,15 +480,22 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	struct ur_responder *rs = &qp->resp;
 	int32_t d = ur_psn_diff(pkt->psn, rs->epsn);
 
-	(void)now;
 	if (rs->error)
 		return; /* waiting for the NAK to leave before entering ERR */
+	if (pkt->sr_ext) {
+		/* selective repeat only from a peer that agreed to it */
+		if (ur_sr_on(qp))
+			ur_sr_resp_rx(qp, pkt, now);
+		else
+			ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
+		return;
+	}
 	if (d > 0) {
 		/* ahead of the expected PSN: a packet was lost (C9-112) */
 		ur_count(qp->dev, UR_CTR_out_of_sequence);
 		if (!rs->nak_sent) {
 			rs->nak_sent = true;
-			schedule_ack(qp, UR_AETH_NAK | UR_NAK_PSN_SEQ_ERR, rs->epsn);
+			ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_PSN_SEQ_ERR, rs->epsn);
 		} else {
 			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
 		}
@@ -484,7 +508,7 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	rs->nak_sent = false;
 	if (!opcode_in_sequence(qp, pkt)) {
 		ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
-		class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "opcode out of sequence");
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "opcode out of sequence");
 		return;
 	}
 	switch (pkt->op->kind) {
@@ -504,13 +528,17 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
 		break;
 	}
+	/* packets that came early (selective repeat) may now be in order */
+	if (qp->sr && qp->sr->nearly)
+		ur_sr_advance(qp);
 }
 
 bool ur_resp_has_work(const struct ur_qp *qp)
 {
 	const struct ur_responder *rs = &qp->resp;
 
-	return rs->ack.pending || (rs->nres && rs->res[rs->res_head % rs->nres].pending);
+	return rs->ack.pending || (rs->nres && rs->res[rs->res_head % rs->nres].pending) ||
+	       (qp->sr && (qp->sr->sack_due || ur_sr_ctrl_pending(qp)));
 }
 
 static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
@@ -539,10 +567,10 @@ static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
 		ur_count(dev, UR_CTR_resp_remote_access_errors);
 		res->pending = false;
 		rs->error = true;
-		schedule_ack(qp, UR_AETH_NAK | UR_NAK_REM_ACCESS_ERR, psn);
+		ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_REM_ACCESS_ERR, psn);
 		return 0;
 	}
-	err = ur_pkt_begin(qp, &o, opcode, psn, len);
+	err = ur_pkt_begin(qp, &o, opcode, psn, 0);
 	if (err)
 		return err;
 	if (last)
@@ -554,7 +582,7 @@ static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
 		ur_aeth_set_msn(aeth, rs->msn);
 	}
 	if (len)
-		memcpy(ur_pkt_hdr(&o, op->hdr_len), ur_mr_ptr(mr, res->va + off), len);
+		memcpy(ur_pkt_payload(&o), ur_mr_ptr(mr, res->va + off), len);
 	ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn, len);
 	res->cur_psn = ur_psn_add(psn, 1);
 	if (last)
@@ -584,17 +612,26 @@ static int emit_ack(struct ur_qp *qp)
 {
 	struct ur_responder *rs = &qp->resp;
 	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_RC_ACKNOWLEDGE);
+	bool is_ack = !rs->ack.pending || (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK;
+	/* to a selective-repeat peer, every ACK is a SACK: cumulative PSN plus bitmap */
+	bool sack = is_ack && ur_sr_on(qp);
+	uint8_t syndrome = rs->ack.pending ? rs->ack.syndrome : UR_AETH_ACK | UR_AETH_CREDIT_INVALID;
+	uint32_t psn = sack ? ur_psn_add(rs->epsn, UR_PSN_MASK) : rs->ack.psn;
 	struct ur_pkt_out o;
 	int err;
 
-	err = ur_pkt_begin(qp, &o, UR_OP_RC_ACKNOWLEDGE, rs->ack.psn, 0);
+	err = ur_pkt_begin(qp, &o, UR_OP_RC_ACKNOWLEDGE, psn, sack ? sizeof(struct ur_sack) : 0);
 	if (err)
 		return err;
-	ur_aeth_set_syndrome((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), rs->ack.syndrome);
+	ur_aeth_set_syndrome((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), syndrome);
 	ur_aeth_set_msn((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), rs->msn);
+	if (sack) {
+		ur_sr_fill_sack(qp, (struct ur_sack *)ur_pkt_ext(&o));
+		ur_count(qp->dev, UR_CTR_sr_sacks_sent);
+		qp->sr->sack_due = false;
+	}
 	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);
-	ur_count(qp->dev, (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK ? UR_CTR_tx_acks
-										 : UR_CTR_tx_naks);
+	ur_count(qp->dev, is_ack ? UR_CTR_tx_acks : UR_CTR_tx_naks);
 	rs->ack.pending = false;
 	if (rs->error)
 		ur_qp_to_error(qp, true);
@@ -607,6 +644,11 @@ int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 	struct ur_responder *rs = &qp->resp;
 	int err;
 
+	if (ur_sr_ctrl_pending(qp)) {
+		err = ur_sr_emit_ctrl(qp, budget);
+		if (err)
+			return err;
+	}
 	while (*budget) {
 		struct ur_resp_res *res = rs->nres ? &rs->res[rs->res_head % rs->nres] : NULL;
 
@@ -624,7 +666,7 @@ int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 				return err;
 			if (!res->pending && rs->res_head != rs->res_tail)
 				rs->res_head++;
-		} else if (rs->ack.pending) {
+		} else if (rs->ack.pending || (qp->sr && qp->sr->sack_due)) {
 			err = emit_ack(qp);
 			if (err)
 				return err;

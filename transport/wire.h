@@ -319,6 +319,104 @@ static inline void ur_deth_set_sqpn(struct ur_deth *h, uint32_t v)
 	ur_put_be24(h->sqpn, v);
 }
 
+/*
+ * uroce selective repeat (docs/selective-repeat.md): between two agreeing
+ * uroce endpoints, a reserved BTH bit marks packets that carry one extension
+ * header after every IBTA header, right before the payload.
+ */
+#define UR_BTH_SR 0x40 /* in BTH byte 8, the top reserved bit after AckReq */
+
+static inline bool ur_bth_sr(const struct ur_bth *h)
+{
+	return h->ack & UR_BTH_SR;
+}
+static inline void ur_bth_set_sr(struct ur_bth *h, bool v)
+{
+	h->ack = (h->ack & ~UR_BTH_SR) | (v ? UR_BTH_SR : 0);
+}
+
+/* SR extension of SEND and RDMA WRITE packets: enough to place any packet on arrival. */
+struct ur_sreth {
+	uint8_t rseq[4];   /* receive sequence number of a WQE-consuming message */
+	uint8_t offset[4]; /* byte offset of this payload in its message */
+	uint8_t va[8];     /* WRITE: the message's remote address */
+	uint8_t rkey[4];   /* WRITE: the message's R_Key */
+};
+static_assert(sizeof(struct ur_sreth) == 20, "SRETH is 20 bytes");
+
+static inline uint32_t ur_sreth_rseq(const struct ur_sreth *h)
+{
+	return ur_get_be32(h->rseq);
+}
+static inline void ur_sreth_set_rseq(struct ur_sreth *h, uint32_t v)
+{
+	ur_put_be32(h->rseq, v);
+}
+static inline uint32_t ur_sreth_offset(const struct ur_sreth *h)
+{
+	return ur_get_be32(h->offset);
+}
+static inline void ur_sreth_set_offset(struct ur_sreth *h, uint32_t v)
+{
+	ur_put_be32(h->offset, v);
+}
+static inline uint64_t ur_sreth_va(const struct ur_sreth *h)
+{
+	return ur_get_be64(h->va);
+}
+static inline void ur_sreth_set_va(struct ur_sreth *h, uint64_t v)
+{
+	ur_put_be64(h->va, v);
+}
+static inline uint32_t ur_sreth_rkey(const struct ur_sreth *h)
+{
+	return ur_get_be32(h->rkey);
+}
+static inline void ur_sreth_set_rkey(struct ur_sreth *h, uint32_t v)
+{
+	ur_put_be32(h->rkey, v);
+}
+
+/* SR selective acknowledgement, after the AETH of an ACK. */
+#define UR_SACK_BITS 256
+struct ur_sack {
+	uint8_t base[4];                  /* first PSN not received */
+	uint8_t bitmap[UR_SACK_BITS / 8]; /* bit i: PSN base + 1 + i received */
+};
+static_assert(sizeof(struct ur_sack) == 36, "SACK is 36 bytes");
+
+static inline uint32_t ur_sack_base(const struct ur_sack *h)
+{
+	return ur_get_be32(h->base) & 0xffffff;
+}
+static inline void ur_sack_set_base(struct ur_sack *h, uint32_t v)
+{
+	ur_put_be32(h->base, v & 0xffffff);
+}
+static inline bool ur_sack_bit(const struct ur_sack *h, unsigned i)
+{
+	return h->bitmap[i / 8] & (0x80 >> (i % 8));
+}
+static inline void ur_sack_set_bit(struct ur_sack *h, unsigned i)
+{
+	h->bitmap[i / 8] |= (uint8_t)(0x80 >> (i % 8));
+}
+
+/* SR negotiation messages, UDP to port 4792 (not RoCE's 4791). */
+#define UR_SR_CTRL_PORT 4792
+#define UR_SR_MAGIC 0x55525352u /* "URSR" */
+#define UR_SR_HELLO 1
+#define UR_SR_AGREE 2
+struct ur_sr_ctrl {
+	uint8_t magic[4];
+	uint8_t version;
+	uint8_t type;
+	uint8_t window[2];
+	uint8_t dqpn[4];
+	uint8_t sqpn[4];
+};
+static_assert(sizeof(struct ur_sr_ctrl) == 16, "SR control message is 16 bytes");
+
 #define UR_ICRC_SIZE 4
 #define UR_CNP_PAYLOAD 16 /* RoCEv2 CNP: 16 reserved bytes after the BTH (Annex A17.9.2) */
 

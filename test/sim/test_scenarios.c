@@ -20,8 +20,9 @@ static const enum ur_wr_opcode all_ops[] = {
 	UR_WR_ATOMIC_CMP_AND_SWP,
 };
 
-static void run_flow(enum ur_wr_opcode op, uint32_t size, uint64_t messages, double loss,
-		     uint64_t seed, unsigned mtu_enum, struct sim_flow_stats *out)
+static void run_flow_cfg(enum ur_retx_mode mode, enum ur_wr_opcode op, uint32_t size,
+			 uint64_t messages, double loss, uint64_t seed, unsigned mtu_enum,
+			 struct sim_flow_stats *out)
 {
 	struct sim *s = sim_create(seed);
 	struct ur_dev_config cfg;
@@ -32,6 +33,9 @@ static void run_flow(enum ur_wr_opcode op, uint32_t size, uint64_t messages, dou
 	struct sim_flow *flow;
 
 	ur_dev_config_default(&cfg);
+	cfg.retx_mode = mode;
+	cfg.sr_rto_high_ns = 12000;
+	cfg.sr_rto_low_ns = 8000;
 	fx_default_link(&data);
 	fx_default_link(&back);
 	data.impair.loss = loss;
@@ -58,6 +62,18 @@ static void run_flow(enum ur_wr_opcode op, uint32_t size, uint64_t messages, dou
 		      (unsigned long long)out->completed, (unsigned long long)messages);
 	sim_workload_destroy(w);
 	sim_destroy(s);
+}
+
+static void run_flow(enum ur_wr_opcode op, uint32_t size, uint64_t messages, double loss,
+		     uint64_t seed, unsigned mtu_enum, struct sim_flow_stats *out)
+{
+	run_flow_cfg(UR_RETX_GBN, op, size, messages, loss, seed, mtu_enum, out);
+}
+
+static void run_flow_mode(enum ur_retx_mode mode, enum ur_wr_opcode op, uint32_t size,
+			  uint64_t messages, double loss, uint64_t seed, struct sim_flow_stats *out)
+{
+	run_flow_cfg(mode, op, size, messages, loss, seed, 5, out);
 }
 
 START_TEST(test_every_opcode_lossless)
@@ -107,7 +123,7 @@ static double gbn_fraction(double loss, double *window)
 	struct sim_workload *w;
 	struct sim_node *a, *b;
 	const struct sim_flow_stats *st;
-	uint64_t wire = sim_message_wire_bytes(1 << 20, 4096, UR_KIND_WRITE, false);
+	uint64_t wire = sim_message_wire_bytes(1 << 20, 4096, UR_KIND_WRITE, false, false);
 	double lossless, goodput, frac;
 
 	ur_dev_config_default(&cfg);
@@ -149,6 +165,147 @@ START_TEST(test_gbn_matches_model)
 		ck_assert_msg(fabs(frac - model) <= 0.03, "p=%g: goodput fraction %.3f, model %.3f",
 			      ps[i], frac, model);
 	}
+}
+END_TEST
+
+/* ---- selective repeat ---- */
+
+struct model_run {
+	double fraction;
+	uint64_t retx, dropped, reordered, sr_agreed, unsupported;
+	uint64_t completed, errors, verify_failures;
+};
+
+/* 400 Gb/s, 10 us RTT, 4096 MTU, 1 MiB WRITEs; `a_mode`/`b_mode` per host. */
+static void model_run(enum ur_retx_mode a_mode, enum ur_retx_mode b_mode,
+		      const struct sim_impair *im, bool verify, struct model_run *r)
+{
+	struct sim *s = sim_create(11);
+	struct ur_dev_config ca, cb;
+	struct sim_link_cfg data = {0}, clean = {0};
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	const struct sim_flow_stats *st;
+	bool sr = a_mode == UR_RETX_SR && b_mode == UR_RETX_SR;
+	uint64_t wire = sim_message_wire_bytes(1 << 20, 4096, UR_KIND_WRITE, false, sr);
+
+	ur_dev_config_default(&ca);
+	ca.max_inflight = 1024;
+	ca.sr_rto_high_ns = 30000; /* 3 RTT */
+	ca.sr_rto_low_ns = 20000;
+	cb = ca;
+	ca.retx_mode = a_mode;
+	cb.retx_mode = b_mode;
+	data.rate_bps = clean.rate_bps = 400000000000ull;
+	data.prop_ps = clean.prop_ps = 10 * SIM_PS_PER_US / 4;
+	data.impair = *im;
+	a = sim_add_node(s, &ca, &data, &clean, NULL);
+	b = sim_add_node(s, &cb, &clean, &clean, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_RDMA_WRITE;
+	fc.msg_size = 1 << 20;
+	fc.messages = 200;
+	fc.depth = 2;
+	fc.verify = verify;
+	sim_qp_params_default(&fc.qp);
+	fc.qp.timeout = 7; /* 524 us: SR's own timeouts come first */
+	sim_workload_add_flow(w, a, b, &fc);
+	sim_workload_stop_when_done(w, true);
+	sim_run(s, SIM_PS_PER_S);
+	st = sim_flow_stats(sim_workload_flow(w, 0));
+	memset(r, 0, sizeof(*r));
+	r->completed = st->completed;
+	r->errors = st->errors;
+	r->verify_failures = st->verify_failures;
+	if (st->last_done_ps > st->first_post_ps)
+		r->fraction = (double)st->bytes * 8 /
+			      ((double)(st->last_done_ps - st->first_post_ps) / 1e12) /
+			      (400e9 * (1 << 20) / (double)wire);
+	r->retx = ur_dev_counters(sim_node_dev(a))[UR_CTR_retransmitted_packets];
+	r->sr_agreed = ur_dev_counters(sim_node_dev(a))[UR_CTR_sr_negotiated] +
+		       ur_dev_counters(sim_node_dev(b))[UR_CTR_sr_negotiated];
+	r->unsupported = ur_dev_counters(sim_node_dev(b))[UR_CTR_rx_drop_unsupported];
+	r->dropped = sim_node_up_stats(a).dropped;
+	r->reordered = sim_node_up_stats(a).reordered;
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+
+START_TEST(test_sr_meets_targets)
+{
+	struct sim_impair im = {0};
+	struct model_run r;
+
+	im.loss = 1e-3;
+	model_run(UR_RETX_SR, UR_RETX_SR, &im, false, &r);
+	ck_assert_uint_eq(r.completed, 200);
+	ck_assert_msg(r.fraction >= 0.97, "p=1e-3: SR goodput fraction %.3f < 0.97", r.fraction);
+	ck_assert_uint_eq(r.sr_agreed, 2);
+	im.loss = 1e-2;
+	model_run(UR_RETX_SR, UR_RETX_SR, &im, false, &r);
+	ck_assert_uint_eq(r.completed, 200);
+	ck_assert_msg(r.fraction >= 0.90, "p=1e-2: SR goodput fraction %.3f < 0.90", r.fraction);
+	/* only what was lost goes again: no go-back-N avalanche */
+	ck_assert_msg(r.retx <= 2 * r.dropped + 64, "retransmitted %llu for %llu lost",
+		      (unsigned long long)r.retx, (unsigned long long)r.dropped);
+}
+END_TEST
+
+START_TEST(test_sr_bursts_and_reordering_no_storm)
+{
+	struct sim_impair burst = {.ge_p_bg = 0.2, .ge_p_gb = 0.01 * 0.2 / 0.99, .ge_loss_bad = 1};
+	struct sim_impair reorder = {.reorder = 0.01, .reorder_depth = 64};
+	struct model_run r;
+
+	model_run(UR_RETX_SR, UR_RETX_SR, &burst, true, &r);
+	ck_assert_uint_eq(r.completed, 200);
+	ck_assert_uint_eq(r.verify_failures, 0);
+	ck_assert_msg(r.retx <= 2 * r.dropped + 64, "bursts: %llu resent for %llu lost",
+		      (unsigned long long)r.retx, (unsigned long long)r.dropped);
+	ck_assert_msg(r.fraction >= 0.90, "bursts: fraction %.3f", r.fraction);
+	model_run(UR_RETX_SR, UR_RETX_SR, &reorder, true, &r);
+	ck_assert_uint_eq(r.completed, 200);
+	ck_assert_uint_eq(r.verify_failures, 0);
+	/* a packet overtaken by 64 others looks lost once; it is not resent in a loop */
+	ck_assert_msg(r.retx <= 2 * r.reordered + 64, "reorder: %llu resent for %llu reordered",
+		      (unsigned long long)r.retx, (unsigned long long)r.reordered);
+	ck_assert_msg(r.fraction >= 0.95, "reorder: fraction %.3f", r.fraction);
+}
+END_TEST
+
+/* A peer that does not negotiate gets plain IBTA go-back-N, never an SR packet. */
+START_TEST(test_sr_falls_back_to_gbn)
+{
+	struct sim_impair im = {.loss = 1e-3};
+	struct model_run r;
+
+	model_run(UR_RETX_SR, UR_RETX_GBN, &im, true, &r);
+	ck_assert_uint_eq(r.completed, 200);
+	ck_assert_uint_eq(r.verify_failures, 0);
+	ck_assert_uint_eq(r.sr_agreed, 0);
+	ck_assert_uint_eq(r.unsupported, 0);
+	ck_assert_msg(fabs(r.fraction - 1 / (1 + 1e-3 * 119.7)) <= 0.03, "fallback: %.3f",
+		      r.fraction);
+}
+END_TEST
+
+static void run_flow_mode(enum ur_retx_mode mode, enum ur_wr_opcode op, uint32_t size,
+			  uint64_t messages, double loss, uint64_t seed, struct sim_flow_stats *out);
+
+START_TEST(test_sr_every_opcode_intact_under_loss)
+{
+	struct sim_flow_stats st;
+	uint32_t size = all_ops[_i] == UR_WR_ATOMIC_FETCH_AND_ADD ||
+				all_ops[_i] == UR_WR_ATOMIC_CMP_AND_SWP
+			? 8
+			: 20000;
+
+	run_flow_mode(UR_RETX_SR, all_ops[_i], size, 300, 1e-2, 21 + _i, &st);
+	ck_assert_uint_eq(st.completed, 300);
+	ck_assert_uint_eq(st.errors, 0);
+	ck_assert_uint_eq(st.verify_failures, 0);
 }
 END_TEST
 
@@ -334,6 +491,15 @@ static Suite *scenario_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_gbn_matches_model);
 	tcase_add_test(tc, test_seeded_runs_repeat);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sr");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_sr_meets_targets);
+	tcase_add_test(tc, test_sr_bursts_and_reordering_no_storm);
+	tcase_add_test(tc, test_sr_falls_back_to_gbn);
+	tcase_add_loop_test(tc, test_sr_every_opcode_intact_under_loss, 0,
+			    sizeof(all_ops) / sizeof(all_ops[0]));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

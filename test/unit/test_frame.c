@@ -190,7 +190,8 @@ static enum ur_parse_err parse_guarded(struct ur_pkt *pkt, const uint8_t *frame,
 }
 
 static const char *const err_names[] = {"OK",	  "NOT_ROCE", "TRUNCATED",
-					"BAD_IP", "BAD_BTH",  "BAD_ICRC"};
+					"BAD_IP", "BAD_BTH",  "BAD_ICRC", "CONTROL",
+};
 
 static const char *err_name(enum ur_parse_err e)
 {
@@ -512,7 +513,8 @@ START_TEST(test_not_roce)
 	const int variant = _i;
 	const bool v6 = variants[variant].v6;
 	static struct frame f;
-	static const uint16_t ports[] = {0, 4790, 4792, 0xb712 /* 4791 byte-swapped */, 4789};
+	/* (4792 is uroce's SR control port: see test_sr_control) */
+	static const uint16_t ports[] = {0, 4790, 0xb712 /* 4791 byte-swapped */, 4789};
 
 	for (unsigned k = 0; k < sizeof(ports) / sizeof(ports[0]); k++) {
 		build(&f, variant, UR_OP_RC_SEND_ONLY, 8);

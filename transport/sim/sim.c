@@ -815,7 +815,7 @@ int sim_connect_qps(struct sim_node *a, struct ur_qp *qa, struct sim_node *b, st
 	return err ? err : connect_one(b, qb, a, qa, p, p->psn_b, p->psn_a);
 }
 
-uint64_t sim_message_wire_bytes(uint32_t len, uint32_t mtu, unsigned kind, bool ipv6)
+uint64_t sim_message_wire_bytes(uint32_t len, uint32_t mtu, unsigned kind, bool ipv6, bool sr)
 {
 	uint32_t n = len ? (len + mtu - 1) / mtu : 1;
 	uint64_t per_pkt = UR_ETH_HLEN + (ipv6 ? UR_IPV6_HLEN : UR_IPV4_HLEN) + UR_UDP_HLEN + 12 +
@@ -828,6 +828,8 @@ uint64_t sim_message_wire_bytes(uint32_t len, uint32_t mtu, unsigned kind, bool 
 
 		bytes += (4 - (pl & 3)) & 3;
 	}
+	if (sr && (kind == UR_KIND_WRITE || kind == UR_KIND_SEND))
+		bytes += (uint64_t)n * sizeof(struct ur_sreth); /* selective repeat extension */
 	if (kind == UR_KIND_WRITE)
 		bytes += 16; /* RETH on the first packet */
 	else if (kind == UR_KIND_READ_RESP)

@@ -139,6 +139,6 @@ int sim_connect_qps(struct sim_node *a, struct ur_qp *qa, struct sim_node *b, st
 		    const struct sim_qp_params *p);
 
 /* Wire bytes of the packets that carry a message of `len` bytes of opcode kind `kind`. */
-uint64_t sim_message_wire_bytes(uint32_t len, uint32_t mtu, unsigned kind, bool ipv6);
+uint64_t sim_message_wire_bytes(uint32_t len, uint32_t mtu, unsigned kind, bool ipv6, bool sr);
 
 #endif

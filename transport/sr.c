@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Selective repeat: see sr.h and docs/selective-repeat.md. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "psn.h"
+#include "sr.h"
+
+#define HELLO_EVERY_NS 100000ull /* one HELLO every 100 us... */
+#define HELLO_TRIES 20           /* ...for 2 ms, then go-back-N for good */
+
+int ur_sr_create(struct ur_qp *qp)
+{
+	uint32_t win = qp->dev->cfg.sr_window;
+	struct ur_sr *sr = calloc(1, sizeof(*sr));
+
+	if (!sr)
+		return -ENOMEM;
+	sr->qp = qp;
+	sr->mask = win - 1;
+	sr->rwqe_stride = sizeof(struct ur_recv_wqe) + qp->max_recv_sge * sizeof(struct ur_sge);
+	sr->tx = calloc(win, 1);
+	sr->txseq = calloc(win, sizeof(*sr->txseq));
+	sr->rx = calloc(win, 1);
+	sr->done = calloc(win, sizeof(*sr->done));
+	sr->rwqes = calloc(win, sr->rwqe_stride);
+	if (!sr->tx || !sr->txseq || !sr->rx || !sr->done || !sr->rwqes) {
+		qp->sr = sr;
+		ur_sr_destroy(qp);
+		return -ENOMEM;
+	}
+	sr->hello_timer.kind = UR_TIMER_SR_HELLO;
+	sr->rto.kind = UR_TIMER_SR_RTO;
+	qp->sr = sr;
+	return 0;
+}
+
+void ur_sr_destroy(struct ur_qp *qp)
+{
+	struct ur_sr *sr = qp->sr;
+
+	if (!sr)
+		return;
+	ur_timer_cancel(&qp->dev->timers, &sr->hello_timer);
+	ur_timer_cancel(&qp->dev->timers, &sr->rto);
+	free(sr->tx);
+	free(sr->txseq);
+	free(sr->rx);
+	free(sr->done);
+	free(sr->rwqes);
+	free(sr);
+	qp->sr = NULL;
+}
+
+/* Back to a fresh connection (RESET): agreement is per connection. */
+void ur_sr_reset(struct ur_qp *qp)
+{
+	struct ur_sr *sr = qp->sr;
+	uint32_t win = sr->mask + 1;
+
+	ur_timer_cancel(&qp->dev->timers, &sr->hello_timer);
+	ur_timer_cancel(&qp->dev->timers, &sr->rto);
+	memset(sr->tx, 0, win);
+	memset(sr->rx, 0, win);
+	sr->neg = 0;
+	sr->hellos = 0;
+	sr->hello_due = sr->agree_due = sr->sack_due = false;
+	sr->nqueued = sr->nearly = 0;
+	sr->have_high = false;
+}
+
+/* ---- negotiation ---- */
+
+void ur_sr_start(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+
+	if (!sr || sr->neg)
+		return;
+	sr->neg = UR_SR_ASKING;
+	sr->hello_due = true;
+	ur_timer_arm(&qp->dev->timers, &sr->hello_timer, now + HELLO_EVERY_NS);
+	ur_dev_schedule(qp->dev, qp);
+}
+
+void ur_sr_hello_timer(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+
+	if (sr->neg != UR_SR_ASKING)
+		return;
+	if (sr->hellos >= HELLO_TRIES) {
+		sr->neg = UR_SR_REFUSED; /* a peer that does not speak SR: stay IBTA */
+		ur_dev_log(qp->dev, "qp %#x: peer did not negotiate selective repeat: go-back-N",
+			   qp->qpn);
+		return;
+	}
+	sr->hello_due = true;
+	ur_timer_arm(&qp->dev->timers, &sr->hello_timer, now + HELLO_EVERY_NS);
+	ur_dev_schedule(qp->dev, qp);
+}
+
+static void agree(struct ur_qp *qp, uint32_t peer_window)
+{
+	struct ur_sr *sr = qp->sr;
+
+	if (sr->neg != UR_SR_AGREED) {
+		sr->neg = UR_SR_AGREED;
+		ur_timer_cancel(&qp->dev->timers, &sr->hello_timer);
+		ur_count(qp->dev, UR_CTR_sr_negotiated);
+		ur_dev_log(qp->dev, "qp %#x: selective repeat agreed with qp %#x (peer window %u)",
+			   qp->qpn, qp->attr.dest_qp_num, peer_window);
+	}
+	sr->peer_window = peer_window;
+}
+
+void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
+{
+	const struct ur_sr_ctrl *m = (const struct ur_sr_ctrl *)pkt->payload;
+	struct ur_qp *qp;
+	enum ur_qp_state st;
+	uint32_t window;
+
+	(void)now;
+	if (pkt->payload_len < sizeof(*m) || ur_get_be32(m->magic) != UR_SR_MAGIC ||
+	    m->version != 1) {
+		ur_count(dev, UR_CTR_rx_drop_not_roce);
+		return;
+	}
+	qp = ur_dev_find_qp(dev, ur_get_be32(m->dqpn) & UR_PSN_MASK);
+	st = qp ? qp_state(qp) : UR_QPS_RESET;
+	/* only the connected peer, only a device that runs SR, only RTR/RTS */
+	if (!qp || !qp->sr || (st != UR_QPS_RTR && st != UR_QPS_RTS) ||
+	    (ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num ||
+	    memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16)) {
+		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
+		return;
+	}
+	window = ur_get_be16(m->window);
+	if (window < 64)
+		window = 64;
+	if (m->type == UR_SR_HELLO) {
+		qp->sr->agree_due = true;
+		agree(qp, window);
+		ur_dev_schedule(dev, qp);
+	} else if (m->type == UR_SR_AGREE) {
+		agree(qp, window);
+	}
+}
+
+bool ur_sr_ctrl_pending(const struct ur_qp *qp)
+{
+	return qp->sr && (qp->sr->hello_due || qp->sr->agree_due);
+}
+
+int ur_sr_emit_ctrl(struct ur_qp *qp, unsigned *budget)
+{
+	struct ur_sr *sr = qp->sr;
+	struct ur_dev *dev = qp->dev;
+
+	while (*budget && (sr->hello_due || sr->agree_due)) {
+		struct ur_sr_ctrl m;
+		struct ur_txbuf b;
+		unsigned len;
+
+		if (!qp->attr.av.resolved) {
+			sr->hello_due = sr->agree_due = false; /* nobody to ask yet */
+			return 0;
+		}
+		if (dev->ops->tx_get(dev->host, &b))
+			return -ENOBUFS;
+		memset(&m, 0, sizeof(m));
+		ur_put_be32(m.magic, UR_SR_MAGIC);
+		m.version = 1;
+		m.type = sr->agree_due ? UR_SR_AGREE : UR_SR_HELLO;
+		ur_put_be16(m.window, (uint16_t)UR_MIN(sr->mask + 1, 0xffffu));
+		ur_put_be32(m.dqpn, qp->attr.dest_qp_num);
+		ur_put_be32(m.sqpn, qp->qpn);
+		len = ur_frame_build_ctrl(&qp->tmpl, b.data, &m, sizeof(m));
+		dev->ops->tx_put(dev->host, &b, len);
+		if (sr->agree_due) {
+			sr->agree_due = false;
+		} else {
+			sr->hello_due = false;
+			sr->hellos++;
+		}
+		(*budget)--;
+	}
+	return 0;
+}
+
+/* ---- requester ---- */
+
+/* PSNs [from, to) were acknowledged (or are to be sent afresh): forget them. */
+void ur_sr_forget(struct ur_qp *qp, uint32_t from, uint32_t to)
+{
+	struct ur_sr *sr = qp->sr;
+	int32_t n = ur_psn_diff(to, from);
+
+	if (!sr || n <= 0)
+		return;
+	if ((uint32_t)n > sr->mask + 1)
+		n = (int32_t)sr->mask + 1;
+	for (int32_t i = 0; i < n; i++) {
+		uint8_t *f = &sr->tx[(from + (uint32_t)i) & sr->mask];
+
+		if (*f & UR_SR_QUEUED)
+			sr->nqueued--;
+		*f = 0;
+	}
+	if (sr->have_high && !ur_psn_lt(qp->req.una, sr->high))
+		sr->have_high = false;
+}
+
+/* Queue every unacknowledged PSN below `end` that the responder lacks. */
+static void queue_missing(struct ur_qp *qp, uint32_t end, bool again)
+{
+	struct ur_sr *sr = qp->sr;
+	uint32_t psn = qp->req.una;
+
+	for (; ur_psn_lt(psn, end); psn = ur_psn_add(psn, 1)) {
+		uint8_t *f = &sr->tx[psn & sr->mask];
+
+		if (again)
+			*f &= (uint8_t)~UR_SR_RESENT;
+		if (*f & (UR_SR_SACKED | UR_SR_QUEUED | UR_SR_RESENT))
+			continue;
+		*f |= UR_SR_QUEUED;
+		sr->nqueued++;
+	}
+	if (sr->nqueued)
+		ur_dev_schedule(qp->dev, qp);
+}
+
+void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+	struct ur_requester *rq = &qp->req;
+	uint32_t base = ur_sack_base(sack);
+	uint32_t newest = 0; /* transmission order of the latest packet this SACK newly reports */
+	bool any = false;
+
+	(void)now;
+	ur_count(qp->dev, UR_CTR_sr_sacks_received);
+	if (base != rq->una)
+		return; /* stale: the cumulative ACK in it was already applied */
+	for (unsigned i = 0; i < UR_SACK_BITS; i++) {
+		uint32_t psn = ur_psn_add(base, 1 + i);
+
+		if (!ur_psn_lt(psn, rq->psn))
+			break;
+		if (!ur_sack_bit(sack, i))
+			continue;
+		if (!(sr->tx[psn & sr->mask] & UR_SR_SACKED)) {
+			uint8_t *f = &sr->tx[psn & sr->mask];
+
+			if (*f & UR_SR_QUEUED)
+				sr->nqueued--;
+			*f = UR_SR_SACKED;
+			if ((int32_t)(sr->txseq[psn & sr->mask] - newest) > 0)
+				newest = sr->txseq[psn & sr->mask];
+		}
+		any = true;
+		if (!sr->have_high || ur_psn_ge(psn, sr->high)) {
+			sr->high = ur_psn_add(psn, 1);
+			sr->have_high = true;
+		}
+	}
+	/* A retransmission that left before a packet now delivered, yet is not
+	 * delivered itself, was lost too (the path keeps order): free it to go
+	 * once more, without waiting for a timeout. */
+	if (newest) {
+		for (uint32_t p = rq->una; ur_psn_lt(p, sr->high); p = ur_psn_add(p, 1)) {
+			uint8_t *f = &sr->tx[p & sr->mask];
+
+			if ((*f & (UR_SR_RESENT | UR_SR_SACKED)) == UR_SR_RESENT &&
+			    (int32_t)(newest - sr->txseq[p & sr->mask]) > 0)
+				*f &= (uint8_t)~UR_SR_RESENT;
+		}
+	}
+	/* a PSN below the highest one delivered is lost: send it again, once */
+	if (any)
+		queue_missing(qp, sr->high, false);
+}
+
+/*
+ * A timeout: resend what SACKs showed missing (even if resent before, that
+ * copy may be lost too), and the oldest unacknowledged PSN, which covers a
+ * lost tail no SACK can reveal. Packets still on their way are left alone.
+ */
+static void timeout_resend(struct ur_qp *qp)
+{
+	struct ur_sr *sr = qp->sr;
+	uint8_t *f = &sr->tx[qp->req.una & sr->mask];
+
+	if (sr->have_high)
+		queue_missing(qp, sr->high, true);
+	if (!(*f & (UR_SR_SACKED | UR_SR_QUEUED))) {
+		*f = (uint8_t)((*f & ~UR_SR_RESENT) | UR_SR_QUEUED);
+		sr->nqueued++;
+		ur_dev_schedule(qp->dev, qp);
+	}
+}
+
+/* The IBTA ACK timeout fired on an SR QP: a retry resends only what is missing. */
+void ur_sr_retry(struct ur_qp *qp)
+{
+	timeout_resend(qp);
+}
+
+bool ur_sr_retx_pending(const struct ur_qp *qp)
+{
+	return qp->sr && qp->sr->nqueued;
+}
+
+/* The oldest PSN queued for retransmission; takes it off the queue. */
+bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn)
+{
+	struct ur_sr *sr = qp->sr;
+
+	for (uint32_t p = qp->req.una; sr->nqueued && ur_psn_lt(p, qp->req.psn);
+	     p = ur_psn_add(p, 1)) {
+		uint8_t *f = &sr->tx[p & sr->mask];
+
+		if (*f & UR_SR_QUEUED) {
+			*f = (uint8_t)((*f & ~UR_SR_QUEUED) | UR_SR_RESENT);
+			sr->nqueued--;
+			*psn = p;
+			return true;
+		}
+	}
+	sr->nqueued = 0;
+	return false;
+}
+
+static void arm_rto(struct ur_qp *qp)
+{
+	struct ur_sr *sr = qp->sr;
+	const struct ur_dev_config *c = &qp->dev->cfg;
+	uint32_t inflight = (uint32_t)ur_psn_diff(qp->req.psn, qp->req.una);
+	uint64_t rto = inflight < c->sr_low_inflight ? c->sr_rto_low_ns : c->sr_rto_high_ns;
+
+	ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto);
+}
+
+/* A packet with this PSN left (again, if `resend`). */
+void ur_sr_sent(struct ur_qp *qp, uint32_t psn, bool resend, uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+
+	if (!sr)
+		return;
+	sr->txseq[psn & sr->mask] = ++sr->txseq_next;
+	if (resend) {
+		ur_count(qp->dev, UR_CTR_sr_selective_retx);
+	} else if (!ur_timer_armed(&sr->rto)) {
+		sr->rto_base_ns = now;
+	}
+	if (!ur_timer_armed(&sr->rto))
+		arm_rto(qp);
+}
+
+/*
+ * IRN's timeouts: RTO_low when too few packets are in flight for SACKs to
+ * reveal a loss, RTO_high otherwise. On expiry everything unacknowledged and
+ * not SACKed goes again. No retry is consumed: the IBTA ACK timeout still
+ * runs and alone decides RETRY_EXC_ERR.
+ */
+void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+	const struct ur_dev_config *c = &qp->dev->cfg;
+	uint32_t inflight;
+	uint64_t rto;
+
+	if (qp_state(qp) != UR_QPS_RTS && qp_state(qp) != UR_QPS_SQD)
+		return;
+	inflight = (uint32_t)UR_MAX(ur_psn_diff(qp->req.psn, qp->req.una), 0);
+	if (!inflight || qp->req.rnr_wait)
+		return;
+	rto = inflight < c->sr_low_inflight ? c->sr_rto_low_ns : c->sr_rto_high_ns;
+	if (now < sr->rto_base_ns + rto) {
+		ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto);
+		return;
+	}
+	ur_count(qp->dev, UR_CTR_sr_timeouts);
+	timeout_resend(qp);
+	sr->rto_base_ns = now;
+	ur_timer_arm(&qp->dev->timers, &sr->rto, now + rto);
+}
+
+/* ---- responder ---- */
+
+/* Receive WQE number `rseq`, taken from the queue ahead of completion if need be. */
+static struct ur_recv_wqe *rwqe_for(struct ur_qp *qp, uint32_t rseq)
+{
+	struct ur_sr *sr = qp->sr;
+	struct ur_responder *rs = &qp->resp;
+
+	if ((int32_t)(rseq - rs->rq_done) < 0 || rseq - rs->rq_done > sr->mask)
+		return NULL;
+	while ((int32_t)(rs->rq_taken - rseq) <= 0) {
+		struct ur_recv_wqe *slot =
+			(struct ur_recv_wqe *)(sr->rwqes + (rs->rq_taken & sr->mask) * sr->rwqe_stride);
+
+		if (!ur_resp_take_rwqe(qp, slot))
+			return NULL;
+	}
+	return (struct ur_recv_wqe *)(sr->rwqes + (rseq & sr->mask) * sr->rwqe_stride);
+}
+
+static void complete(struct ur_qp *qp, const struct ur_sr_done *d)
+{
+	struct ur_sr *sr = qp->sr;
+	struct ur_responder *rs = &qp->resp;
+
+	rs->msn = (rs->msn + 1) & UR_PSN_MASK;
+	if (d->kind == UR_KIND_WRITE && !(ur_opcode_get(d->opcode)->hdrs & UR_HDR_IMMDT))
+		return;
+	{
+		const struct ur_recv_wqe *r =
+			(const struct ur_recv_wqe *)(sr->rwqes + (d->rseq & sr->mask) * sr->rwqe_stride);
+		const struct ur_opcode_info *op = ur_opcode_get(d->opcode);
+		struct ur_cqe c = {
+			.wr_id = r->wr_id,
+			.status = UR_WC_SUCCESS,
+			.opcode = d->kind == UR_KIND_SEND ? UR_WC_RECV : UR_WC_RECV_RDMA_WITH_IMM,
+			.byte_len = d->byte_len,
+			.imm = d->imm,
+			.qp_num = qp->qpn,
+			.src_qp = qp->attr.dest_qp_num,
+			.solicited = d->se,
+		};
+
+		if (op->hdrs & UR_HDR_IMMDT)
+			c.wc_flags |= UR_WC_WITH_IMM;
+		if (op->hdrs & UR_HDR_IETH) {
+			struct ur_mr *mr = ur_mr_find(&qp->dev->mrs, d->imm);
+
+			c.wc_flags |= UR_WC_WITH_INV;
+			c.imm = d->imm;
+			if (mr && mr->pd == qp->pd)
+				mr->valid = false;
+		}
+		rs->rq_done++;
+		ur_qp_post_cqe(qp, qp->rcq, &c);
+	}
+}
+
+/* Place one SR packet where it belongs; 0 when placed, -1 when it was refused. */
+static int place(struct ur_qp *qp, const struct ur_pkt *pkt, struct ur_sr_done *d)
+{
+	const struct ur_sreth *ext = (const struct ur_sreth *)pkt->sr_ext;
+	const struct ur_opcode_info *op = pkt->op;
+	uint32_t off = ur_sreth_offset(ext), len = pkt->payload_len;
+	bool last = op->pos & UR_POS_LAST;
+
+	if (!last ? len != qp->mtu : len > qp->mtu) {
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SR packet length does not match the MTU");
+		return -1;
+	}
+	d->kind = op->kind;
+	d->opcode = pkt->opcode;
+	d->rseq = ur_sreth_rseq(ext);
+	d->byte_len = off + len;
+	d->se = ur_bth_se(pkt->bth);
+	if (op->hdrs & UR_HDR_IMMDT)
+		d->imm = ur_immdt_raw((const struct ur_immdt *)((const uint8_t *)pkt->bth + op->off_immdt));
+	if (op->hdrs & UR_HDR_IETH)
+		d->imm = ur_ieth_rkey((const struct ur_ieth *)((const uint8_t *)pkt->bth + op->off_ieth));
+	if (op->kind == UR_KIND_SEND) {
+		struct ur_recv_wqe *r = rwqe_for(qp, d->rseq);
+
+		if (!r) {
+			ur_resp_rnr_nak(qp, pkt);
+			return -1;
+		}
+		if ((uint64_t)off + len > r->length) {
+			ur_count(qp->dev, UR_CTR_resp_local_length_error);
+			ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
+			return -1;
+		}
+		if (ur_resp_scatter(qp, r, off, pkt->payload, len)) {
+			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
+			return -1;
+		}
+		return 0;
+	}
+	/* RDMA WRITE: the packet's own range is checked, deregistration takes effect at once */
+	if (!(qp->attr.qp_access_flags & UR_ACCESS_REMOTE_WRITE)) {
+		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote write");
+		return -1;
+	}
+	if (len) {
+		struct ur_mr *mr;
+		uint64_t va = ur_sreth_va(ext) + off;
+
+		if (ur_mr_check(&qp->dev->mrs, ur_sreth_rkey(ext), qp->pd, va, len,
+				UR_ACCESS_REMOTE_WRITE, &mr)) {
+			ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR,
+					      "bad R_Key, bounds or access for WRITE");
+			return -1;
+		}
+		memcpy(ur_mr_ptr(mr, va), pkt->payload, len);
+	}
+	ur_count(qp->dev, UR_CTR_rx_write_requests);
+	if (last && (op->hdrs & UR_HDR_IMMDT) && !rwqe_for(qp, d->rseq)) {
+		ur_resp_rnr_nak(qp, pkt);
+		return -1;
+	}
+	return 0;
+}
+
+/* The expected PSN moved: consume what arrived early behind it, completing in order. */
+void ur_sr_advance(struct ur_qp *qp)
+{
+	struct ur_sr *sr = qp->sr;
+	struct ur_responder *rs = &qp->resp;
+
+	while (sr->nearly) {
+		uint8_t *f = &sr->rx[rs->epsn & sr->mask];
+
+		if (!(*f & UR_SR_GOT))
+			break;
+		if (*f & UR_SR_LAST)
+			complete(qp, &sr->done[rs->epsn & sr->mask]);
+		*f = 0;
+		sr->nearly--;
+		rs->epsn = ur_psn_add(rs->epsn, 1);
+	}
+}
+
+void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+	struct ur_responder *rs = &qp->resp;
+	int32_t d = ur_psn_diff(pkt->psn, rs->epsn);
+	struct ur_sr_done done = {0};
+
+	(void)now;
+	if (d < 0) {
+		/* executed already: say so again */
+		ur_count(qp->dev, UR_CTR_duplicate_request);
+		ur_count(qp->dev, UR_CTR_sr_duplicates);
+		sr->sack_due = true;
+		ur_dev_schedule(qp->dev, qp);
+		return;
+	}
+	if ((uint32_t)d > sr->mask) {
+		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+		sr->sack_due = true;
+		ur_dev_schedule(qp->dev, qp);
+		return;
+	}
+	if (d > 0 && (sr->rx[pkt->psn & sr->mask] & UR_SR_GOT)) {
+		ur_count(qp->dev, UR_CTR_sr_duplicates);
+		sr->sack_due = true;
+		ur_dev_schedule(qp->dev, qp);
+		return;
+	}
+	if (d == 0 && rs->in_msg) {
+		/* the expected packet must continue the go-back-N message still open */
+		ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "opcode out of sequence");
+		return;
+	}
+	if (place(qp, pkt, &done))
+		return;
+	if (d == 0) {
+		rs->nak_sent = false;
+		rs->epsn = ur_psn_add(pkt->psn, 1);
+		if (pkt->op->pos & UR_POS_LAST)
+			complete(qp, &done);
+		ur_sr_advance(qp);
+		if (ur_bth_ackreq(pkt->bth))
+			ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID,
+					     ur_psn_add(rs->epsn, UR_PSN_MASK));
+	} else {
+		sr->rx[pkt->psn & sr->mask] =
+			UR_SR_GOT | ((pkt->op->pos & UR_POS_LAST) ? UR_SR_LAST : 0);
+		sr->done[pkt->psn & sr->mask] = done;
+		sr->nearly++;
+		ur_count(qp->dev, UR_CTR_sr_ooo_placed);
+	}
+	if (sr->nearly) {
+		sr->sack_due = true;
+		ur_dev_schedule(qp->dev, qp);
+	}
+}
+
+void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s)
+{
+	struct ur_sr *sr = qp->sr;
+	uint32_t base = qp->resp.epsn;
+	unsigned n = UR_MIN(UR_SACK_BITS, sr->mask);
+
+	ur_sack_set_base(s, base);
+	for (unsigned i = 0; sr->nearly && i < n; i++)
+		if (sr->rx[(base + 1 + i) & sr->mask] & UR_SR_GOT)
+			ur_sack_set_bit(s, i);
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Selective repeat between two agreeing uroce endpoints
+ * (docs/selective-repeat.md): negotiation, the requester's per-PSN
+ * bookkeeping of SACKs and retransmissions, and the responder's placement of
+ * packets that arrive ahead of the expected PSN. Internal.
+ */
+#ifndef UR_SR_H
+#define UR_SR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "qp.h"
+
+enum ur_sr_neg {
+	UR_SR_ASKING = 1, /* sending HELLOs */
+	UR_SR_AGREED,     /* both sides speak SR */
+	UR_SR_REFUSED,    /* no answer: go-back-N for good */
+};
+
+/* requester, per PSN */
+#define UR_SR_SACKED 0x1 /* the responder has it */
+#define UR_SR_QUEUED 0x2 /* to be sent again */
+#define UR_SR_RESENT 0x4 /* sent again since the last timeout */
+/* responder, per PSN */
+#define UR_SR_GOT 0x1    /* arrived early and was placed */
+#define UR_SR_LAST 0x2   /* ...and ends its message: done[] says how */
+
+/* How a message whose LAST packet arrived early completes, once in order. */
+struct ur_sr_done {
+	uint32_t rseq;
+	uint32_t byte_len;
+	uint32_t imm;
+	uint8_t kind;   /* UR_KIND_SEND or UR_KIND_WRITE */
+	uint8_t opcode; /* the LAST packet's opcode (immediate, invalidate) */
+	uint8_t se;
+};
+
+struct ur_sr {
+	struct ur_qp *qp;
+	uint8_t neg;            /* enum ur_sr_neg */
+	uint8_t hellos;         /* HELLOs sent */
+	bool hello_due;
+	bool agree_due;
+	struct ur_timer hello_timer;
+	uint32_t mask;          /* window - 1 (window a power of two) */
+	uint32_t peer_window;
+
+	/* requester */
+	uint8_t *tx;            /* per PSN flags, slot psn & mask */
+	uint32_t *txseq;        /* per PSN: order of its last transmission */
+	uint32_t txseq_next;
+	uint32_t nqueued;
+	uint32_t high;          /* one past the highest PSN ever SACKed */
+	bool have_high;
+	struct ur_timer rto;
+	uint64_t rto_base_ns;   /* last progress or retransmission */
+
+	/* responder */
+	uint8_t *rx;            /* per PSN flags */
+	struct ur_sr_done *done;
+	uint32_t nearly;        /* PSNs held ahead of the expected one */
+	uint8_t *rwqes;         /* receive WQEs taken ahead, slot rseq & mask */
+	uint32_t rwqe_stride;
+	bool sack_due;
+};
+
+int ur_sr_create(struct ur_qp *qp);
+void ur_sr_destroy(struct ur_qp *qp);
+void ur_sr_reset(struct ur_qp *qp);
+
+static inline bool ur_sr_on(const struct ur_qp *qp)
+{
+	return qp->sr && qp->sr->neg == UR_SR_AGREED;
+}
+
+/* negotiation */
+void ur_sr_start(struct ur_qp *qp, uint64_t now);
+void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now);
+bool ur_sr_ctrl_pending(const struct ur_qp *qp);
+int ur_sr_emit_ctrl(struct ur_qp *qp, unsigned *budget);
+void ur_sr_hello_timer(struct ur_qp *qp, uint64_t now);
+
+/* requester */
+void ur_sr_forget(struct ur_qp *qp, uint32_t from, uint32_t to);
+void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now);
+bool ur_sr_retx_pending(const struct ur_qp *qp);
+bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn);
+void ur_sr_sent(struct ur_qp *qp, uint32_t psn, bool resend, uint64_t now);
+void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now);
+void ur_sr_retry(struct ur_qp *qp);
+
+/* responder */
+void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+void ur_sr_advance(struct ur_qp *qp);
+void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s);
+
+#endif
