@@ -113,7 +113,7 @@ static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
 	rq->progress_ns = now;
 	rq->retry_left = qp->attr.retry_cnt;
 	if (qp->sr)
-		qp->sr->rto_base_ns = now;
+		ur_sr_progress(qp, now);
 }
 
 /* Every request PSN up to and including `psn` was executed (9.7.5.2.1). */

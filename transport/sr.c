@@ -242,7 +242,8 @@ void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
 	bool any = false;
 
 	(void)now;
-	ur_count(qp->dev, UR_CTR_sr_sacks_received);
+	if (ur_sack_any(sack))
+		ur_count(qp->dev, UR_CTR_sr_sacks_received);
 	if (base != rq->una)
 		return; /* stale: the cumulative ACK in it was already applied */
 	for (unsigned i = 0; i < UR_SACK_BITS; i++) {
@@ -334,14 +335,30 @@ bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn)
 	return false;
 }
 
+/*
+ * The timeout for `inflight` packets: IRN's RTO_low or RTO_high, but never
+ * below what this path's measured round trip needs (srtt + 4 rttvar, as TCP
+ * does): a software host's round trip swings with scheduling, and a timeout
+ * shorter than it only resends what is still on its way. Doubled for each
+ * timeout in a row without progress.
+ */
+static uint64_t rto_ns(const struct ur_qp *qp, uint32_t inflight)
+{
+	const struct ur_sr *sr = qp->sr;
+	const struct ur_dev_config *c = &qp->dev->cfg;
+	uint64_t rto = inflight < c->sr_low_inflight ? c->sr_rto_low_ns : c->sr_rto_high_ns;
+
+	if (sr->srtt_ns)
+		rto = UR_MAX(rto, sr->srtt_ns + 4 * sr->rttvar_ns);
+	return rto << sr->backoff;
+}
+
 static void arm_rto(struct ur_qp *qp)
 {
 	struct ur_sr *sr = qp->sr;
-	const struct ur_dev_config *c = &qp->dev->cfg;
 	uint32_t inflight = (uint32_t)ur_psn_diff(qp->req.psn, qp->req.una);
-	uint64_t rto = inflight < c->sr_low_inflight ? c->sr_rto_low_ns : c->sr_rto_high_ns;
 
-	ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto);
+	ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto_ns(qp, inflight));
 }
 
 /* A packet with this PSN left (again, if `resend`). */
@@ -354,11 +371,42 @@ void ur_sr_sent(struct ur_qp *qp, uint32_t psn, bool resend, uint64_t now)
 	sr->txseq[psn & sr->mask] = ++sr->txseq_next;
 	if (resend) {
 		ur_count(qp->dev, UR_CTR_sr_selective_retx);
-	} else if (!ur_timer_armed(&sr->rto)) {
-		sr->rto_base_ns = now;
+		if (sr->rtt_timing && psn == sr->rtt_psn)
+			sr->rtt_timing = false; /* its ACK could answer either copy */
+	} else {
+		if (!ur_timer_armed(&sr->rto))
+			sr->rto_base_ns = now;
+		if (!sr->rtt_timing) {
+			sr->rtt_timing = true;
+			sr->rtt_psn = psn;
+			sr->rtt_sent_ns = now;
+		}
 	}
 	if (!ur_timer_armed(&sr->rto))
 		arm_rto(qp);
+}
+
+void ur_sr_progress(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+
+	sr->rto_base_ns = now;
+	sr->backoff = 0;
+	if (sr->rtt_timing && ur_psn_lt(sr->rtt_psn, qp->req.una)) {
+		uint64_t rtt = now - sr->rtt_sent_ns;
+
+		sr->rtt_timing = false;
+		if (!sr->srtt_ns) {
+			sr->srtt_ns = rtt;
+			sr->rttvar_ns = rtt / 2;
+		} else {
+			uint64_t dev = rtt > sr->srtt_ns ? rtt - sr->srtt_ns : sr->srtt_ns - rtt;
+
+			/* RFC 6298 2.3: beta 1/4, alpha 1/8 */
+			sr->rttvar_ns = sr->rttvar_ns - sr->rttvar_ns / 4 + dev / 4;
+			sr->srtt_ns = sr->srtt_ns - sr->srtt_ns / 8 + rtt / 8;
+		}
+	}
 }
 
 /*
@@ -370,7 +418,6 @@ void ur_sr_sent(struct ur_qp *qp, uint32_t psn, bool resend, uint64_t now)
 void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
-	const struct ur_dev_config *c = &qp->dev->cfg;
 	uint32_t inflight;
 	uint64_t rto;
 
@@ -379,15 +426,18 @@ void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now)
 	inflight = (uint32_t)UR_MAX(ur_psn_diff(qp->req.psn, qp->req.una), 0);
 	if (!inflight || qp->req.rnr_wait)
 		return;
-	rto = inflight < c->sr_low_inflight ? c->sr_rto_low_ns : c->sr_rto_high_ns;
+	rto = rto_ns(qp, inflight);
 	if (now < sr->rto_base_ns + rto) {
 		ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto);
 		return;
 	}
 	ur_count(qp->dev, UR_CTR_sr_timeouts);
 	timeout_resend(qp);
+	sr->rtt_timing = false;
+	if (sr->backoff < 6)
+		sr->backoff++;
 	sr->rto_base_ns = now;
-	ur_timer_arm(&qp->dev->timers, &sr->rto, now + rto);
+	ur_timer_arm(&qp->dev->timers, &sr->rto, now + rto_ns(qp, inflight));
 }
 
 /* ---- responder ---- */

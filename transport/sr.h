@@ -56,6 +56,12 @@ struct ur_sr {
 	bool have_high;
 	struct ur_timer rto;
 	uint64_t rto_base_ns;   /* last progress or retransmission */
+	uint8_t backoff;        /* RTO doublings since the last progress */
+	bool rtt_timing;        /* one packet at a time is timed (Karn: never a resent one) */
+	uint32_t rtt_psn;
+	uint64_t rtt_sent_ns;
+	uint64_t srtt_ns;       /* smoothed round trip and its variation (RFC 6298) */
+	uint64_t rttvar_ns;
 
 	/* responder */
 	uint8_t *rx;            /* per PSN flags */
@@ -84,6 +90,8 @@ void ur_sr_hello_timer(struct ur_qp *qp, uint64_t now);
 
 /* requester */
 void ur_sr_forget(struct ur_qp *qp, uint32_t from, uint32_t to);
+/* The cumulative ACK moved forward (qp->req.una is the new value). */
+void ur_sr_progress(struct ur_qp *qp, uint64_t now);
 void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now);
 bool ur_sr_retx_pending(const struct ur_qp *qp);
 bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn);
