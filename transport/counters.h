@@ -46,8 +46,8 @@
 	X(rx_naks, "requester: NAK packets received")                                               \
 	X(rnr_retry_exceeded, "requester: RNR retry count exhausted")                               \
 	X(retry_exceeded, "requester: transport retry count exhausted")                             \
-	X(sr_sacks_sent, "selective repeat: SACKs sent")                                            \
-	X(sr_sacks_received, "selective repeat: SACKs received")                                    \
+	X(sr_sacks_sent, "selective repeat: ACKs sent reporting a gap")                             \
+	X(sr_sacks_received, "selective repeat: ACKs received reporting a gap")                     \
 	X(sr_selective_retx, "selective repeat: packets retransmitted selectively")                 \
 	X(sr_ooo_placed, "selective repeat: out-of-order packets placed directly")                  \
 	X(sr_duplicates, "selective repeat: duplicate packets received")                            \

@@ -627,7 +627,8 @@ static int emit_ack(struct ur_qp *qp)
 	ur_aeth_set_msn((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), rs->msn);
 	if (sack) {
 		ur_sr_fill_sack(qp, (struct ur_sack *)ur_pkt_ext(&o));
-		ur_count(qp->dev, UR_CTR_sr_sacks_sent);
+		if (ur_sack_any((struct ur_sack *)ur_pkt_ext(&o)))
+			ur_count(qp->dev, UR_CTR_sr_sacks_sent);
 		qp->sr->sack_due = false;
 	}
 	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);

@@ -401,6 +401,14 @@ static inline void ur_sack_set_bit(struct ur_sack *h, unsigned i)
 {
 	h->bitmap[i / 8] |= (uint8_t)(0x80 >> (i % 8));
 }
+/* Whether the SACK reports a gap: something received beyond the first missing PSN. */
+static inline bool ur_sack_any(const struct ur_sack *h)
+{
+	for (unsigned i = 0; i < sizeof(h->bitmap); i++)
+		if (h->bitmap[i])
+			return true;
+	return false;
+}
 
 /* SR negotiation messages, UDP to port 4792 (not RoCE's 4791). */
 #define UR_SR_CTRL_PORT 4792
