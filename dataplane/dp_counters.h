@@ -21,10 +21,14 @@
 	X(dp_neigh_requests, "ARP requests and neighbour solicitations sent")                      \
 	X(dp_neigh_replies, "ARP replies and neighbour advertisements sent")                       \
 	X(dp_neigh_failed, "neighbours given up on")                                               \
-	X(dp_impair_dropped, "frames dropped by injected loss")                                    \
-	X(dp_impair_duplicated, "frames duplicated by injection")                                  \
-	X(dp_impair_reordered, "frames delayed by injected reordering")                            \
-	X(dp_impair_ce_marked, "frames CE-marked by injection")
+	X(dp_impair_dropped, "transmitted frames dropped by injected loss")                        \
+	X(dp_impair_rx_dropped, "received frames dropped by injected loss")                        \
+	X(dp_impair_duplicated, "transmitted frames duplicated by injection")                      \
+	X(dp_impair_rx_duplicated, "received frames duplicated by injection")                      \
+	X(dp_impair_reordered, "transmitted frames delayed by injected reordering")                \
+	X(dp_impair_rx_reordered, "received frames delayed by injected reordering")                \
+	X(dp_impair_ce_marked, "transmitted frames CE-marked by injection")                        \
+	X(dp_impair_rx_ce_marked, "received frames CE-marked by injection")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

@@ -49,7 +49,8 @@ struct uroce_dp {
 	unsigned nloop;
 
 	struct dp_neigh neigh[DP_NEIGH_MAX];
-	struct dp_impair *impair;
+	struct dp_impair *impair_tx; /* injected faults on transmit, or NULL */
+	struct dp_impair *impair_rx; /* and on receive */
 	struct dp_capture *capture;
 	uint64_t *ctr;          /* cfg.counters, or own_ctr */
 	uint64_t own_ctr[DP_CTR_COUNT];
@@ -74,11 +75,12 @@ int dp_capture_open(struct uroce_dp *dp, const char *path);
 void dp_capture_frame(struct uroce_dp *dp, const uint8_t *frame, uint32_t len, uint64_t now);
 void dp_capture_close(struct uroce_dp *dp);
 
-/* impair.c: returns 0 to send, 1 when consumed (dropped or held) */
+/* impair.c */
 int dp_impair_open(struct uroce_dp *dp, const char *spec, uint64_t seed);
 void dp_impair_close(struct uroce_dp *dp);
-int dp_impair_tx(struct uroce_dp *dp, struct rte_mbuf *m, uint64_t now);
-/* Frames held back for reordering whose time has come. */
-unsigned dp_impair_release(struct uroce_dp *dp, struct rte_mbuf **out, unsigned max, uint64_t now);
+/* Apply one direction's impairments: 0 to pass the frame on, 1 when consumed (dropped or held). */
+int dp_impair_frame(struct uroce_dp *dp, struct dp_impair *im, struct rte_mbuf *m, uint64_t now);
+/* Frames held back (reordered, duplicated) whose time has come; now 0 releases all. */
+unsigned dp_impair_release(struct dp_impair *im, struct rte_mbuf **out, unsigned max, uint64_t now);
 
 #endif

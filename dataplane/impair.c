@@ -2,11 +2,14 @@
 /*
  * Impairments on the wire, so unmodified programs can be studied under
  * loss: Bernoulli or Gilbert-Elliott loss, reordering by a depth,
- * duplication and ECN CE marking of transmitted RoCE frames. Seeded: the
- * same seed and traffic give the same decisions. Every event is counted.
+ * duplication and ECN CE marking of the frames a device transmits and,
+ * separately, of those it receives. Seeded: the same seed and traffic give
+ * the same decisions. Every event is counted, per direction.
  *
  * Spec (from `uroce link add ... impair SPEC` or UROCE_IMPAIR):
  *   loss=P,burst=L,reorder=P:D,dup=P,ce=P,seed=S
+ * Keys apply to transmitted frames; prefixed with `rx.` (rx.loss=P, ...)
+ * they apply to received frames instead (`tx.` is accepted too).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +33,7 @@ struct held {
 
 struct dp_impair {
 	double loss;
+	double burst;            /* mean burst length; > 1 selects Gilbert-Elliott */
 	double ge_p_gb, ge_p_bg; /* Gilbert-Elliott, when burst > 1 */
 	bool ge_bad;
 	double reorder;
@@ -50,73 +54,118 @@ static bool parse_prob(const char *v, double *p)
 	return end != v && *end == 0 && *p >= 0 && *p <= 1;
 }
 
-int dp_impair_open(struct uroce_dp *dp, const char *spec, uint64_t seed)
+static struct dp_impair *impair_new(uint64_t seed)
 {
 	struct dp_impair *im = calloc(1, sizeof(*im));
-	char buf[256], *save = NULL, *tok;
-	double burst = 0;
 
-	if (!im || strlen(spec) >= sizeof(buf)) {
-		free(im);
-		return -EINVAL;
+	if (im)
+		sim_rng_seed(&im->rng, seed);
+	return im;
+}
+
+/* One key=value of a direction's spec; false when malformed. */
+static bool parse_key(struct dp_impair *im, char *key, char *val)
+{
+	if (!strcmp(key, "loss"))
+		return parse_prob(val, &im->loss);
+	if (!strcmp(key, "burst"))
+		return (im->burst = strtod(val, NULL)) >= 1;
+	if (!strcmp(key, "dup"))
+		return parse_prob(val, &im->dup);
+	if (!strcmp(key, "ce"))
+		return parse_prob(val, &im->ce);
+	if (!strcmp(key, "reorder")) {
+		char *colon = strchr(val, ':');
+
+		if (!colon)
+			return false;
+		*colon = 0;
+		return parse_prob(val, &im->reorder) &&
+		       (im->depth = (unsigned)strtoul(colon + 1, NULL, 10)) > 0 &&
+		       im->depth <= HELD_MAX;
 	}
+	return false;
+}
+
+static void impair_finish(struct uroce_dp *dp, struct dp_impair *im, const char *dir)
+{
+	if (im->burst > 1 && im->loss > 0) {
+		/* mean burst length L; long-run loss rate p */
+		im->ge_p_bg = 1.0 / im->burst;
+		im->ge_p_gb = im->loss * im->ge_p_bg / (1 - im->loss);
+	}
+	dp_log(dp, "impairments %s: loss %g burst %g reorder %g:%u dup %g ce %g", dir, im->loss,
+	       im->burst, im->reorder, im->depth, im->dup, im->ce);
+}
+
+int dp_impair_open(struct uroce_dp *dp, const char *spec, uint64_t seed)
+{
+	char buf[256], *save = NULL, *tok;
+	struct dp_impair *dir[2] = {NULL, NULL};
+	bool used[2] = {false, false};
+
+	if (strlen(spec) >= sizeof(buf))
+		return -EINVAL;
+	/* the seed first, wherever it is written, so both directions use it */
+	strcpy(buf, spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (!strncmp(tok, "seed=", 5))
+			seed = strtoull(tok + 5, NULL, 0);
+	/* the two directions draw from different streams of the same seed */
+	dir[0] = impair_new(seed);
+	dir[1] = impair_new(seed ^ 0x9e3779b97f4a7c15ull);
+	if (!dir[0] || !dir[1])
+		goto bad;
 	strcpy(buf, spec);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
-		bool ok;
+		int d = 0;
 
 		if (!eq)
 			goto bad;
 		*eq++ = 0;
-		if (!strcmp(tok, "loss"))
-			ok = parse_prob(eq, &im->loss);
-		else if (!strcmp(tok, "burst"))
-			ok = (burst = strtod(eq, NULL)) >= 1;
-		else if (!strcmp(tok, "dup"))
-			ok = parse_prob(eq, &im->dup);
-		else if (!strcmp(tok, "ce"))
-			ok = parse_prob(eq, &im->ce);
-		else if (!strcmp(tok, "seed"))
-			ok = (seed = strtoull(eq, NULL, 0), true);
-		else if (!strcmp(tok, "reorder")) {
-			char *colon = strchr(eq, ':');
-
-			ok = colon != NULL;
-			if (ok) {
-				*colon = 0;
-				ok = parse_prob(eq, &im->reorder) &&
-				     (im->depth = (unsigned)strtoul(colon + 1, NULL, 10)) > 0;
-			}
-		} else
-			ok = false;
-		if (!ok)
+		if (!strcmp(tok, "seed"))
+			continue;
+		if (!strncmp(tok, "rx.", 3) || !strncmp(tok, "tx.", 3)) {
+			d = tok[0] == 'r';
+			tok += 3;
+		}
+		if (!parse_key(dir[d], tok, eq))
 			goto bad;
+		used[d] = true;
 	}
-	if (burst > 1 && im->loss > 0) {
-		/* mean burst length L; long-run loss rate p */
-		im->ge_p_bg = 1.0 / burst;
-		im->ge_p_gb = im->loss * im->ge_p_bg / (1 - im->loss);
+	for (int d = 0; d < 2; d++) {
+		if (used[d]) {
+			impair_finish(dp, dir[d], d ? "rx" : "tx");
+		} else {
+			free(dir[d]);
+			dir[d] = NULL;
+		}
 	}
-	sim_rng_seed(&im->rng, seed);
-	dp->impair = im;
-	dp_log(dp, "impairments: loss %g burst %g reorder %g:%u dup %g ce %g seed %llu", im->loss,
-	       burst, im->reorder, im->depth, im->dup, im->ce, (unsigned long long)seed);
+	dp->impair_tx = dir[0];
+	dp->impair_rx = dir[1];
+	dp_log(dp, "impairment seed %llu", (unsigned long long)seed);
 	return 0;
 bad:
-	free(im);
+	free(dir[0]);
+	free(dir[1]);
 	return -EINVAL;
 }
 
-void dp_impair_close(struct uroce_dp *dp)
+static void impair_free(struct dp_impair *im)
 {
-	struct dp_impair *im = dp->impair;
-
 	if (!im)
 		return;
 	for (unsigned i = 0; i < im->nheld; i++)
 		rte_pktmbuf_free(im->held[i].m);
 	free(im);
-	dp->impair = NULL;
+}
+
+void dp_impair_close(struct uroce_dp *dp)
+{
+	impair_free(dp->impair_tx);
+	impair_free(dp->impair_rx);
+	dp->impair_tx = dp->impair_rx = NULL;
 }
 
 static bool lose(struct dp_impair *im)
@@ -167,39 +216,38 @@ static bool mark_ce(uint8_t *f, uint32_t len)
 	return false;
 }
 
-int dp_impair_tx(struct uroce_dp *dp, struct rte_mbuf *m, uint64_t now)
+int dp_impair_frame(struct uroce_dp *dp, struct dp_impair *im, struct rte_mbuf *m, uint64_t now)
 {
-	struct dp_impair *im = dp->impair;
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	bool rx = im == dp->impair_rx;
 
 	if (lose(im)) {
-		dp_count(dp, DP_CTR_dp_impair_dropped);
+		dp_count(dp, rx ? DP_CTR_dp_impair_rx_dropped : DP_CTR_dp_impair_dropped);
 		rte_pktmbuf_free(m);
 		return 1;
 	}
 	if (im->ce > 0 && sim_rng_bernoulli(&im->rng, im->ce) && mark_ce(f, m->data_len))
-		dp_count(dp, DP_CTR_dp_impair_ce_marked);
+		dp_count(dp, rx ? DP_CTR_dp_impair_rx_ce_marked : DP_CTR_dp_impair_ce_marked);
 	if (im->dup > 0 && sim_rng_bernoulli(&im->rng, im->dup) && im->nheld < HELD_MAX) {
 		struct rte_mbuf *copy = rte_pktmbuf_copy(m, dp->pool, 0, UINT32_MAX);
 
 		if (copy) {
 			im->held[im->nheld++] = (struct held){copy, im->seq, now};
-			dp_count(dp, DP_CTR_dp_impair_duplicated);
+			dp_count(dp, rx ? DP_CTR_dp_impair_rx_duplicated : DP_CTR_dp_impair_duplicated);
 		}
 	}
 	if (im->reorder > 0 && im->nheld < HELD_MAX && sim_rng_bernoulli(&im->rng, im->reorder)) {
 		/* let `depth` later frames overtake it */
 		im->held[im->nheld++] = (struct held){m, im->seq + im->depth, now + HOLD_MAX_NS};
-		dp_count(dp, DP_CTR_dp_impair_reordered);
+		dp_count(dp, rx ? DP_CTR_dp_impair_rx_reordered : DP_CTR_dp_impair_reordered);
 		return 1;
 	}
 	im->seq++;
 	return 0;
 }
 
-unsigned dp_impair_release(struct uroce_dp *dp, struct rte_mbuf **out, unsigned max, uint64_t now)
+unsigned dp_impair_release(struct dp_impair *im, struct rte_mbuf **out, unsigned max, uint64_t now)
 {
-	struct dp_impair *im = dp->impair;
 	unsigned n = 0, kept = 0;
 
 	for (unsigned i = 0; i < im->nheld; i++) {

@@ -352,8 +352,22 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 	for (unsigned i = 0; i < n; i++) {
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(m[i + 2], void *));
+		/* injected receive faults hit only frames meant for this device */
+		if (unlikely(dp->impair_rx != NULL) &&
+		    is_own_mac(dp, rte_pktmbuf_mtod(m[i], const uint8_t *)) &&
+		    dp_impair_frame(dp, dp->impair_rx, m[i], now))
+			continue;
 		rx_one(dp, m[i], fn, arg, now);
 		rte_pktmbuf_free(m[i]);
+	}
+	if (unlikely(dp->impair_rx != NULL)) {
+		unsigned late = dp_impair_release(dp->impair_rx, m, DP_BURST, now);
+
+		for (unsigned i = 0; i < late; i++) {
+			rx_one(dp, m[i], fn, arg, now);
+			rte_pktmbuf_free(m[i]);
+		}
+		n += late;
 	}
 	return done + n;
 }
@@ -415,7 +429,7 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 
 		if (dp->capture)
 			dp_capture_frame(dp, f, m->data_len, now);
-		if (dp->impair && dp_impair_tx(dp, m, now))
+		if (dp->impair_tx && dp_impair_frame(dp, dp->impair_tx, m, now))
 			continue; /* dropped or held back */
 		if (is_own_mac(dp, f) && dp->nloop < DP_BURST) {
 			dp->loop[dp->nloop++] = m;
@@ -425,8 +439,8 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 		out[n++] = m;
 	}
 	dp->ntx = 0;
-	if (dp->impair)
-		n += dp_impair_release(dp, out + n, DP_BURST, now);
+	if (dp->impair_tx)
+		n += dp_impair_release(dp->impair_tx, out + n, DP_BURST, now);
 	for (int tries = 0; sent < n && tries < 8; tries++)
 		sent += rte_eth_tx_burst(dp->port_id, 0, out + sent, (uint16_t)(n - sent));
 	for (unsigned i = sent; i < n; i++) {
