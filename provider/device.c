@@ -120,6 +120,16 @@ static int uroce_query_port(struct ibv_context *ibctx, uint8_t port, struct ibv_
 	return 0;
 }
 
+/* An environment variable if set and not empty, else the device's setting (NULL if empty). */
+static const char *env_or(const char *var, const char *conf)
+{
+	const char *v = getenv(var);
+
+	if (v && *v)
+		return v;
+	return conf && *conf ? conf : NULL;
+}
+
 static int open_dataplane(struct uroce_context *ctx)
 {
 	struct uroce_dp_config dc;
@@ -134,8 +144,9 @@ static int open_dataplane(struct uroce_context *ctx)
 		memcpy(dc.addrs[dc.naddrs++], ctx->conf.gids[i].raw, 16);
 	/* memif has no kernel behind it to answer ARP for our addresses */
 	dc.answer_neigh = !strncmp(ctx->conf.port, "memif", 5);
-	dc.capture = ctx->conf.capture[0] ? ctx->conf.capture : getenv("UROCE_CAPTURE");
-	dc.impair = ctx->conf.impair[0] ? ctx->conf.impair : getenv("UROCE_IMPAIR");
+	/* a program's environment is more specific than the device: it wins */
+	dc.capture = env_or("UROCE_CAPTURE", ctx->conf.capture);
+	dc.impair = env_or("UROCE_IMPAIR", ctx->conf.impair);
 	dc.counters = uroce_shared_row(&ctx->shared) + UR_CTR_COUNT;
 	dc.seed = getenv("UROCE_SEED") ? strtoull(getenv("UROCE_SEED"), NULL, 0) : (uint64_t)getpid();
 	return uroce_dp_open(&dc, &ctx->dp);
@@ -147,6 +158,7 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 	struct uroce_device *dev = to_type(verbs_get_device(ibdev), struct uroce_device, vdev);
 	struct uroce_context *ctx;
 	struct ur_dev_config cfg;
+	const char *mode;
 	int sv[2] = {-1, -1}, err;
 
 	(void)private_data;
@@ -172,7 +184,7 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 		ctx->active_mtu = 256;
 	uroce_log(ctx, 1, "open %s: netdev %s port %s, active MTU %u (interface MTU %u), mode %s, %u GIDs",
 		  dev->name, ctx->conf.netdev, ctx->conf.port, ctx->active_mtu, ctx->conf.netdev_mtu,
-		  ctx->conf.mode, ctx->conf.ngids);
+		  env_or("UROCE_MODE", ctx->conf.mode), ctx->conf.ngids);
 
 	err = uroce_shared_open(ctx->devdir, &ctx->shared);
 	if (err) {
@@ -181,7 +193,10 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 	}
 	ur_dev_config_default(&cfg);
 	cfg.max_mtu = ctx->active_mtu;
-	cfg.retx_mode = strcmp(ctx->conf.mode, "sr") ? UR_RETX_GBN : UR_RETX_SR;
+	mode = env_or("UROCE_MODE", ctx->conf.mode);
+	if (mode && strcmp(mode, "sr") && strcmp(mode, "gbn"))
+		uroce_log(ctx, 0, "UROCE_MODE=%s: not gbn or sr, using gbn", mode);
+	cfg.retx_mode = mode && !strcmp(mode, "sr") ? UR_RETX_SR : UR_RETX_GBN;
 	err = ur_dev_create(&cfg, &uroce_host_ops, ctx, uroce_shared_row(&ctx->shared),
 			    &ctx->engine);
 	if (err)

@@ -299,9 +299,9 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 
 /*
  * Keep the kernel from answering RoCE packets on the interface (ICMP port
- * unreachable): drop UDP 4791 at the interface's ingress hook. Packet
- * sockets, which the dataplane uses, see frames before that hook, and the
- * kernel spends nothing more on them.
+ * unreachable): drop UDP 4791, and 4792 (selective-repeat negotiation), at
+ * the interface's ingress hook. Packet sockets, which the dataplane uses,
+ * see frames before that hook, and the kernel spends nothing more on them.
  */
 static int nft_table(const char *name, const char *netdev, bool add)
 {
@@ -312,7 +312,7 @@ static int nft_table(const char *name, const char *netdev, bool add)
 			 "nft -f - 2>/dev/null <<'EOF'\n"
 			 "table netdev uroce_%s {\n"
 			 "  chain ingress { type filter hook ingress device \"%s\" priority 0; policy accept;\n"
-			 "    udp dport 4791 counter drop\n"
+			 "    udp dport { 4791, 4792 } counter drop\n"
 			 "  }\n"
 			 "}\nEOF\n",
 			 name, netdev);
