@@ -2,8 +2,9 @@
 # Verbs acceptance: verbs_check (stock libibverbs only) between two network
 # namespaces joined by a veth pair, a uroce device in each.
 #   acceptance.sh BUILD_DIR
-# Runs the pattern test on 16 QPs, badkey, and killpeer (the server is
-# killed with SIGKILL under load, then restarted for a reconnect).
+# Runs the pattern test on 16 QPs, again on 4 QPs under 1% injected loss in
+# go-back-N and in selective-repeat mode, badkey, and killpeer (the server
+# is killed with SIGKILL under load, then restarted for a reconnect).
 # VETH_MTU (default 9000) sets the veth MTU; VERBS_ITERS the pattern rounds;
 # VERBS_KILL_TIMEOUT and VERBS_KILL_RETRY (12 and 3) the killpeer QPs' local
 # ACK timeout and retry count: 4 x 67 ms from the last ACK to the error (12 rather
@@ -93,6 +94,7 @@ ns_env() {
 # function would put a subshell in between).
 in_a=()
 in_b=()
+extra_env=() # VAR=value words added to both sides' environment by pair()
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
@@ -117,12 +119,12 @@ pair() {
 	shift
 	cargs=("$@")
 	t0=$(now)
-	"${in_a[@]}" timeout -s KILL 400 "$vc" --server --port "$port" "${sargs[@]}" \
-		>"$log/$name.srv" 2>&1 &
+	"${in_a[@]}" "${extra_env[@]}" timeout -s KILL 400 "$vc" --server --port "$port" \
+		"${sargs[@]}" >"$log/$name.srv" 2>&1 &
 	spid=$!
 	# in the background too: `wait` lets the INT/TERM trap run at once
-	"${in_b[@]}" timeout -s KILL 400 "$vc" --client "$ip_a" --port "$port" "${cargs[@]}" \
-		>"$log/$name.cli" 2>&1 &
+	"${in_b[@]}" "${extra_env[@]}" timeout -s KILL 400 "$vc" --client "$ip_a" --port "$port" \
+		"${cargs[@]}" >"$log/$name.cli" 2>&1 &
 	wait $!
 	rc_c=$?
 	wait "$spid"
@@ -215,6 +217,26 @@ in_a=(ip netns exec "$ns_a" env "${env_a[@]}")
 in_b=(ip netns exec "$ns_b" env "${env_b[@]}")
 
 pair pattern --deadline 300 -- --test pattern --qps 16 --iters "$iters" --deadline 300
+# every byte again with 1% of each side's frames lost (data, ACKs, READ
+# responses), in both retransmission modes: nothing lost, nothing corrupted
+counter() { ip netns exec "$1" "$uroce" stat uroce0 | awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }'; }
+for mode in gbn sr; do
+	dropped0=$(counter "$ns_b" dp_impair_dropped)
+	sr0=$(counter "$ns_b" sr_negotiated)
+	extra_env=(UROCE_MODE=$mode UROCE_IMPAIR=loss=0.01,seed=$id)
+	pair "pattern-loss-$mode" --deadline 300 -- --test pattern --qps 8 --iters 3 --deadline 300
+	extra_env=()
+	# the run proves something only if frames were lost and the mode was the one asked for
+	dropped=$(($(counter "$ns_b" dp_impair_dropped) - dropped0))
+	sr=$(($(counter "$ns_b" sr_negotiated) - sr0))
+	if [ "$dropped" -eq 0 ] || { [ $mode = sr ] && [ "$sr" -lt 4 ]; } ||
+		{ [ $mode = gbn ] && [ "$sr" -ne 0 ]; }; then
+		echo "FAIL pattern-loss-$mode: $dropped frames lost, $sr QPs negotiated selective repeat"
+		fails=$((fails + 1))
+	else
+		echo "     $dropped frames lost on the client's side, $sr QPs in selective repeat"
+	fi
+done
 pair badkey --deadline 120 -- --test badkey --deadline 120
 killpeer
 

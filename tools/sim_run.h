@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One simulator run of `uroce sim` (and of `uroce compare`): two hosts, a
+ * switch, flows of messages, and what came out of it.
+ */
+#ifndef UROCE_SIM_RUN_H
+#define UROCE_SIM_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+#define MAX_LIST 32
+
+/* A scenario: lists of modes and losses, and everything else fixed. */
+struct sim_opts {
+	enum ur_retx_mode modes[MAX_LIST];
+	unsigned nmodes;
+	double losses[MAX_LIST];
+	unsigned nlosses;
+	uint64_t rate_bps;
+	uint64_t rtt_ps;
+	uint64_t mtu;
+	uint64_t msg_size;
+	uint64_t messages;
+	uint64_t flows;
+	uint64_t depth;     /* 0: enough to fill twice the bandwidth-delay product */
+	uint64_t seed;
+	int timeout;        /* IB exponent, -1: from the RTT */
+	uint64_t rto_low_ps;  /* SR timeouts, 0: from the RTT */
+	uint64_t rto_high_ps;
+	enum ur_wr_opcode opcode;
+	double burst;       /* mean loss burst length (Gilbert-Elliott), 0 = independent */
+	double reorder;
+	uint64_t reorder_depth;
+	double dup;
+	double loss_back;   /* loss of ACKs and responses on the way back */
+	bool verify;
+	bool ipv6;
+	const char *pcap;
+	bool csv;
+	bool header;
+	bool quiet;
+};
+
+/* What one run measured. */
+struct sim_result {
+	double goodput_gbps;
+	double fraction;
+	double lossless_gbps;
+	uint64_t retx_packets;
+	uint64_t retx_bytes;
+	uint64_t naks;
+	uint64_t sacks;
+	uint64_t timeouts;
+	double fct_p50_us;
+	double fct_p99_us;
+	uint64_t completed;
+	uint64_t errors;
+	uint64_t verify_failures;
+	double window_pkts;
+	double sim_time_us;
+	uint64_t dropped;
+};
+
+/* Defaults: 400 Gb/s, 10 us RTT, 4096 MTU, 200 x 1 MiB RDMA WRITEs, one flow. */
+void sim_opts_default(struct sim_opts *o);
+/* Run the scenario once in `mode` at data-packet loss `loss`; -1 if it cannot be set up. */
+int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
+		struct sim_result *r);
+/* The analytic goodput fraction: 1/(1+pW) for go-back-N, 1-p for selective repeat. */
+double sim_model_fraction(enum ur_retx_mode mode, double p, double w);
+const char *sim_mode_name(enum ur_retx_mode m);
+
+#endif
