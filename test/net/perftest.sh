@@ -88,6 +88,17 @@ check rc_pingpong_events "$pp_re" "ibv_rc_pingpong -d uroce0 -g 1 -e" "ibv_rc_pi
 check ib_send_lat_events "$lat_re" "ib_send_lat -d uroce0 -x 1 -e" "ib_send_lat -d uroce0 -x 1 -e"
 check ib_send_bw_events "$bw_re" "ib_send_bw -d uroce0 -x 1 -e" "ib_send_bw -d uroce0 -x 1 -e"
 check ib_read_bw_events "$bw_re" "ib_read_bw -d uroce0 -x 1 -e" "ib_read_bw -d uroce0 -x 1 -e"
+# capture: the client writes every RoCE frame it sends and receives
+# (UROCE_CAPTURE); Wireshark's dissector and scapy's ICRC must accept them all
+check capture "$pp_re" "ibv_rc_pingpong -d uroce0 -g 1 -n 50" \
+	"env UROCE_CAPTURE=$log/capture.pcap ibv_rc_pingpong -d uroce0 -g 1 -n 50"
+if /usr/bin/python3 "$here/../wire/check_wire.py" --pcap "$log/capture.pcap" >"$log/capture.txt" 2>&1; then
+	echo "ok   capture decodes: $(tail -1 "$log/capture.txt")"
+else
+	echo "FAIL capture decodes"
+	sed 's/^/  /' "$log/capture.txt" | tail -8
+	fails=$((fails + 1))
+fi
 rm -rf "$log"
 [ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
 exit $((fails > 0))

@@ -12,6 +12,8 @@ pcap. Then:
     on, AETH syndrome 0x1f on ACKs) must match the rxe captures in
     test/data/rxe.
 Usage: check_wire.py <uroce binary> <rxe capture dir> <scratch dir>
+       check_wire.py --pcap FILE   (a capture the dataplane wrote: every
+       RoCE frame decodes, every IPv4 ICRC matches scapy's, both directions)
 """
 import os
 import subprocess
@@ -77,7 +79,32 @@ def ackreq_rule(pkts):
     return rule
 
 
+def check_capture(pcap):
+    """A capture written by the dataplane (UROCE_CAPTURE): both directions, all valid."""
+    rows = tshark_fields(pcap, ["frame.protocols", "_ws.malformed", "udp.dstport",
+                                "infiniband.bth.opcode"])
+    roce = [r for r in rows if r[2] == "4791"]
+    if len(roce) < 10:
+        fail(f"{pcap}: only {len(roce)} RoCE frames")
+    for i, (protos, malformed, _, _) in enumerate(rows, 1):
+        if "infiniband" in protos and (malformed or not protos.startswith("eth:ethertype:ip")):
+            fail(f"{pcap} frame {i}: tshark decodes {protos!r} malformed={malformed!r}")
+    pkts = [p for p in rdpcap(pcap) if BTH in p]
+    sources = {ip_of(p).src for p in pkts}
+    if len(sources) < 2:
+        fail(f"{pcap}: frames from {sources} only, not both directions")
+    bad = [i for i, p in enumerate(pkts, 1) if IP in p and not icrc_ok(p)]
+    if bad:
+        fail(f"{pcap}: {len(bad)} ICRCs differ from scapy's (frames {bad[:5]}...)")
+    opcodes = sorted({p[BTH].opcode for p in pkts})
+    print(f"capture {pcap}: {len(pkts)} RoCE frames from {len(sources)} addresses, "
+          f"opcodes {opcodes}, every ICRC valid" if not failures else "capture check failed")
+    return 1 if failures else 0
+
+
 def main():
+    if sys.argv[1] == "--pcap":
+        return check_capture(sys.argv[2])
     uroce, rxe_dir, scratch = sys.argv[1:4]
     os.makedirs(scratch, exist_ok=True)
     seen = set()
