@@ -58,6 +58,10 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now_ns);
 int uroce_dp_neigh_lookup(struct uroce_dp *dp, const uint8_t gid[16], uint8_t mac[6],
 			  uint64_t now_ns);
 
+/* Slow-path upkeep, every few hundred ms: collects the kernel's count of
+ * frames dropped on a full receive ring (dp_rx_ring_drops). */
+void uroce_dp_housekeeping(struct uroce_dp *dp);
+
 /* An fd that becomes readable when frames may be waiting, or -1 if none. */
 int uroce_dp_wait_fd(struct uroce_dp *dp);
 

@@ -208,6 +208,7 @@ static void *progress_thread(void *arg)
 	uint64_t app_driving_ns = getenv("UROCE_APP_NS") ? strtoull(getenv("UROCE_APP_NS"), NULL, 0)
 							 : APP_DRIVING_NS;
 
+
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now = uroce_now_ns(), deadline;
 		unsigned moved;
@@ -223,6 +224,8 @@ static void *progress_thread(void *arg)
 		uroce_neigh_poll(ctx, now);
 		pending = ur_dev_tx_pending(ctx->engine);
 		deadline = ur_dev_next_deadline(ctx->engine);
+		if (now >= ctx->next_counter_write)
+			uroce_dp_housekeeping(ctx->dp);
 		pthread_mutex_unlock(&ctx->lock);
 		/* file I/O outside the lock: the engine never waits for the disk */
 		if (now >= ctx->next_counter_write) {
