@@ -220,6 +220,9 @@ static void *progress_thread(void *arg)
 			continue;
 		}
 		pthread_mutex_lock(&ctx->lock);
+		/* read the clock again under the lock: the engine must never see time go
+		 * back, and an application pass may have run while we waited */
+		now = uroce_now_ns();
 		moved = run_pass(ctx, now);
 		uroce_neigh_poll(ctx, now);
 		pending = ur_dev_tx_pending(ctx->engine);

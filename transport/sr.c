@@ -7,8 +7,11 @@
 #include "psn.h"
 #include "sr.h"
 
-#define HELLO_EVERY_NS 100000ull /* one HELLO every 100 us... */
-#define HELLO_TRIES 20           /* ...for 2 ms, then go-back-N for good */
+/* HELLOs 100 us apart at first, then further apart (a busy peer may reach
+ * RTR tens of milliseconds after us): ~0.3 s in all, then go-back-N for good */
+#define HELLO_FIRST_NS 100000ull
+#define HELLO_MAX_GAP_NS 20000000ull
+#define HELLO_TRIES 24
 
 int ur_sr_create(struct ur_qp *qp)
 {
@@ -80,7 +83,7 @@ void ur_sr_start(struct ur_qp *qp, uint64_t now)
 		return;
 	sr->neg = UR_SR_ASKING;
 	sr->hello_due = true;
-	ur_timer_arm(&qp->dev->timers, &sr->hello_timer, now + HELLO_EVERY_NS);
+	ur_timer_arm(&qp->dev->timers, &sr->hello_timer, now + HELLO_FIRST_NS);
 	ur_dev_schedule(qp->dev, qp);
 }
 
@@ -97,7 +100,8 @@ void ur_sr_hello_timer(struct ur_qp *qp, uint64_t now)
 		return;
 	}
 	sr->hello_due = true;
-	ur_timer_arm(&qp->dev->timers, &sr->hello_timer, now + HELLO_EVERY_NS);
+	ur_timer_arm(&qp->dev->timers, &sr->hello_timer,
+		     now + UR_MIN(HELLO_FIRST_NS << UR_MIN(sr->hellos, 16u), HELLO_MAX_GAP_NS));
 	ur_dev_schedule(qp->dev, qp);
 }
 
@@ -342,6 +346,9 @@ bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn)
  * shorter than it only resends what is still on its way. Doubled for each
  * timeout in a row without progress.
  */
+/* No selective-repeat timeout is longer: past it, the IBTA ACK timeout decides. */
+#define UR_SR_RTO_MAX_NS 1000000000ull
+
 static uint64_t rto_ns(const struct ur_qp *qp, uint32_t inflight)
 {
 	const struct ur_sr *sr = qp->sr;
@@ -350,7 +357,7 @@ static uint64_t rto_ns(const struct ur_qp *qp, uint32_t inflight)
 
 	if (sr->srtt_ns)
 		rto = UR_MAX(rto, sr->srtt_ns + 4 * sr->rttvar_ns);
-	return rto << sr->backoff;
+	return UR_MIN(rto << sr->backoff, UR_SR_RTO_MAX_NS);
 }
 
 static void arm_rto(struct ur_qp *qp)
@@ -393,9 +400,12 @@ void ur_sr_progress(struct ur_qp *qp, uint64_t now)
 	sr->rto_base_ns = now;
 	sr->backoff = 0;
 	if (sr->rtt_timing && ur_psn_lt(sr->rtt_psn, qp->req.una)) {
-		uint64_t rtt = now - sr->rtt_sent_ns;
+		/* (a host whose clock readings may arrive out of order gives no sample) */
+		uint64_t rtt = now > sr->rtt_sent_ns ? now - sr->rtt_sent_ns : 0;
 
 		sr->rtt_timing = false;
+		if (!rtt || rtt > UR_SR_RTO_MAX_NS)
+			return;
 		if (!sr->srtt_ns) {
 			sr->srtt_ns = rtt;
 			sr->rttvar_ns = rtt / 2;
@@ -429,6 +439,15 @@ void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now)
 	rto = rto_ns(qp, inflight);
 	if (now < sr->rto_base_ns + rto) {
 		ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto);
+		return;
+	}
+	/*
+	 * A READ or atomic waiting for its responses is left to the IBTA ACK
+	 * timeout, as in go-back-N: asking again early on a busy host mostly
+	 * sends duplicates, and a stale duplicate costs the responder a replay.
+	 */
+	if (ur_req_psn_is_rd_atomic(qp, qp->req.una)) {
+		ur_timer_arm(&qp->dev->timers, &sr->rto, now + rto);
 		return;
 	}
 	ur_count(qp->dev, UR_CTR_sr_timeouts);
