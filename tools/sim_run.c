@@ -168,7 +168,7 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		uint64_t before = sim_events(s);
 
 		sim_run(s, sim_now(s) + 100 * SIM_PS_PER_US);
-		if (sim_events(s) == before && !sim_workload_done(w))
+		if (sim_events(s) == before && sim_idle(s) && !sim_workload_done(w))
 			break; /* nothing left to happen: the flows are stuck */
 		if (!o->quiet && now_wall() > next_progress) {
 			uint64_t done = 0;

@@ -33,6 +33,7 @@ struct ur_sr;
 struct ur_resp_res {
 	uint8_t kind;       /* UR_KIND_READ_REQ or UR_KIND_ATOMIC; 0 when unused */
 	bool pending;       /* responses still to send */
+	bool replayed;      /* answering a duplicate request (again) */
 	uint32_t first_psn; /* PSN of the original request */
 	uint32_t last_psn;  /* last PSN its responses use */
 	uint32_t cur_psn;   /* next response PSN to send */
@@ -173,6 +174,8 @@ static inline uint32_t ur_npkts(uint32_t len, uint32_t mtu)
 int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget);
 void ur_req_rewind(struct ur_qp *qp, uint32_t psn);
 bool ur_req_has_work(struct ur_qp *qp);
+/* Whether `psn` belongs to a READ or atomic in flight. */
+bool ur_req_psn_is_rd_atomic(struct ur_qp *qp, uint32_t psn);
 void ur_req_retx_timer(struct ur_qp *qp, uint64_t now);
 void ur_req_rnr_timer(struct ur_qp *qp, uint64_t now);
 

@@ -331,7 +331,18 @@ static struct ur_send_wqe *wqe_of_psn(struct ur_qp *qp, uint32_t psn)
 	return NULL;
 }
 
-/* Selective repeat: resend one queued PSN (only SEND/WRITE packets are queued). */
+bool ur_req_psn_is_rd_atomic(struct ur_qp *qp, uint32_t psn)
+{
+	struct ur_send_wqe *w = wqe_of_psn(qp, psn);
+
+	return w && wqe_is_rd_atomic(w);
+}
+
+/*
+ * Selective repeat: resend one queued PSN. Returns 1 when a packet went, 0
+ * when none did (nothing queued, or a READ/atomic was rewound instead), or
+ * a negative errno.
+ */
 static int send_retransmission(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_send_wqe *w;
@@ -351,9 +362,10 @@ static int send_retransmission(struct ur_qp *qp, uint64_t now)
 	}
 	err = build_packet(qp, w, psn, (uint32_t)ur_psn_diff(psn, w->first_psn) * qp->mtu, true,
 			   &consumed, &last);
-	if (!err)
-		ur_sr_sent(qp, psn, true, now);
-	return err;
+	if (err)
+		return err;
+	ur_sr_sent(qp, psn, true, now);
+	return 1;
 }
 
 int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
@@ -371,7 +383,8 @@ int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 		err = send_retransmission(qp, now);
 		if (err == -ENOBUFS)
 			return err;
-		(*budget)--;
+		if (err > 0)
+			(*budget)--; /* only a packet that left uses the budget */
 	}
 	while (*budget) {
 		struct ur_send_wqe *w;
@@ -480,9 +493,14 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 		return;
 	}
 	rq->retry_left--;
+	ur_dev_log(qp->dev, "qp %#x: local ACK timeout at PSN %#x (next %#x, %u retries left%s)",
+		   qp->qpn, rq->una, rq->psn, rq->retry_left,
+		   ur_sr_on(qp) ? ", selective repeat" : "");
 	rq->progress_ns = now;
-	if (ur_sr_on(qp))
-		ur_sr_retry(qp); /* a retry need not resend what the responder has */
+	/* a retry need not resend what the responder has; READs and atomics
+	 * are asked for again from there, as in go-back-N */
+	if (ur_sr_on(qp) && !ur_req_psn_is_rd_atomic(qp, rq->una))
+		ur_sr_retry(qp);
 	else
 		ur_req_rewind(qp, rq->una);
 	ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);

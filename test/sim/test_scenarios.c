@@ -309,6 +309,26 @@ START_TEST(test_sr_every_opcode_intact_under_loss)
 }
 END_TEST
 
+/*
+ * Lost READ responses in selective-repeat mode: a READ is asked for again
+ * from its first missing response rather than resent selectively, and that
+ * rewind builds no frame. It once used the transmit budget anyway, so the
+ * host saw "nothing to send" and the request waited for the next timer.
+ */
+START_TEST(test_sr_read_responses_lost)
+{
+	struct sim_flow_stats st;
+
+	run_flow_mode(UR_RETX_SR, UR_WR_RDMA_READ, 65536, 200, 0.08, 31 + _i, &st);
+	ck_assert_uint_eq(st.completed, 200);
+	ck_assert_uint_eq(st.errors, 0);
+	ck_assert_uint_eq(st.verify_failures, 0);
+	/* 7-9 ms when each rewind is sent at once, 12-15 ms when it waits for a timer */
+	ck_assert_msg(st.last_done_ps - st.first_post_ps < 10500 * SIM_PS_PER_US,
+		      "200 READs took %.2f ms", (st.last_done_ps - st.first_post_ps) / 1e9);
+}
+END_TEST
+
 /* ---- error paths with exact virtual time ---- */
 
 START_TEST(test_total_loss_retry_exceeded_then_flush)
@@ -498,6 +518,7 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_sr_meets_targets);
 	tcase_add_test(tc, test_sr_bursts_and_reordering_no_storm);
 	tcase_add_test(tc, test_sr_falls_back_to_gbn);
+	tcase_add_loop_test(tc, test_sr_read_responses_lost, 0, 3);
 	tcase_add_loop_test(tc, test_sr_every_opcode_intact_under_loss, 0,
 			    sizeof(all_ops) / sizeof(all_ops[0]));
 	suite_add_tcase(s, tc);

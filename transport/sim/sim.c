@@ -428,7 +428,11 @@ static void node_pull(struct sim_node *n)
 {
 	if (n->tx_busy || n->paused)
 		return;
-	if (ur_dev_tx(n->dev, now_ns(n->s), 1) && n->out)
+	/* a pass can do work without building a frame (a rewind): ask again */
+	for (int i = 0; i < 4 && !n->out; i++)
+		if (!ur_dev_tx(n->dev, now_ns(n->s), 1) && !ur_dev_tx_pending(n->dev))
+			break;
+	if (n->out)
 		node_start_tx(n);
 }
 
@@ -739,6 +743,11 @@ uint64_t sim_run(struct sim *s, uint64_t until_ps)
 	if (!s->stopped && s->now < until_ps && until_ps != UINT64_MAX)
 		s->now = until_ps;
 	return s->now;
+}
+
+bool sim_idle(const struct sim *s)
+{
+	return s->nheap == 0;
 }
 
 /* ---- helpers for scenarios ---- */

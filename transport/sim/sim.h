@@ -120,6 +120,8 @@ uint64_t sim_run(struct sim *s, uint64_t until_ps);
 /* Stop the current sim_run at the end of the event being processed. */
 void sim_stop(struct sim *s);
 uint64_t sim_events(const struct sim *s);
+/* True when no event is queued: nothing will ever happen again. */
+bool sim_idle(const struct sim *s);
 
 /* Connect two RC/UC QPs on two nodes as ibv_modify_qp would (INIT, RTR, RTS). */
 struct sim_qp_params {
