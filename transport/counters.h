@@ -42,6 +42,7 @@
 	X(retransmitted_packets, "requester: packets sent again (go-back-N or selective)")          \
 	X(tx_acks, "responder: ACK packets sent")                                                   \
 	X(tx_naks, "responder: NAK packets sent (sequence, RNR and error)")                         \
+	X(resp_stale_replays, "responder: replays of duplicate READs/atomics dropped as stale")     \
 	X(rx_acks, "requester: ACK packets received")                                               \
 	X(rx_naks, "requester: NAK packets received")                                               \
 	X(rnr_retry_exceeded, "requester: RNR retry count exhausted")                               \

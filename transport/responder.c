@@ -285,6 +285,14 @@ static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
 	request_done(qp, pkt, pos & UR_POS_LAST);
 }
 
+/* Move the head to the oldest resource still answering (a replay may leave
+ * finished ones behind it), or to the tail. */
+static void skip_finished(struct ur_responder *rs)
+{
+	while (rs->res_head != rs->res_tail && !rs->res[rs->res_head % rs->nres].pending)
+		rs->res_head++;
+}
+
 /* Claim the next READ/atomic resource; NULL when the requester exceeded max_dest_rd_atomic. */
 static struct ur_resp_res *alloc_res(struct ur_qp *qp)
 {
@@ -294,11 +302,21 @@ static struct ur_resp_res *alloc_res(struct ur_qp *qp)
 	if (!rs->nres)
 		return NULL;
 	res = &rs->res[rs->res_tail % rs->nres];
-	if (res->pending)
-		return NULL;
+	if (res->pending) {
+		/*
+		 * The oldest resource is busy. If only a duplicate request made
+		 * it so, the replay is stale: a requester that sends a new READ
+		 * or atomic past max_dest_rd_atomic others has completed the
+		 * oldest, so it had every response already. Otherwise the
+		 * requester broke the limit.
+		 */
+		if (!res->replayed)
+			return NULL;
+		ur_count(qp->dev, UR_CTR_resp_stale_replays);
+		res->pending = false;
+	}
 	memset(res, 0, sizeof(*res));
-	if (!rs->res[rs->res_head % rs->nres].pending)
-		rs->res_head = rs->res_tail;
+	skip_finished(rs); /* the oldest resource still answering, or this new one */
 	rs->res_tail++;
 	return res;
 }
@@ -396,17 +414,19 @@ static void do_atomic(struct ur_qp *qp, const struct ur_pkt *pkt)
 }
 
 /*
- * Restart resource `i` and drop the ones after it: go-back-N sends their
- * requests again. An older resource still being answered keeps its turn,
- * since responses leave in PSN order.
+ * Answer resource `i` again, before anything newer. Newer resources keep
+ * their state: if the requester went back to `i` it asks for them again and
+ * they restart then, but the duplicate may also be a stale copy that arrives
+ * after the requester moved on, and dropping them would leave requests
+ * unanswered until its timeout. An older resource still being answered keeps
+ * its turn, since responses leave in PSN order.
  */
 static void replay_from(struct ur_qp *qp, uint32_t i)
 {
 	struct ur_responder *rs = &qp->resp;
 
-	for (uint32_t j = i + 1; j != rs->res_tail; j++)
-		rs->res[j % rs->nres].pending = false;
 	rs->res[i % rs->nres].pending = true;
+	rs->res[i % rs->nres].replayed = true;
 	if (!((int32_t)(rs->res_head - i) < 0 && rs->res[rs->res_head % rs->nres].pending))
 		rs->res_head = i;
 	ur_dev_schedule(qp->dev, qp);
@@ -665,8 +685,8 @@ int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 			}
 			if (err)
 				return err;
-			if (!res->pending && rs->res_head != rs->res_tail)
-				rs->res_head++;
+			if (!res->pending)
+				skip_finished(rs);
 		} else if (rs->ack.pending || (qp->sr && qp->sr->sack_due)) {
 			err = emit_ack(qp);
 			if (err)
