@@ -1,12 +1,17 @@
 #!/bin/bash
 # Acceptance: the stock binaries of Debian's ibverbs-utils and perftest,
 # unmodified, between two network namespaces over uroce devices.
-#   perftest.sh BUILD_DIR [af_packet|memif] [VETH_MTU]
+#   perftest.sh BUILD_DIR [af_packet|memif] [VETH_MTU] [MODE_A MODE_B]
+# MODE_A/MODE_B (gbn or sr, default gbn) are each side's UROCE_MODE: sr on
+# both runs every test in selective repeat, sr against gbn must fall back to
+# go-back-N; the counters are checked either way.
 # Exit 77 (skip) without root or namespaces.
 set -u
 build=$1
 port=${2:-af_packet}
 mtu=${3:-9000}
+mode_a=${4:-gbn}
+mode_b=${5:-gbn}
 here=$(cd "$(dirname "$0")" && pwd)
 export UROCE=$build/tools/uroce
 # shellcheck source=../../tools/netns.sh
@@ -36,10 +41,10 @@ log=$(mktemp -d)
 check() {
 	local name=$1 re=$2 srv=$3 cli=$4
 	local t0=$SECONDS rc_s rc_c
-	ur_in "$p-a" timeout 120 $srv >"$log/$name.srv" 2>&1 &
+	ur_in "$p-a" env UROCE_MODE="$mode_a" timeout 120 $srv >"$log/$name.srv" 2>&1 &
 	local spid=$!
 	sleep 1.5
-	ur_in "$p-b" timeout 120 $cli "$net.1" >"$log/$name.cli" 2>&1
+	ur_in "$p-b" env UROCE_MODE="$mode_b" timeout 120 $cli "$net.1" >"$log/$name.cli" 2>&1
 	rc_c=$?
 	wait $spid
 	rc_s=$?
@@ -53,7 +58,7 @@ check() {
 	fi
 }
 
-echo "== port $port, veth MTU $mtu"
+echo "== port $port, veth MTU $mtu, modes $mode_a/$mode_b"
 if ur_in "$p-a" ibv_devices | grep -q uroce0; then
 	echo "ok   ibv_devices"
 else
@@ -98,6 +103,16 @@ else
 	echo "FAIL capture decodes"
 	sed 's/^/  /' "$log/capture.txt" | tail -8
 	fails=$((fails + 1))
+fi
+# the retransmission mode the two sides were asked for is the one they ran
+negotiated=$(ip netns exec "$p-a" "$UROCE" stat uroce0 | awk '$1 == "sr_negotiated" { print $2 }')
+negotiated=${negotiated:-0}
+if [ "$mode_a" = sr ] && [ "$mode_b" = sr ]; then
+	[ "$negotiated" -gt 0 ] && echo "ok   selective repeat on $negotiated QPs" ||
+		{ echo "FAIL no QP negotiated selective repeat"; fails=$((fails + 1)); }
+else
+	[ "$negotiated" -eq 0 ] && echo "ok   go-back-N on every QP" ||
+		{ echo "FAIL $negotiated QPs negotiated selective repeat with a gbn peer"; fails=$((fails + 1)); }
 fi
 rm -rf "$log"
 [ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
