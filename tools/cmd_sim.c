@@ -35,6 +35,7 @@ struct sim_opts {
 	uint64_t rto_low_ps;  /* SR timeouts, 0: from the RTT */
 	uint64_t rto_high_ps;
 	enum ur_wr_opcode opcode;
+	enum ur_qp_type transport;
 	double burst;       /* mean loss burst length (Gilbert-Elliott), 0 = independent */
 	double reorder;
 	uint64_t reorder_depth;
@@ -60,6 +61,7 @@ struct sim_result {
 	double fct_p50_us;
 	double fct_p99_us;
 	uint64_t completed;
+	uint64_t received;  /* receive completions (send and write-imm operations) */
 	uint64_t errors;
 	uint64_t verify_failures;
 	double window_pkts;
@@ -85,6 +87,7 @@ static void usage(FILE *f)
 		"  --dup P              duplicate a fraction P of packets\n"
 		"  --loss-back P        loss probability on the way back (ACKs, READ responses) (0)\n"
 		"  --op OP              write, write-imm, send, send-imm, read, fetch-add, cmp-swap (write)\n"
+		"  --transport T        rc, uc (send and write ops) or ud (send ops, one MTU at most) (rc)\n"
 		"  --msg-size S         message size, e.g. 1M, 64K, 4096 (1M)\n"
 		"  --messages N         messages per flow (200)\n"
 		"  --flows N            concurrent flows (QP pairs) on the same two hosts (1)\n"
@@ -106,6 +109,41 @@ static void usage(FILE *f)
 		"goodput_fraction is goodput over the lossless goodput of the link (rate times\n"
 		"payload over payload plus every header and the Ethernet framing), so 1.0 means\n"
 		"nothing was lost; model_fraction is 1/(1+pW) for gbn and 1-p for sr.\n");
+}
+
+static bool parse_transport(const char *s, enum ur_qp_type *t)
+{
+	if (!strcmp(s, "rc"))
+		*t = UR_QPT_RC;
+	else if (!strcmp(s, "uc"))
+		*t = UR_QPT_UC;
+	else if (!strcmp(s, "ud"))
+		*t = UR_QPT_UD;
+	else
+		return false;
+	return true;
+}
+
+/* UC has SEND and WRITE only; UD has SEND only, one packet per message. */
+static bool transport_fits(const struct sim_opts *o)
+{
+	bool send = o->opcode == UR_WR_SEND || o->opcode == UR_WR_SEND_WITH_IMM;
+	bool write = o->opcode == UR_WR_RDMA_WRITE || o->opcode == UR_WR_RDMA_WRITE_WITH_IMM;
+
+	if (o->transport == UR_QPT_UC && !send && !write) {
+		fprintf(stderr, "uroce sim: UC carries send and write operations only\n");
+		return false;
+	}
+	if (o->transport == UR_QPT_UD && !send) {
+		fprintf(stderr, "uroce sim: UD carries send operations only\n");
+		return false;
+	}
+	if (o->transport == UR_QPT_UD && o->msg_size > o->mtu) {
+		fprintf(stderr, "uroce sim: a UD message is one packet: --msg-size %llu exceeds --mtu %llu\n",
+			(unsigned long long)o->msg_size, (unsigned long long)o->mtu);
+		return false;
+	}
+	return true;
 }
 
 static const char *mode_name(enum ur_retx_mode m)
@@ -211,6 +249,13 @@ static unsigned kind_of(enum ur_wr_opcode op)
 	}
 }
 
+/* Operations that complete a receive WQE at the destination. */
+static bool delivers(const struct sim_opts *o)
+{
+	return o->opcode == UR_WR_SEND || o->opcode == UR_WR_SEND_WITH_IMM ||
+	       o->opcode == UR_WR_RDMA_WRITE_WITH_IMM;
+}
+
 static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		   struct sim_result *r)
 {
@@ -285,7 +330,7 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 		return -1;
 	}
 	memset(&fc, 0, sizeof(fc));
-	fc.qp_type = UR_QPT_RC;
+	fc.qp_type = o->transport;
 	fc.opcode = o->opcode;
 	fc.msg_size = (uint32_t)o->msg_size;
 	fc.messages = o->messages;
@@ -332,6 +377,7 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 
 		total_fct += st->nfct;
 		r->completed += st->completed;
+		r->received += st->received;
 		r->errors += st->errors;
 		r->verify_failures += st->verify_failures;
 		bytes += st->bytes;
@@ -355,6 +401,9 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 		r->fct_p99_us = percentile_us(fct, total_fct, 0.99);
 		free(fct);
 	}
+	/* UC and UD complete sends as they leave: only what arrived counts */
+	if (o->transport != UR_QPT_RC && delivers(o))
+		bytes = r->received * o->msg_size;
 	if (last > first)
 		r->goodput_gbps = (double)bytes * 8 / ((double)(last - first) / SIM_PS_PER_S) / 1e9;
 	r->lossless_gbps = (double)o->rate_bps / 1e9 * (double)o->msg_size / (double)wire;
@@ -383,6 +432,8 @@ static double model_fraction(enum ur_retx_mode mode, double p, double w)
 static void print_human(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 			const struct sim_result *r)
 {
+	static const char *const names[] = {[UR_QPT_RC] = "RC", [UR_QPT_UC] = "UC", [UR_QPT_UD] = "UD"};
+
 	printf("mode %s  loss %g  rate %g Gb/s  rtt %g us  mtu %llu  %llu x %llu B, %llu flow(s), seed %llu\n",
 	       mode_name(mode), loss, o->rate_bps / 1e9, (double)o->rtt_ps / SIM_PS_PER_US,
 	       (unsigned long long)o->mtu, (unsigned long long)o->messages,
@@ -396,6 +447,10 @@ static void print_human(const struct sim_opts *o, enum ur_retx_mode mode, double
 	       (unsigned long long)r->sacks);
 	printf("  timeouts       %8llu\n", (unsigned long long)r->timeouts);
 	printf("  FCT p50 / p99  %8.2f / %.2f us\n", r->fct_p50_us, r->fct_p99_us);
+	if (o->transport != UR_QPT_RC && delivers(o))
+		printf("  delivered      %8llu of %llu messages (%s: nothing is sent again)\n",
+		       (unsigned long long)r->received, (unsigned long long)(o->messages * o->flows),
+		       names[o->transport]);
 	if (r->errors || r->verify_failures || r->completed != o->messages * o->flows)
 		printf("  !! completed %llu of %llu, %llu error completions, %llu corrupted\n",
 		       (unsigned long long)r->completed,
@@ -427,6 +482,7 @@ int cmd_sim(int argc, char **argv)
 		{"reorder", required_argument, NULL, 'o'}, {"dup", required_argument, NULL, 'd'},
 		{"loss-back", required_argument, NULL, 'L'},
 		{"op", required_argument, NULL, 'p'},     {"msg-size", required_argument, NULL, 's'},
+		{"transport", required_argument, NULL, 'X'},
 		{"messages", required_argument, NULL, 'n'}, {"flows", required_argument, NULL, 'f'},
 		{"depth", required_argument, NULL, 'D'},  {"timeout", required_argument, NULL, 'T'},
 		{"rto-low", required_argument, NULL, 'R'}, {"rto-high", required_argument, NULL, 'I'},
@@ -440,7 +496,7 @@ int cmd_sim(int argc, char **argv)
 		.modes = {UR_RETX_GBN}, .nmodes = 1, .losses = {0}, .nlosses = 1,
 		.rate_bps = 400000000000ull, .rtt_ps = 10 * SIM_PS_PER_US, .mtu = 4096,
 		.msg_size = 1 << 20, .messages = 200, .flows = 1, .seed = 1, .timeout = -1,
-		.opcode = UR_WR_RDMA_WRITE, .header = true,
+		.opcode = UR_WR_RDMA_WRITE, .transport = UR_QPT_RC, .header = true,
 	};
 	uint64_t v;
 	int c, rc = 0;
@@ -491,6 +547,9 @@ int cmd_sim(int argc, char **argv)
 			break;
 		case 's':
 			ok = parse_size(optarg, &o.msg_size) && o.msg_size <= (1u << 30);
+			break;
+		case 'X':
+			ok = parse_transport(optarg, &o.transport);
 			break;
 		case 'n':
 			ok = parse_u64(optarg, &o.messages) && o.messages > 0;
@@ -549,6 +608,8 @@ int cmd_sim(int argc, char **argv)
 		fprintf(stderr, "uroce sim: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (!transport_fits(&o))
+		return 2;
 	if (!isatty(STDERR_FILENO))
 		o.quiet = true;
 	if (o.csv && o.header)
