@@ -1256,6 +1256,59 @@ START_TEST(test_ud_datagrams)
 END_TEST
 
 /*
+ * Management datagrams as Soft-RoCE sends them to QP1 (the CM's GSI QP:
+ * UD SEND Only, DETH Q_Key 0x80010000, a 256-byte MAD) parse cleanly and
+ * are counted as for a QP that does not exist here, never misread.
+ */
+START_TEST(test_gsi_datagram_parses_and_is_counted)
+{
+	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_UD_SEND_ONLY);
+	static uint8_t frame[UR_FRAME_MAX];
+	struct ur_frame_tmpl t;
+	struct ur_path path;
+	struct ur_bth *bth;
+	struct ur_deth *deth;
+	struct ur_pkt pkt;
+	uint32_t roce_len = op->hdr_len + 256 + UR_ICRC_SIZE, len;
+	unsigned pre;
+
+	fresh_qp(UR_QPT_UD, UR_QPS_RTS);
+	memset(&path, 0, sizeof(path));
+	memcpy(path.smac, peer_mac, 6);
+	memcpy(path.dmac, my_mac, 6);
+	ur_gid_from_v4(&path.sgid, peer_ip);
+	ur_gid_from_v4(&path.dgid, my_ip);
+	path.hop_limit = 64;
+	path.udp_sport = 0xd1f3;
+	ur_frame_tmpl_init(&t, &path);
+	pre = ur_frame_tmpl_emit(&t, frame, roce_len, 0, 1);
+	memset(frame + pre, 0, roce_len);
+	bth = (struct ur_bth *)(frame + pre);
+	ur_bth_set_opcode(bth, UR_OP_UD_SEND_ONLY);
+	ur_bth_set_pkey(bth, 0xffff);
+	ur_bth_set_dqpn(bth, 1);
+	ur_bth_set_psn(bth, 0x123456);
+	deth = (struct ur_deth *)(frame + pre + op->off_deth);
+	ur_deth_set_qkey(deth, 0x80010000);
+	ur_deth_set_sqpn(deth, 1);
+	memset(frame + pre + op->hdr_len, 0x01, 256); /* a MAD: base version 1 ... */
+	len = pre + roce_len;
+	ur_frame_seal(&t, frame, len);
+
+	ck_assert_int_eq(ur_frame_parse(&pkt, frame, len), UR_PARSE_OK);
+	ck_assert_uint_eq(pkt.dqpn, 1);
+	ck_assert_uint_eq(pkt.payload_len, 256);
+	ck_assert_uint_eq(ur_deth_qkey((const struct ur_deth *)((const uint8_t *)pkt.bth +
+								  pkt.op->off_deth)),
+			  0x80010000);
+	ur_dev_rx(dev, frame, len, now);
+	ck_assert_uint_eq(ur_dev_counters(dev)[UR_CTR_rx_drop_unknown_qp], 1);
+	ck_assert_uint_eq(ur_dev_counters(dev)[UR_CTR_rx_packets], 0);
+	ck_assert(ur_cq_empty(&rcq));
+}
+END_TEST
+
+/*
  * SQD -> SQD may change the primary path (AV) of a connected QP: packets
  * after the return to RTS go to the new destination, which ur_qp_query shows.
  */
@@ -1389,6 +1442,7 @@ static Suite *qp_state_suite(void)
 	tcase_add_test(tf, test_sqe_to_rts_resumes_after_failed_wqe);
 	tcase_add_test(tf, test_sqd_path_change_applies);
 	tcase_add_test(tf, test_ud_datagrams);
+	tcase_add_test(tf, test_gsi_datagram_parses_and_is_counted);
 	suite_add_tcase(s, tf);
 	return s;
 }
