@@ -319,15 +319,16 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 	rq->psn = ur_psn_add(psn, consumed);
 	if (ur_psn_gt(rq->psn, rq->max_psn))
 		rq->max_psn = rq->psn;
-	if (qp->type != UR_QPT_RC)
-		rq->una = rq->psn; /* nothing to wait for: the SQ drains as it sends */
 	rq->off += wqe_is_rd_atomic(w) ? 0 : UR_MIN(qp->mtu, w->length - rq->off);
 	if (last) {
 		w->state = UR_WQE_SENT;
 		rq->wqe++;
 		rq->off = 0;
-		if (qp->type != UR_QPT_RC)
+		if (qp->type != UR_QPT_RC) {
+			/* nothing to wait for: the SQ is drained once a message is out */
+			rq->una = rq->psn;
 			complete_unreliable(qp, w);
+		}
 	}
 	if (qp->type == UR_QPT_RC) {
 		arm_retx(qp);

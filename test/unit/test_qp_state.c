@@ -1166,6 +1166,60 @@ START_TEST(test_sqe_to_rts_resumes_after_failed_wqe)
 END_TEST
 
 /*
+ * UC waits for no ACK: once its messages are out, SQD reports the queue
+ * drained; a message only partly sent keeps it draining.
+ */
+START_TEST(test_uc_sqd_drained_once_sent)
+{
+	static uint8_t mem[4096];
+	struct ur_send_wqe *w;
+	struct ur_qp_attr a, q;
+	struct ur_mr *mr;
+
+	qp = make_qp(UR_QPT_UC);
+	good_attr(&a);
+	a.av.resolved = 1;
+	a.en_sqd_async_notify = 1;
+	ck_assert_int_eq(modify_with(qp, &a, UR_QPS_INIT, req_mask(UR_QPS_RESET, UR_QPS_INIT, 1)),
+			 0);
+	ck_assert_int_eq(modify_with(qp, &a, UR_QPS_RTR, req_mask(UR_QPS_INIT, UR_QPS_RTR, 1)), 0);
+	ck_assert_int_eq(modify_with(qp, &a, UR_QPS_RTS, req_mask(UR_QPS_RTR, UR_QPS_RTS, 1)), 0);
+	post_send(qp, 1, UR_WR_SEND, true);
+	post_send(qp, 2, UR_WR_RDMA_WRITE, true);
+	ck_assert_uint_eq(run_engine(qp, 16), 2);
+	host.nevents = 0;
+	ck_assert_int_eq(modify_with(qp, &a, UR_QPS_SQD, UR_QP_EN_SQD_ASYNC_NOTIFY), 0);
+	ck_assert_uint_eq(count_events(UR_EVENT_SQ_DRAINED), 1);
+	ur_qp_query(qp, &q);
+	ck_assert_uint_eq(q.sq_draining, 0);
+
+	/* back to RTS; a 3-packet message (MTU 1024) of which one packet left */
+	ck_assert_int_eq(modify(qp, UR_QPS_RTS, 0), 0);
+	ck_assert_int_eq(ur_dev_reg_mr(dev, (uintptr_t)mem, mem, sizeof(mem), UR_ACCESS_LOCAL_WRITE,
+				       PD, &mr),
+			 0);
+	w = post_send(qp, 3, UR_WR_SEND, true);
+	w->length = 3000;
+	w->num_sge = 1;
+	w->sge[0].addr = (uintptr_t)mem;
+	w->sge[0].length = 3000;
+	w->sge[0].lkey = mr->key;
+	ck_assert_uint_eq(run_engine(qp, 1), 1);
+	host.nevents = 0;
+	ck_assert_int_eq(modify_with(qp, &a, UR_QPS_SQD, UR_QP_EN_SQD_ASYNC_NOTIFY), 0);
+	ck_assert_uint_eq(count_events(UR_EVENT_SQ_DRAINED), 0);
+	ur_qp_query(qp, &q);
+	ck_assert_uint_eq(q.sq_draining, 1);
+	/* SQD finishes what it started */
+	ck_assert_uint_eq(run_engine(qp, 16), 2);
+	ur_qp_query(qp, &q);
+	ck_assert_uint_eq(q.sq_draining, 0);
+	ck_assert_uint_eq(drain_cq(&scq, NULL, 8), 3);
+	ur_dev_dereg_mr(dev, mr);
+}
+END_TEST
+
+/*
  * UD sends: each datagram goes where its WQE's address handle says, with a
  * DETH carrying the WR's Q_Key (or the QP's when the WR's has its high bit
  * set) and this QP's number; a datagram longer than the MTU is not sent and
@@ -1442,6 +1496,7 @@ static Suite *qp_state_suite(void)
 	tcase_add_test(tf, test_sqe_to_rts_resumes_after_failed_wqe);
 	tcase_add_test(tf, test_sqd_path_change_applies);
 	tcase_add_test(tf, test_ud_datagrams);
+	tcase_add_test(tf, test_uc_sqd_drained_once_sent);
 	tcase_add_test(tf, test_gsi_datagram_parses_and_is_counted);
 	suite_add_tcase(s, tf);
 	return s;
