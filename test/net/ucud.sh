@@ -114,6 +114,9 @@ check ib_send_bw_uc "$bw_re" "ib_send_bw -d uroce0 -x 1 -c UC -n $uc_n" \
 udc_port=$((20000 + RANDOM % 20000))
 check ud_check "datagrams echoed" "$udc -S -d uroce0 -g 1 -p $udc_port" \
 	"$udc -d uroce0 -g 1 -p $udc_port -C"
+# GID 0 is the IPv6 link-local one: the GRH is then the IPv6 header
+check ud_check_ipv6 "datagrams echoed" "$udc -S -d uroce0 -g 0 -p $((udc_port + 1))" \
+	"$udc -d uroce0 -g 0 -p $((udc_port + 1)) -C"
 
 [ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
 exit $((fails > 0))
