@@ -37,20 +37,20 @@ static void ud_complete(struct ur_qp *qp, const struct ur_pkt *pkt, const struct
 {
 	struct ur_responder *rs = &qp->resp;
 	struct ur_cqe cqe = {
-		.wr_id = rs->rwqe->wr_id,
-		.status = UR_WC_SUCCESS,
-		.opcode = UR_WC_RECV,
-		.wc_flags = UR_WC_GRH,
-		.byte_len = UR_GRH_LEN + pkt->payload_len,
-		.qp_num = qp->qpn,
-		.src_qp = ur_deth_sqpn(deth),
-		.solicited = ur_bth_se(pkt->bth),
+	    .wr_id = rs->rwqe->wr_id,
+	    .status = UR_WC_SUCCESS,
+	    .opcode = UR_WC_RECV,
+	    .wc_flags = UR_WC_GRH,
+	    .byte_len = UR_GRH_LEN + pkt->payload_len,
+	    .qp_num = qp->qpn,
+	    .src_qp = ur_deth_sqpn(deth),
+	    .solicited = ur_bth_se(pkt->bth),
 	};
 
 	if (pkt->op->hdrs & UR_HDR_IMMDT) {
 		cqe.wc_flags |= UR_WC_WITH_IMM;
-		cqe.imm = ur_immdt_raw((const struct ur_immdt *)((const uint8_t *)pkt->bth +
-								  pkt->op->off_immdt));
+		cqe.imm = ur_immdt_raw(
+		    (const struct ur_immdt *)((const uint8_t *)pkt->bth + pkt->op->off_immdt));
 	}
 	rs->have_rwqe = false;
 	rs->rq_done++;
@@ -64,8 +64,8 @@ static void ud_complete(struct ur_qp *qp, const struct ur_pkt *pkt, const struct
  */
 void ur_ud_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt)
 {
-	const struct ur_deth *deth = (const struct ur_deth *)((const uint8_t *)pkt->bth +
-							       pkt->op->off_deth);
+	const struct ur_deth *deth =
+	    (const struct ur_deth *)((const uint8_t *)pkt->bth + pkt->op->off_deth);
 	struct ur_responder *rs = &qp->resp;
 	uint8_t grh[UR_GRH_LEN];
 
@@ -90,10 +90,10 @@ void ur_ud_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt)
 	if (ur_resp_scatter(qp, rs->rwqe, 0, grh, UR_GRH_LEN) ||
 	    ur_resp_scatter(qp, rs->rwqe, UR_GRH_LEN, pkt->payload, pkt->payload_len)) {
 		struct ur_cqe cqe = {
-			.wr_id = rs->rwqe->wr_id,
-			.status = UR_WC_LOC_PROT_ERR,
-			.opcode = UR_WC_RECV,
-			.qp_num = qp->qpn,
+		    .wr_id = rs->rwqe->wr_id,
+		    .status = UR_WC_LOC_PROT_ERR,
+		    .opcode = UR_WC_RECV,
+		    .qp_num = qp->qpn,
 		};
 
 		/* a malformed receive WQE fails the QP (class A) */

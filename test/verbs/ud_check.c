@@ -46,7 +46,7 @@
 struct wire {
 	uint32_t type;
 	uint32_t qpn;
-	uint32_t count;  /* DONE reply: datagrams the server received */
+	uint32_t count;	 /* DONE reply: datagrams the server received */
 	uint32_t errors; /* DONE reply: checks that failed on the server */
 	uint8_t gid[16];
 };
@@ -173,13 +173,12 @@ static uint8_t *send_area(struct side *s)
 static int side_open(struct side *s)
 {
 	struct ibv_qp_init_attr ia = {
-		.cap = {.max_send_wr = 16, .max_recv_wr = NRECV, .max_send_sge = 1,
-			.max_recv_sge = 1},
-		.qp_type = IBV_QPT_UD,
-		.sq_sig_all = 1,
+	    .cap = {.max_send_wr = 16, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1},
+	    .qp_type = IBV_QPT_UD,
+	    .sq_sig_all = 1,
 	};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-				.qkey = QKEY};
+	struct ibv_qp_attr a = {
+	    .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1, .qkey = QKEY};
 	struct ibv_device **list;
 	struct ibv_port_attr pa;
 	int n, i;
@@ -194,7 +193,8 @@ static int side_open(struct side *s)
 	}
 	s->ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
-	if (!s->ctx || ibv_query_port(s->ctx, 1, &pa) || ibv_query_gid(s->ctx, 1, gid_idx, &s->gid)) {
+	if (!s->ctx || ibv_query_port(s->ctx, 1, &pa) ||
+	    ibv_query_gid(s->ctx, 1, gid_idx, &s->gid)) {
 		fail("open/query: %s", strerror(errno));
 		return -1;
 	}
@@ -213,7 +213,8 @@ static int side_open(struct side *s)
 		return -1;
 	}
 	/* UD: INIT takes the Q_Key, RTR nothing more, RTS the SQ PSN (table 91) */
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)) {
+	if (ibv_modify_qp(s->qp, &a,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)) {
 		fail("UD QP to INIT: %s", strerror(errno));
 		return -1;
 	}
@@ -235,25 +236,28 @@ static int side_open(struct side *s)
 static int post_recv(struct side *s, unsigned k)
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)(s->buf + (size_t)k * s->slot),
-			      .length = s->slot, .lkey = s->mr->lkey};
+			      .length = s->slot,
+			      .lkey = s->mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = k, .sg_list = &sge, .num_sge = 1}, *bad;
 
 	memset(s->buf + (size_t)k * s->slot, 0xee, s->slot);
 	return ibv_post_recv(s->qp, &wr, &bad);
 }
 
-static int post_send(struct side *s, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
-		     uint32_t len, bool imm, uint32_t imm_val)
+static int post_send(struct side *s, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey, uint32_t len,
+		     bool imm, uint32_t imm_val)
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)send_area(s), .length = len, .lkey = s->mr->lkey};
-	struct ibv_send_wr wr = {
-		.wr_id = len,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
-		.imm_data = htonl(imm_val),
-		.wr.ud = {.ah = ah, .remote_qpn = qpn, .remote_qkey = qkey},
-	}, *bad;
+	struct ibv_send_wr wr =
+			       {
+				   .wr_id = len,
+				   .sg_list = &sge,
+				   .num_sge = 1,
+				   .opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+				   .imm_data = htonl(imm_val),
+				   .wr.ud = {.ah = ah, .remote_qpn = qpn, .remote_qkey = qkey},
+			       },
+			   *bad;
 
 	return ibv_post_send(s->qp, &wr, &bad);
 }
@@ -281,8 +285,8 @@ static void check_grh(struct side *s, const uint8_t *g, const char *what)
 		/* RoCEv2 over IPv4: 20 bytes left free, then the IPv4 header */
 		for (int i = 0; i < 20; i++)
 			if (g[i]) {
-				fail("%s: GRH byte %d is %#x, want 0 before the IPv4 header", what, i,
-				     g[i]);
+				fail("%s: GRH byte %d is %#x, want 0 before the IPv4 header", what,
+				     i, g[i]);
 				return;
 			}
 		if (g[20] != 0x45 || memcmp(g + 32, s->peer_gid.raw + 12, 4) ||
@@ -294,8 +298,7 @@ static void check_grh(struct side *s, const uint8_t *g, const char *what)
 	}
 }
 
-static void check_recv(struct side *s, const struct ibv_wc *wc, uint32_t want_len,
-		       const char *what)
+static void check_recv(struct side *s, const struct ibv_wc *wc, uint32_t want_len, const char *what)
 {
 	if (wc->status != IBV_WC_SUCCESS || wc->opcode != IBV_WC_RECV) {
 		fail("%s: receive completion %s, opcode %d", what, ibv_wc_status_str(wc->status),
@@ -356,9 +359,10 @@ static int serve(struct side *s, int fd)
 				fail("%s: ibv_init_ah_from_wc: %s", what, strerror(errno));
 			} else if (!at.is_global || memcmp(at.grh.dgid.raw, s->peer_gid.raw, 16) ||
 				   at.grh.sgid_index != gid_idx || at.port_num != 1) {
-				fail("%s: ibv_init_ah_from_wc gave global %d sgid_index %u port %u and "
-				     "another dgid", what, at.is_global, at.grh.sgid_index,
-				     at.port_num);
+				fail("%s: ibv_init_ah_from_wc gave global %d sgid_index %u port %u "
+				     "and "
+				     "another dgid",
+				     what, at.is_global, at.grh.sgid_index, at.port_num);
 			}
 			ah = ibv_create_ah_from_wc(s->pd, &wc, (struct ibv_grh *)in, 1);
 			if (!ah) {
@@ -401,8 +405,8 @@ static int serve(struct side *s, int fd)
 
 /* ---------- client ---------- */
 
-static int exchange_one(struct side *s, struct ibv_ah *ah, uint32_t len, bool imm,
-			uint32_t qkey, uint32_t n)
+static int exchange_one(struct side *s, struct ibv_ah *ah, uint32_t len, bool imm, uint32_t qkey,
+			uint32_t n)
 {
 	uint8_t *out = send_area(s);
 	bool got_send = false, got_recv = false;
@@ -429,14 +433,15 @@ static int exchange_one(struct side *s, struct ibv_ah *ah, uint32_t len, bool im
 			continue;
 		}
 		const uint8_t *in = s->buf + wc.wr_id * s->slot + GRH;
-		uint32_t count = (uint32_t)in[0] << 24 | (uint32_t)in[1] << 16 |
-				 (uint32_t)in[2] << 8 | in[3];
+		uint32_t count =
+		    (uint32_t)in[0] << 24 | (uint32_t)in[1] << 16 | (uint32_t)in[2] << 8 | in[3];
 
 		check_recv(s, &wc, len, what);
 		if (count != n + 1)
-			fail("%s: the server had received %u datagrams, want %u", what, count, n + 1);
+			fail("%s: the server had received %u datagrams, want %u", what, count,
+			     n + 1);
 		for (uint32_t i = 4; i < len; i++)
-			if (in[i] != (uint8_t)~(uint8_t)(n * 31 + i)) {
+			if (in[i] != (uint8_t) ~(uint8_t)(n * 31 + i)) {
 				fail("%s: payload byte %u differs", what, i);
 				break;
 			}
@@ -451,7 +456,8 @@ static int exchange_one(struct side *s, struct ibv_ah *ah, uint32_t len, bool im
 
 static int client(struct side *s, int fd)
 {
-	struct ibv_ah_attr at = {.is_global = 1, .port_num = 1,
+	struct ibv_ah_attr at = {.is_global = 1,
+				 .port_num = 1,
 				 .grh = {.sgid_index = (uint8_t)gid_idx, .hop_limit = 64}};
 	const uint32_t sizes[] = {4, 5, 100, 1000, s->mtu - 1, s->mtu};
 	struct ibv_ah *ah;
@@ -533,7 +539,8 @@ int main(int argc, char **argv)
 			gid_idx = atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: ud_check -S | -C HOST [-p PORT] [-d DEV] [-g GID_INDEX]\n");
+			fprintf(stderr,
+				"usage: ud_check -S | -C HOST [-p PORT] [-d DEV] [-g GID_INDEX]\n");
 			return 2;
 		}
 	}
