@@ -69,6 +69,11 @@ void ur_ud_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt)
 	struct ur_responder *rs = &qp->resp;
 	uint8_t grh[UR_GRH_LEN];
 
+	/* selective repeat is an RC extension: never on a datagram */
+	if (pkt->sr_ext) {
+		ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
+		return;
+	}
 	/* a Q_Key other than the QP's: silently dropped, no WQE used */
 	if (ur_deth_qkey(deth) != qp->attr.qkey) {
 		ur_count(qp->dev, UR_CTR_rx_drop_qkey);
