@@ -27,7 +27,8 @@ void ur_uc_drop_message(struct ur_qp *qp)
 /*
  * Whether a UC request packet whose PSN is `d` ahead of the expected one
  * may be executed; counts what it drops. A First or Only packet always
- * starts a new message (rxe, by contrast, loses the one after a gap).
+ * starts a new message (rxe, by contrast, also drops the message that
+ * follows one interrupted by a loss).
  */
 bool ur_uc_accept(struct ur_qp *qp, const struct ur_pkt *pkt, int32_t d)
 {
