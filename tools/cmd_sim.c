@@ -34,6 +34,7 @@ static void usage(FILE *f)
 		"  --dup P              duplicate a fraction P of packets\n"
 		"  --loss-back P        loss probability on the way back (ACKs, READ responses) (0)\n"
 		"  --op OP              write, write-imm, send, send-imm, read, fetch-add, cmp-swap (write)\n"
+		"  --transport T        rc, uc (send and write ops) or ud (send ops, one MTU at most) (rc)\n"
 		"  --msg-size S         message size, e.g. 1M, 64K, 4096 (1M)\n"
 		"  --messages N         messages per flow (200)\n"
 		"  --flows N            concurrent flows (QP pairs) on the same two hosts (1)\n"
@@ -55,6 +56,41 @@ static void usage(FILE *f)
 		"goodput_fraction is goodput over the lossless goodput of the link (rate times\n"
 		"payload over payload plus every header and the Ethernet framing), so 1.0 means\n"
 		"nothing was lost; model_fraction is 1/(1+pW) for gbn and 1-p for sr.\n");
+}
+
+static bool parse_transport(const char *s, enum ur_qp_type *t)
+{
+	if (!strcmp(s, "rc"))
+		*t = UR_QPT_RC;
+	else if (!strcmp(s, "uc"))
+		*t = UR_QPT_UC;
+	else if (!strcmp(s, "ud"))
+		*t = UR_QPT_UD;
+	else
+		return false;
+	return true;
+}
+
+/* UC has SEND and WRITE only; UD has SEND only, one packet per message. */
+static bool transport_fits(const struct sim_opts *o)
+{
+	bool send = o->opcode == UR_WR_SEND || o->opcode == UR_WR_SEND_WITH_IMM;
+	bool write = o->opcode == UR_WR_RDMA_WRITE || o->opcode == UR_WR_RDMA_WRITE_WITH_IMM;
+
+	if (o->transport == UR_QPT_UC && !send && !write) {
+		fprintf(stderr, "uroce sim: UC carries send and write operations only\n");
+		return false;
+	}
+	if (o->transport == UR_QPT_UD && !send) {
+		fprintf(stderr, "uroce sim: UD carries send operations only\n");
+		return false;
+	}
+	if (o->transport == UR_QPT_UD && o->msg_size > o->mtu) {
+		fprintf(stderr, "uroce sim: a UD message is one packet: --msg-size %llu exceeds --mtu %llu\n",
+			(unsigned long long)o->msg_size, (unsigned long long)o->mtu);
+		return false;
+	}
+	return true;
 }
 
 static bool parse_op(const char *s, enum ur_wr_opcode *op)
@@ -118,6 +154,8 @@ static bool one_loss(const char *s, void *out)
 static void print_human(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 			const struct sim_result *r)
 {
+	static const char *const names[] = {[UR_QPT_RC] = "RC", [UR_QPT_UC] = "UC", [UR_QPT_UD] = "UD"};
+
 	printf("mode %s  loss %g  rate %g Gb/s  rtt %g us  mtu %llu  %llu x %llu B, %llu flow(s), seed %llu\n",
 	       sim_mode_name(mode), loss, o->rate_bps / 1e9, (double)o->rtt_ps / SIM_PS_PER_US,
 	       (unsigned long long)o->mtu, (unsigned long long)o->messages,
@@ -131,6 +169,10 @@ static void print_human(const struct sim_opts *o, enum ur_retx_mode mode, double
 	       (unsigned long long)r->sacks);
 	printf("  timeouts       %8llu\n", (unsigned long long)r->timeouts);
 	printf("  FCT p50 / p99  %8.2f / %.2f us\n", r->fct_p50_us, r->fct_p99_us);
+	if (o->transport != UR_QPT_RC && sim_delivers(o))
+		printf("  delivered      %8llu of %llu messages (%s: nothing is sent again)\n",
+		       (unsigned long long)r->received, (unsigned long long)(o->messages * o->flows),
+		       names[o->transport]);
 	if (r->errors || r->verify_failures || r->completed != o->messages * o->flows)
 		printf("  !! completed %llu of %llu, %llu error completions, %llu corrupted\n",
 		       (unsigned long long)r->completed,
@@ -162,6 +204,7 @@ int cmd_sim(int argc, char **argv)
 		{"reorder", required_argument, NULL, 'o'}, {"dup", required_argument, NULL, 'd'},
 		{"loss-back", required_argument, NULL, 'L'},
 		{"op", required_argument, NULL, 'p'},     {"msg-size", required_argument, NULL, 's'},
+		{"transport", required_argument, NULL, 'X'},
 		{"messages", required_argument, NULL, 'n'}, {"flows", required_argument, NULL, 'f'},
 		{"depth", required_argument, NULL, 'D'},  {"timeout", required_argument, NULL, 'T'},
 		{"rto-low", required_argument, NULL, 'R'}, {"rto-high", required_argument, NULL, 'I'},
@@ -223,6 +266,9 @@ int cmd_sim(int argc, char **argv)
 		case 's':
 			ok = parse_size(optarg, &o.msg_size) && o.msg_size <= (1u << 30);
 			break;
+		case 'X':
+			ok = parse_transport(optarg, &o.transport);
+			break;
 		case 'n':
 			ok = parse_u64(optarg, &o.messages) && o.messages > 0;
 			break;
@@ -280,6 +326,8 @@ int cmd_sim(int argc, char **argv)
 		fprintf(stderr, "uroce sim: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (!transport_fits(&o))
+		return 2;
 	if (!isatty(STDERR_FILENO))
 		o.quiet = true;
 	if (o.csv && o.header)

@@ -21,7 +21,7 @@ void sim_opts_default(struct sim_opts *o)
 		.modes = {UR_RETX_GBN}, .nmodes = 1, .losses = {0}, .nlosses = 1,
 		.rate_bps = 400000000000ull, .rtt_ps = 10 * SIM_PS_PER_US, .mtu = 4096,
 		.msg_size = 1 << 20, .messages = 200, .flows = 1, .seed = 1, .timeout = -1,
-		.opcode = UR_WR_RDMA_WRITE, .header = true,
+		.opcode = UR_WR_RDMA_WRITE, .transport = UR_QPT_RC, .header = true,
 	};
 }
 
@@ -68,6 +68,12 @@ static unsigned kind_of(enum ur_wr_opcode op)
 	default:
 		return UR_KIND_SEND;
 	}
+}
+
+bool sim_delivers(const struct sim_opts *o)
+{
+	return o->opcode == UR_WR_SEND || o->opcode == UR_WR_SEND_WITH_IMM ||
+	       o->opcode == UR_WR_RDMA_WRITE_WITH_IMM;
 }
 
 int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
@@ -144,7 +150,7 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		return -1;
 	}
 	memset(&fc, 0, sizeof(fc));
-	fc.qp_type = UR_QPT_RC;
+	fc.qp_type = o->transport;
 	fc.opcode = o->opcode;
 	fc.msg_size = (uint32_t)o->msg_size;
 	fc.messages = o->messages;
@@ -191,6 +197,7 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 
 		total_fct += st->nfct;
 		r->completed += st->completed;
+		r->received += st->received;
 		r->errors += st->errors;
 		r->verify_failures += st->verify_failures;
 		bytes += st->bytes;
@@ -214,6 +221,9 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		r->fct_p99_us = percentile_us(fct, total_fct, 0.99);
 		free(fct);
 	}
+	/* UC and UD complete sends as they leave: only what arrived counts */
+	if (o->transport != UR_QPT_RC && sim_delivers(o))
+		bytes = r->received * o->msg_size;
 	if (last > first)
 		r->goodput_gbps = (double)bytes * 8 / ((double)(last - first) / SIM_PS_PER_S) / 1e9;
 	r->lossless_gbps = (double)o->rate_bps / 1e9 * (double)o->msg_size / (double)wire;

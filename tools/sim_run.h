@@ -31,6 +31,7 @@ struct sim_opts {
 	uint64_t rto_low_ps;  /* SR timeouts, 0: from the RTT */
 	uint64_t rto_high_ps;
 	enum ur_wr_opcode opcode;
+	enum ur_qp_type transport;
 	double burst;       /* mean loss burst length (Gilbert-Elliott), 0 = independent */
 	double reorder;
 	uint64_t reorder_depth;
@@ -57,6 +58,7 @@ struct sim_result {
 	double fct_p50_us;
 	double fct_p99_us;
 	uint64_t completed;
+	uint64_t received;  /* receive completions (send and write-imm operations) */
 	uint64_t errors;
 	uint64_t verify_failures;
 	double window_pkts;
@@ -72,5 +74,7 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 /* The analytic goodput fraction: 1/(1+pW) for go-back-N, 1-p for selective repeat. */
 double sim_model_fraction(enum ur_retx_mode mode, double p, double w);
 const char *sim_mode_name(enum ur_retx_mode m);
+/* Operations that complete a receive WQE at the destination. */
+bool sim_delivers(const struct sim_opts *o);
 
 #endif

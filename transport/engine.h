@@ -167,6 +167,7 @@ void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr);
 struct ur_wq *ur_qp_sq(struct ur_qp *qp);
 struct ur_wq *ur_qp_rq(struct ur_qp *qp);
 uint32_t ur_qp_num(const struct ur_qp *qp);
+enum ur_qp_type ur_qp_service(const struct ur_qp *qp); /* RC, UC or UD */
 void *ur_qp_host_ctx(const struct ur_qp *qp);
 /* Any thread: the QP's current state. */
 enum ur_qp_state ur_qp_state(const struct ur_qp *qp);

@@ -256,6 +256,17 @@ enum ur_parse_err ur_frame_parse(struct ur_pkt *pkt, const uint8_t *frame, uint3
 	return UR_PARSE_OK;
 }
 
+void ur_pkt_grh(const struct ur_pkt *pkt, uint8_t grh[UR_GRH_LEN])
+{
+	if (pkt->ipv6) {
+		memcpy(grh, pkt->l3, UR_IPV6_HLEN);
+		return;
+	}
+	/* the first 20 bytes of the IPv4 header, options (never on RoCE) left out */
+	memset(grh, 0, UR_GRH_LEN - UR_IPV4_HLEN);
+	memcpy(grh + UR_GRH_LEN - UR_IPV4_HLEN, pkt->l3, UR_IPV4_HLEN);
+}
+
 uint16_t ur_roce_udp_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
 {
 	uint32_t fl = flow_label & 0xfffff;

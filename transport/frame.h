@@ -122,6 +122,15 @@ unsigned ur_frame_build_ctrl(const struct ur_frame_tmpl *t, uint8_t *frame, cons
 
 enum ur_parse_err ur_frame_parse(struct ur_pkt *pkt, const uint8_t *frame, uint32_t len);
 
+/*
+ * The 40 bytes a UD receive buffer starts with (the verbs reserve them for
+ * the GRH): on RoCEv2 over IPv6 the IPv6 header; over IPv4, 20 zero bytes
+ * then the IPv4 header (RoCEv2 annex A17), as Soft-RoCE places it and as
+ * libibverbs' ibv_init_ah_from_wc() reads it.
+ */
+#define UR_GRH_LEN 40
+void ur_pkt_grh(const struct ur_pkt *pkt, uint8_t grh[UR_GRH_LEN]);
+
 uint16_t ur_ipv4_csum(const uint8_t *hdr, unsigned len);
 
 /*

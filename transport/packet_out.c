@@ -15,7 +15,7 @@ int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_
 	const struct ur_opcode_info *op = ur_opcode_get(opcode);
 	struct ur_bth *bth;
 
-	o->unresolved = !qp->attr.av.resolved;
+	o->unresolved = !ur_qp_tx_av(qp)->resolved;
 	if (ur_unlikely(o->unresolved)) {
 		o->buf.data = dev->scratch;
 		o->buf.cap = sizeof(dev->scratch);

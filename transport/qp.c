@@ -587,6 +587,11 @@ uint32_t ur_qp_num(const struct ur_qp *qp)
 	return qp->qpn;
 }
 
+enum ur_qp_type ur_qp_service(const struct ur_qp *qp)
+{
+	return qp->type;
+}
+
 void *ur_qp_host_ctx(const struct ur_qp *qp)
 {
 	return qp->host_ctx;

@@ -76,6 +76,7 @@ struct ur_responder {
 	uint32_t msn;           /* completed request messages, 24 bits */
 	bool nak_sent;          /* one sequence NAK per gap (C9-112) */
 	uint8_t in_msg;         /* UR_KIND_SEND/WRITE while a multi-packet message is open */
+	bool uc_drop;           /* UC: discarding packets until the next message starts */
 	/* open SEND (or WRITE with immediate) message */
 	bool have_rwqe;
 	uint32_t msg_off;       /* bytes placed into the receive WQE */
@@ -132,6 +133,7 @@ struct ur_qp {
 	_Atomic int db_flag;
 
 	bool error_logged;      /* first error explained once */
+	const struct ur_av *ud_av; /* UD: where the packet being built goes (the WQE's AH) */
 	struct ur_sr *sr;       /* selective repeat, on devices that run it (RC only) */
 };
 
@@ -162,6 +164,12 @@ static inline bool wqe_is_rd_atomic(const struct ur_send_wqe *w)
 {
 	return w->opcode == UR_WR_RDMA_READ || w->opcode == UR_WR_ATOMIC_CMP_AND_SWP ||
 	       w->opcode == UR_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Where the packet being built goes: a connected QP's path or, for UD, the WQE's AH. */
+static inline const struct ur_av *ur_qp_tx_av(const struct ur_qp *qp)
+{
+	return qp->type == UR_QPT_UD ? qp->ud_av : &qp->attr.av;
 }
 
 /* Packets (PSNs) a message of `len` bytes takes at path MTU `mtu`. */
@@ -198,6 +206,15 @@ void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget);
 bool ur_resp_has_work(const struct ur_qp *qp);
 void ur_resp_flush(struct ur_qp *qp);
+
+/* uc.c: the UC responder's sequence rules */
+bool ur_uc_accept(struct ur_qp *qp, const struct ur_pkt *pkt, int32_t d);
+void ur_uc_drop_message(struct ur_qp *qp);
+
+/* ud.c: datagrams */
+void ur_ud_prepare(struct ur_qp *qp, const struct ur_send_wqe *w);
+void ur_ud_fill_deth(struct ur_qp *qp, const struct ur_send_wqe *w, struct ur_deth *deth);
+void ur_ud_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt);
 
 /* qp.c */
 /* Enter ERR and flush; `fatal` raises the QP_FATAL event (a transport

@@ -60,6 +60,10 @@ static uint8_t opcode_for(const struct ur_qp *qp, const struct ur_send_wqe *w, b
 	unsigned pos = (first ? UR_POS_FIRST : 0) | (last ? UR_POS_LAST : 0);
 	uint8_t op;
 
+	/* a datagram is always one SEND Only packet (table 38) */
+	if (qp->type == UR_QPT_UD)
+		return w->opcode == UR_WR_SEND_WITH_IMM ? UR_OP_UD_SEND_ONLY_IMM : UR_OP_UD_SEND_ONLY;
+
 	switch (w->opcode) {
 	case UR_WR_SEND:
 		op = send[pos][0];
@@ -171,6 +175,16 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 	} else if ((w->flags & UR_SEND_FENCE) && rq->rd_out) {
 		return 1; /* fence: wait for earlier READs and atomics (10.8.3.3) */
 	}
+	if (qp->type == UR_QPT_UD && w->length > qp->mtu) {
+		/* C10-93.1.1: a UD message longer than the MTU emits no packet and
+		 * raises no error; it completes as if sent (as Soft-RoCE does) */
+		ur_count(qp->dev, UR_CTR_ud_send_too_long);
+		ur_qp_log_error(qp, "UD send wr_id %#llx of %u bytes exceeds the MTU (%u): not sent",
+				(unsigned long long)w->wr_id, w->length, qp->mtu);
+		rq->wqe++;
+		complete_unreliable(qp, w);
+		return -1;
+	}
 	w->state = UR_WQE_ACTIVE;
 	w->first_psn = rq->psn;
 	w->npkts = wqe_is_rd_atomic(w) && w->opcode != UR_WR_RDMA_READ
@@ -220,10 +234,16 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 	}
 	opcode = opcode_for(qp, w, first, last);
 	op = ur_opcode_get(opcode);
+	if (qp->type == UR_QPT_UD)
+		ur_ud_prepare(qp, w);
 	err = ur_pkt_begin(qp, &o, opcode, psn, ext);
 	if (err)
 		return err;
 	bth = (struct ur_bth *)o.bth;
+	if (op->hdrs & UR_HDR_DETH) {
+		ur_bth_set_dqpn(bth, w->ud_qpn);
+		ur_ud_fill_deth(qp, w, (struct ur_deth *)ur_pkt_hdr(&o, op->off_deth));
+	}
 
 	if (op->hdrs & UR_HDR_RETH) {
 		struct ur_reth *reth = (struct ur_reth *)ur_pkt_hdr(&o, op->off_reth);
@@ -276,7 +296,7 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 			rq->noack_pkts = 0;
 		}
 	}
-	ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn, len);
+	ur_pkt_finish(qp, &o, (ur_qp_tx_av(qp)->path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn, len);
 	if (ur_psn_lt(psn, rq->max_psn))
 		ur_count(dev, UR_CTR_retransmitted_packets);
 	*last_out = last;
@@ -304,8 +324,11 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 		w->state = UR_WQE_SENT;
 		rq->wqe++;
 		rq->off = 0;
-		if (qp->type != UR_QPT_RC)
+		if (qp->type != UR_QPT_RC) {
+			/* nothing to wait for: the SQ is drained once a message is out */
+			rq->una = rq->psn;
 			complete_unreliable(qp, w);
+		}
 	}
 	if (qp->type == UR_QPT_RC) {
 		arm_retx(qp);

@@ -35,6 +35,11 @@ void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t n
 {
 	struct ur_responder *rs = &qp->resp;
 
+	if (qp->type == UR_QPT_UC) {
+		/* UC has no NAK and stays up: the message is dropped whole (class D1) */
+		ur_uc_drop_message(qp);
+		return;
+	}
 	ur_qp_log_error(qp, "responder: %s at PSN %#x (%s): NAK %#x", why, pkt->psn,
 			ur_opcode_name(pkt->opcode), nak);
 	if (qp->type != UR_QPT_RC) {
@@ -160,7 +165,10 @@ void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
 {
 	ur_count(qp->dev, UR_CTR_out_of_buffer);
 	if (qp->type != UR_QPT_RC) {
+		/* unacknowledged services drop the message instead (class D) */
 		ur_count(qp->dev, UR_CTR_rx_drop_no_buffer);
+		if (qp->type == UR_QPT_UC)
+			ur_uc_drop_message(qp);
 		return;
 	}
 	ur_resp_schedule_ack(qp, UR_AETH_RNR_NAK | (qp->attr.min_rnr_timer & UR_AETH_VALUE_MASK),
@@ -186,10 +194,12 @@ static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
 	unsigned pos = pkt->op->pos;
 
 	if (pos & UR_POS_FIRST) {
-		if (!take_rwqe(qp)) {
+		/* UC may still hold the WQE of a message it dropped: fill it again */
+		if (!rs->have_rwqe && !take_rwqe(qp)) {
 			ur_resp_rnr_nak(qp, pkt);
 			return;
 		}
+		rs->msg_off = 0;
 	}
 	if (!(pos & UR_POS_LAST) ? pkt->payload_len != qp->mtu : pkt->payload_len > qp->mtu) {
 		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND payload does not match the MTU");
@@ -197,12 +207,23 @@ static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
 	}
 	if (rs->msg_off + pkt->payload_len > rs->rwqe->length) {
 		ur_count(qp->dev, UR_CTR_resp_local_length_error);
+		if (qp->type == UR_QPT_UC) {
+			/* class D: dropped, the WQE kept for the next message */
+			ur_uc_drop_message(qp);
+			return;
+		}
 		complete_recv(qp, UR_WC_LOC_LEN_ERR, UR_WC_RECV, rs->msg_off, NULL);
 		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
 		return;
 	}
 	if (rwqe_scatter(qp, pkt->payload, pkt->payload_len)) {
 		complete_recv(qp, UR_WC_LOC_PROT_ERR, UR_WC_RECV, rs->msg_off, NULL);
+		if (qp->type != UR_QPT_RC) {
+			/* a malformed receive WQE fails the QP whatever its service (class A) */
+			ur_qp_log_error(qp, "responder: receive WQE has a bad lkey");
+			ur_qp_to_error(qp, true);
+			return;
+		}
 		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
 		return;
 	}
@@ -237,7 +258,7 @@ static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
 	struct ur_mr *mr;
 
 	/* WRITE with immediate consumes a receive WQE when its last packet lands. */
-	if ((pos & UR_POS_LAST) && imm && !rwqe_available(qp)) {
+	if ((pos & UR_POS_LAST) && imm && !rs->have_rwqe && !rwqe_available(qp)) {
 		ur_resp_rnr_nak(qp, pkt);
 		return;
 	}
@@ -276,7 +297,8 @@ static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
 	ur_count(qp->dev, UR_CTR_rx_write_requests);
 	if (pos & UR_POS_LAST) {
 		if (imm) {
-			take_rwqe(qp);
+			if (!rs->have_rwqe)
+				take_rwqe(qp);
 			complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM, rs->wr_len, pkt);
 		}
 	} else {
@@ -502,6 +524,10 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 
 	if (rs->error)
 		return; /* waiting for the NAK to leave before entering ERR */
+	if (qp->type == UR_QPT_UD) {
+		ur_ud_resp_rx(qp, pkt);
+		return;
+	}
 	if (pkt->sr_ext) {
 		/* selective repeat only from a peer that agreed to it */
 		if (ur_sr_on(qp))
@@ -510,7 +536,10 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 			ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
 		return;
 	}
-	if (d > 0) {
+	if (qp->type == UR_QPT_UC) {
+		if (!ur_uc_accept(qp, pkt, d))
+			return;
+	} else if (d > 0) {
 		/* ahead of the expected PSN: a packet was lost (C9-112) */
 		ur_count(qp->dev, UR_CTR_out_of_sequence);
 		if (!rs->nak_sent) {
@@ -520,8 +549,7 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
 		}
 		return;
-	}
-	if (d < 0) {
+	} else if (d < 0) {
 		do_duplicate(qp, pkt);
 		return;
 	}

@@ -12,7 +12,7 @@ void fx_default_link(struct sim_link_cfg *l)
 }
 
 static void side_init(struct fx *f, struct fx_side *s, struct sim_node *n, uint32_t qpn,
-		      uint32_t access)
+		      uint32_t access, enum ur_qp_type type)
 {
 	struct ur_qp_init qi = {0};
 
@@ -21,7 +21,7 @@ static void side_init(struct fx *f, struct fx_side *s, struct sim_node *n, uint3
 	ur_cq_init(&s->cq, 4096, s);
 	ur_dev_reg_mr(sim_node_dev(n), (uint64_t)(uintptr_t)s->buf, s->buf, FX_BUF, access, 1,
 		      &s->mr);
-	qi.type = UR_QPT_RC;
+	qi.type = type;
 	qi.qpn = qpn;
 	qi.pd = 1;
 	qi.send_cq = qi.recv_cq = &s->cq;
@@ -36,6 +36,13 @@ static void side_init(struct fx *f, struct fx_side *s, struct sim_node *n, uint3
 void fx_init(struct fx *f, uint64_t seed, const struct sim_link_cfg *link,
 	     const struct sim_qp_params *qp, uint32_t access_b)
 {
+	fx_init_service(f, UR_QPT_RC, seed, link, qp, access_b);
+}
+
+void fx_init_service(struct fx *f, enum ur_qp_type type, uint64_t seed,
+		     const struct sim_link_cfg *link, const struct sim_qp_params *qp,
+		     uint32_t access_b)
+{
 	struct ur_dev_config cfg;
 	const uint32_t all = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |
 			     UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_ATOMIC;
@@ -43,13 +50,15 @@ void fx_init(struct fx *f, uint64_t seed, const struct sim_link_cfg *link,
 	memset(f, 0, sizeof(*f));
 	ur_dev_config_default(&cfg);
 	f->s = sim_create(seed);
-	side_init(f, &f->a, sim_add_node(f->s, &cfg, link, link, NULL), 0x11, all);
-	side_init(f, &f->b, sim_add_node(f->s, &cfg, link, link, NULL), 0x22, access_b);
+	side_init(f, &f->a, sim_add_node(f->s, &cfg, link, link, NULL), 0x11, all, type);
+	side_init(f, &f->b, sim_add_node(f->s, &cfg, link, link, NULL), 0x22, access_b, type);
 	if (qp)
 		f->qp = *qp;
 	else
 		sim_qp_params_default(&f->qp);
 	sim_connect_qps(f->a.node, f->a.qp, f->b.node, f->b.qp, &f->qp);
+	sim_node_av(f->a.node, f->b.node, f->qp.tclass, &f->a.av);
+	sim_node_av(f->b.node, f->a.node, f->qp.tclass, &f->b.av);
 }
 
 void fx_fini(struct fx *f)
@@ -71,7 +80,6 @@ void fx_post_send(struct fx *f, struct fx_side *s, uint64_t wr_id, enum ur_wr_op
 	struct ur_wq *sq = ur_qp_sq(s->qp);
 	struct ur_send_wqe *w = ur_wq_reserve(sq, 0);
 
-	(void)f;
 	if (!w)
 		abort();
 	memset(w, 0, sizeof(*w));
@@ -85,6 +93,13 @@ void fx_post_send(struct fx *f, struct fx_side *s, uint64_t wr_id, enum ur_wr_op
 	w->compare_add = compare_add;
 	w->swap = swap;
 	w->imm = (uint32_t)wr_id;
+	if (ur_qp_service(s->qp) == UR_QPT_UD) {
+		const struct fx_side *peer = s == &f->a ? &f->b : &f->a;
+
+		w->ud_av = &s->av;
+		w->ud_qpn = ur_qp_num(peer->qp);
+		w->ud_qkey = f->qp.qkey;
+	}
 	if (len) {
 		w->num_sge = 1;
 		w->sge[0].addr = (uint64_t)(uintptr_t)(s->buf + local_off);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A two-host simulator fixture for scenario tests: one RC QP pair with
- * CQs and registered buffers, and helpers to post work requests directly on
+ * A two-host simulator fixture for scenario tests: one QP pair (RC unless
+ * asked otherwise) with CQs and registered buffers, and helpers to post work requests directly on
  * the engine's queues and to run until completions arrive.
  */
 #ifndef UR_TEST_SIM_FIXTURE_H
@@ -17,6 +17,7 @@ struct fx_side {
 	struct ur_cq cq;
 	struct ur_mr *mr;
 	uint8_t *buf;
+	struct ur_av av; /* UD: the address handle toward the other side */
 };
 
 struct fx {
@@ -29,6 +30,10 @@ struct fx {
 /* Build the world; `link` applies to both directions of both hosts. */
 void fx_init(struct fx *f, uint64_t seed, const struct sim_link_cfg *link,
 	     const struct sim_qp_params *qp, uint32_t access_b);
+/* The same with QPs of another service; UD sends go to the other side's QP. */
+void fx_init_service(struct fx *f, enum ur_qp_type type, uint64_t seed,
+		     const struct sim_link_cfg *link, const struct sim_qp_params *qp,
+		     uint32_t access_b);
 void fx_fini(struct fx *f);
 
 /* Post one send WQE on side `s`. */

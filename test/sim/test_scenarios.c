@@ -482,6 +482,273 @@ START_TEST(test_atomic_replay_after_lost_ack)
 }
 END_TEST
 
+/* ---- UC and UD: unacknowledged, so loss costs exactly what was lost ---- */
+
+#define UN_MSGS 10
+
+static uint8_t msg_byte(unsigned msg, uint32_t i)
+{
+	return (uint8_t)(msg * 37 + i * 7 + 1);
+}
+
+static void fill_messages(struct fx_side *s, uint32_t size)
+{
+	for (unsigned m = 0; m < UN_MSGS; m++)
+		for (uint32_t i = 0; i < size; i++)
+			s->buf[m * size + i] = msg_byte(m, i);
+}
+
+static bool holds_message(const uint8_t *buf, unsigned msg, uint32_t size)
+{
+	for (uint32_t i = 0; i < size; i++)
+		if (buf[i] != msg_byte(msg, i))
+			return false;
+	return true;
+}
+
+static uint64_t ctr(struct fx_side *s, enum ur_counter c)
+{
+	return ur_dev_counters(sim_node_dev(s->node))[c];
+}
+
+/*
+ * UC, three packets per message, with the 3rd, 10th and 17th and 24th
+ * packets lost: a last, a first, a middle and a last. Those four messages
+ * are dropped whole; the other six arrive intact, each completing the next
+ * receive WQE in order (a WQE a dropped message had begun to fill is filled
+ * again), and nothing else completes. The sender completes all ten.
+ */
+START_TEST(test_uc_drops_damaged_messages_whole)
+{
+	const uint32_t size = 3000; /* 3 packets at MTU 1024 */
+	const unsigned delivered[] = {1, 2, 4, 6, 8, 9};
+	const unsigned nd = sizeof(delivered) / sizeof(delivered[0]);
+	struct sim_impair lose = {.drop_nth = 3, .drop_every = 7};
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_cqe c[UN_MSGS + 1];
+	struct fx f;
+	int got;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.path_mtu = 3;
+	fx_init_service(&f, UR_QPT_UC, 8, &link, &qp, UR_ACCESS_LOCAL_WRITE);
+	sim_node_set_impair(f.a.node, &lose, NULL);
+	fill_messages(&f.a, size);
+	memset(f.b.buf, 0, FX_BUF);
+	for (unsigned k = 0; k < UN_MSGS; k++)
+		fx_post_recv(&f, &f.b, k, 4096 * k, size);
+	for (unsigned m = 0; m < UN_MSGS; m++)
+		fx_post_send(&f, &f.a, m, m & 1 ? UR_WR_SEND_WITH_IMM : UR_WR_SEND, m * size, size,
+			     0, 0, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, UN_MSGS, SIM_PS_PER_S), UN_MSGS);
+	for (unsigned m = 0; m < UN_MSGS; m++) {
+		ck_assert_uint_eq(c[m].wr_id, m);
+		ck_assert_uint_eq(c[m].status, UR_WC_SUCCESS);
+	}
+	got = fx_wait(&f, &f.b, c, UN_MSGS + 1, SIM_PS_PER_S / 100);
+	ck_assert_int_eq(got, nd);
+	for (unsigned k = 0; k < nd; k++) {
+		unsigned m = delivered[k];
+
+		ck_assert_uint_eq(c[k].wr_id, k);
+		ck_assert_uint_eq(c[k].status, UR_WC_SUCCESS);
+		ck_assert_uint_eq(c[k].opcode, UR_WC_RECV);
+		ck_assert_uint_eq(c[k].byte_len, size);
+		ck_assert_uint_eq(!!(c[k].wc_flags & UR_WC_WITH_IMM), m & 1);
+		if (m & 1)
+			ck_assert_uint_eq(c[k].imm, m);
+		ck_assert_msg(holds_message(f.b.buf + 4096 * k, m, size),
+			      "receive %u does not hold message %u", k, m);
+	}
+	ck_assert_uint_eq(sim_node_up_stats(f.a.node).dropped, 4);
+	ck_assert_uint_eq(ctr(&f.b, UR_CTR_rx_drop_uc_message), 4);
+	ck_assert_uint_eq(ctr(&f.b, UR_CTR_rx_drop_uc_resync), 3); /* the rest of the one whose first was lost, and a last after a gap */
+	ck_assert_uint_eq(ctr(&f.b, UR_CTR_tx_packets), 0);	  /* never an ACK or NAK */
+	ck_assert_uint_eq(ctr(&f.a, UR_CTR_retransmitted_packets), 0);
+	ck_assert_int_eq(ur_qp_state(f.a.qp), UR_QPS_RTS);
+	ck_assert_int_eq(ur_qp_state(f.b.qp), UR_QPS_RTS);
+	fx_fini(&f);
+}
+END_TEST
+
+/*
+ * UC RDMA WRITE with immediate under the same loss: the bytes of a damaged
+ * message may land, but its immediate never completes a receive.
+ */
+START_TEST(test_uc_write_imm_only_whole_messages_complete)
+{
+	const uint32_t size = 3000;
+	struct sim_impair lose = {.drop_nth = 3, .drop_every = 7};
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_cqe c[UN_MSGS + 1];
+	struct fx f;
+	int got;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.path_mtu = 3;
+	fx_init_service(&f, UR_QPT_UC, 9, &link, &qp,
+			UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	sim_node_set_impair(f.a.node, &lose, NULL);
+	fill_messages(&f.a, size);
+	for (unsigned k = 0; k < UN_MSGS; k++)
+		fx_post_recv(&f, &f.b, 100 + k, 0, 0);
+	for (unsigned m = 0; m < UN_MSGS; m++)
+		fx_post_send(&f, &f.a, m, UR_WR_RDMA_WRITE_WITH_IMM, m * size, size,
+			     (uintptr_t)f.b.buf + m * 4096, f.b.mr->key, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, UN_MSGS, SIM_PS_PER_S), UN_MSGS);
+	got = fx_wait(&f, &f.b, c, UN_MSGS + 1, SIM_PS_PER_S / 100);
+	ck_assert_int_eq(got, 6);
+	for (int k = 0; k < got; k++) {
+		unsigned m = c[k].imm;
+
+		ck_assert_uint_eq(c[k].status, UR_WC_SUCCESS);
+		ck_assert_uint_eq(c[k].opcode, UR_WC_RECV_RDMA_WITH_IMM);
+		ck_assert_uint_eq(c[k].wr_id, 100 + (unsigned)k);
+		ck_assert_msg(m != 0 && m != 3 && m != 5 && m != 7, "damaged message %u completed", m);
+		ck_assert(holds_message(f.b.buf + m * 4096, m, size));
+	}
+	ck_assert_uint_eq(ctr(&f.b, UR_CTR_rx_drop_uc_message), 4);
+	fx_fini(&f);
+}
+END_TEST
+
+/*
+ * UD: the 2nd, 5th and 8th datagrams are lost, a 3rd-party Q_Key and an
+ * over-long datagram are refused; exactly the others arrive, each with the
+ * GRH (20 zero bytes, then the sender's IPv4 header) before its payload,
+ * the sender's QP number and the immediate, and no receive WQE is wasted.
+ */
+START_TEST(test_ud_loses_only_lost_datagrams)
+{
+	const uint32_t size = 1000, slot = 2048;
+	const unsigned delivered[] = {0, 2, 3, 5, 6, 8, 9};
+	const unsigned nd = sizeof(delivered) / sizeof(delivered[0]);
+	struct sim_impair lose = {.drop_nth = 3, .drop_every = 3};
+	struct sim_link_cfg link;
+	struct ur_cqe c[UN_MSGS + 4];
+	struct fx f;
+	int got;
+
+	fx_default_link(&link);
+	fx_init_service(&f, UR_QPT_UD, 10, &link, NULL, UR_ACCESS_LOCAL_WRITE);
+	fill_messages(&f.a, size);
+	for (unsigned k = 0; k < UN_MSGS; k++)
+		fx_post_recv(&f, &f.b, k, slot * k, slot);
+	/* refused before anything is lost: a wrong Q_Key, then one above the MTU */
+	f.qp.qkey = 0x1234; /* what fx_post_send puts in the WR */
+	fx_post_send(&f, &f.a, 100, UR_WR_SEND, 0, size, 0, 0, 0, 0);
+	f.qp.qkey = 0x11111111;
+	fx_post_send(&f, &f.a, 101, UR_WR_SEND, 0, 4097, 0, 0, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 2, SIM_PS_PER_S), 2);
+	ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+	ck_assert_uint_eq(c[1].status, UR_WC_SUCCESS); /* C10-93.1.1: no error, no packet */
+	/* then lose every third packet from here on: datagrams 1, 4 and 7 */
+	sim_node_set_impair(f.a.node, &lose, NULL);
+	for (unsigned m = 0; m < UN_MSGS; m++)
+		fx_post_send(&f, &f.a, m, m & 1 ? UR_WR_SEND_WITH_IMM : UR_WR_SEND, m * size, size,
+			     0, 0, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, UN_MSGS, SIM_PS_PER_S), UN_MSGS);
+	for (unsigned m = 0; m < UN_MSGS; m++)
+		ck_assert_uint_eq(c[m].status, UR_WC_SUCCESS);
+	got = fx_wait(&f, &f.b, c, UN_MSGS + 4, SIM_PS_PER_S / 100);
+	ck_assert_int_eq(got, nd);
+	for (unsigned k = 0; k < nd; k++) {
+		const uint8_t *buf = f.b.buf + slot * k;
+		unsigned m = delivered[k];
+
+		ck_assert_uint_eq(c[k].wr_id, k);
+		ck_assert_uint_eq(c[k].status, UR_WC_SUCCESS);
+		ck_assert_uint_eq(c[k].opcode, UR_WC_RECV);
+		ck_assert_uint_eq(c[k].byte_len, UR_GRH_LEN + size);
+		ck_assert(c[k].wc_flags & UR_WC_GRH);
+		ck_assert_uint_eq(c[k].src_qp, ur_qp_num(f.a.qp));
+		ck_assert_uint_eq(c[k].qp_num, ur_qp_num(f.b.qp));
+		ck_assert_uint_eq(!!(c[k].wc_flags & UR_WC_WITH_IMM), m & 1);
+		if (m & 1)
+			ck_assert_uint_eq(c[k].imm, m);
+		for (unsigned i = 0; i < 20; i++)
+			ck_assert_uint_eq(buf[i], 0);
+		ck_assert_uint_eq(buf[20], 0x45);
+		ck_assert_uint_eq(ur_ipv4_csum(buf + 20, 20), 0);
+		ck_assert_mem_eq(buf + 32, sim_node_gid(f.a.node)->raw + 12, 4);
+		ck_assert_mem_eq(buf + 36, sim_node_gid(f.b.node)->raw + 12, 4);
+		ck_assert_msg(holds_message(buf + UR_GRH_LEN, m, size),
+			      "receive %u does not hold datagram %u", k, m);
+	}
+	ck_assert_uint_eq(sim_node_up_stats(f.a.node).dropped, 3);
+	ck_assert_uint_eq(ctr(&f.b, UR_CTR_rx_drop_qkey), 1);
+	ck_assert_uint_eq(ctr(&f.a, UR_CTR_ud_send_too_long), 1);
+	ck_assert_uint_eq(ctr(&f.b, UR_CTR_rx_drop_no_buffer), 0);
+	ck_assert_uint_eq(ctr(&f.b, UR_CTR_tx_packets), 0);
+	fx_fini(&f);
+}
+END_TEST
+
+/* Random loss through the workload: every delivered byte right, only lost messages missing. */
+START_TEST(test_unreliable_random_loss)
+{
+	static const struct {
+		enum ur_qp_type type;
+		enum ur_wr_opcode op;
+		uint32_t size;
+	} cases[] = {
+		{UR_QPT_UC, UR_WR_SEND, 3000},
+		{UR_QPT_UC, UR_WR_RDMA_WRITE_WITH_IMM, 3000},
+		{UR_QPT_UD, UR_WR_SEND, 1000},
+		{UR_QPT_UD, UR_WR_SEND_WITH_IMM, 1024},
+	};
+	const uint32_t npkts = cases[_i].type == UR_QPT_UC ? 3 : 1;
+	struct sim *s = sim_create(30 + _i);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg data, back;
+	struct sim_flow_cfg fc = {0};
+	const struct sim_flow_stats *st;
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	uint64_t dropped, damaged_min;
+
+	ur_dev_config_default(&cfg);
+	cfg.max_mtu = 1024;
+	fx_default_link(&data);
+	fx_default_link(&back);
+	data.impair.loss = 2e-2;
+	a = sim_add_node(s, &cfg, &data, &back, NULL);
+	b = sim_add_node(s, &cfg, &back, &back, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = cases[_i].type;
+	fc.opcode = cases[_i].op;
+	fc.msg_size = cases[_i].size;
+	fc.messages = 2000;
+	fc.depth = 8;
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp);
+	fc.qp.path_mtu = 3;
+	ck_assert_ptr_nonnull(sim_workload_add_flow(w, a, b, &fc));
+	sim_workload_stop_when_done(w, true);
+	sim_run(s, 10 * SIM_PS_PER_S);
+	ck_assert(sim_workload_done(w));
+	st = sim_flow_stats(sim_workload_flow(w, 0));
+	dropped = sim_node_up_stats(a).dropped;
+	damaged_min = (dropped + npkts - 1) / npkts;
+	ck_assert_uint_eq(st->completed, 2000); /* every send completes when it leaves */
+	ck_assert_uint_eq(st->errors, 0);
+	ck_assert_uint_eq(st->verify_failures, 0);
+	ck_assert_uint_gt(dropped, 20);
+	/* each lost packet damages one message, and no whole message gets lost otherwise */
+	ck_assert_uint_ge(st->received, 2000 - dropped);
+	ck_assert_uint_le(st->received, 2000 - damaged_min);
+	if (npkts == 1)
+		ck_assert_uint_eq(st->received, 2000 - dropped);
+	ck_assert_uint_eq(ur_dev_counters(sim_node_dev(b))[UR_CTR_rx_drop_no_buffer], 0);
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+END_TEST
+
 START_TEST(test_seeded_runs_repeat)
 {
 	struct sim_flow_stats a, b;
@@ -529,6 +796,14 @@ static Suite *scenario_suite(void)
 	tcase_add_loop_test(tc, test_rnr_finite_and_infinite, 0, 2);
 	tcase_add_loop_test(tc, test_remote_access_errors, 0, 4);
 	tcase_add_test(tc, test_atomic_replay_after_lost_ack);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("unreliable");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_uc_drops_damaged_messages_whole);
+	tcase_add_test(tc, test_uc_write_imm_only_whole_messages_complete);
+	tcase_add_test(tc, test_ud_loses_only_lost_datagrams);
+	tcase_add_loop_test(tc, test_unreliable_random_loss, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -708,6 +708,41 @@ START_TEST(test_ethernet_padding)
 END_TEST
 
 /* The template's prefix lengths, and the parts that do not depend on a packet. */
+/*
+ * The GRH image a UD receive starts with: the IPv6 header as received, or
+ * 20 zero bytes and the IPv4 header, which libibverbs tells apart by the
+ * version nibbles and the IPv4 checksum (ibv_init_ah_from_wc).
+ */
+START_TEST(test_ud_grh)
+{
+	const struct variant *v = &variants[_i];
+	static struct frame f;
+	uint8_t grh[UR_GRH_LEN];
+	struct ur_pkt pkt;
+
+	build(&f, _i, UR_OP_UD_SEND_ONLY_IMM, 37);
+	ck_assert_int_eq(ur_frame_parse(&pkt, f.buf, f.len), UR_PARSE_OK);
+	memset(grh, 0xee, sizeof(grh));
+	ur_pkt_grh(&pkt, grh);
+	if (v->v6) {
+		ck_assert_mem_eq(grh, l3(&f), UR_IPV6_HLEN);
+		ck_assert_uint_eq(grh[0] >> 4, 6);
+		ck_assert_mem_eq(grh + 8, sip6, 16);  /* the sender: ibv_init_ah_from_wc's dgid */
+		ck_assert_mem_eq(grh + 24, dip6, 16);
+		return;
+	}
+	for (unsigned i = 0; i < 20; i++)
+		ck_assert_uint_eq(grh[i], 0);
+	ck_assert_mem_eq(grh + 20, l3(&f), UR_IPV4_HLEN);
+	ck_assert_uint_eq(grh[20], 0x45);
+	ck_assert_uint_eq(ur_ipv4_csum(grh + 20, UR_IPV4_HLEN), 0);
+	ck_assert_mem_eq(grh + 32, sip4, 4);
+	ck_assert_mem_eq(grh + 36, dip4, 4);
+	ck_assert_uint_eq(grh[21], TOS);
+	ck_assert_uint_eq(grh[28], HOP_LIMIT);
+}
+END_TEST
+
 START_TEST(test_template)
 {
 	static const uint8_t want_len[NVARIANTS] = {42, 46, 62, 66};
@@ -757,6 +792,7 @@ static Suite *frame_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_template);
 	tcase_add_test(tc, test_gid_and_csum_helpers);
+	tcase_add_loop_test(tc, test_ud_grh, 0, NVARIANTS);
 	tcase_add_loop_test(tc, test_roundtrip, 0, NVARIANTS * NROUNDTRIP_OPS);
 	tcase_add_loop_test(tc, test_every_truncation, 0, NVARIANTS * NTRUNC);
 	tcase_add_loop_test(tc, test_length_fields, 0, NVARIANTS);

@@ -1166,6 +1166,203 @@ START_TEST(test_sqe_to_rts_resumes_after_failed_wqe)
 END_TEST
 
 /*
+ * UC waits for no ACK: once its messages are out, SQD reports the queue
+ * drained; a message only partly sent keeps it draining.
+ */
+START_TEST(test_uc_sqd_drained_once_sent)
+{
+	static uint8_t mem[4096];
+	struct ur_send_wqe *w;
+	struct ur_qp_attr a, q;
+	struct ur_mr *mr;
+
+	qp = make_qp(UR_QPT_UC);
+	good_attr(&a);
+	a.av.resolved = 1;
+	a.en_sqd_async_notify = 1;
+	ck_assert_int_eq(modify_with(qp, &a, UR_QPS_INIT, req_mask(UR_QPS_RESET, UR_QPS_INIT, 1)),
+			 0);
+	ck_assert_int_eq(modify_with(qp, &a, UR_QPS_RTR, req_mask(UR_QPS_INIT, UR_QPS_RTR, 1)), 0);
+	ck_assert_int_eq(modify_with(qp, &a, UR_QPS_RTS, req_mask(UR_QPS_RTR, UR_QPS_RTS, 1)), 0);
+	post_send(qp, 1, UR_WR_SEND, true);
+	post_send(qp, 2, UR_WR_RDMA_WRITE, true);
+	ck_assert_uint_eq(run_engine(qp, 16), 2);
+	host.nevents = 0;
+	ck_assert_int_eq(modify_with(qp, &a, UR_QPS_SQD, UR_QP_EN_SQD_ASYNC_NOTIFY), 0);
+	ck_assert_uint_eq(count_events(UR_EVENT_SQ_DRAINED), 1);
+	ur_qp_query(qp, &q);
+	ck_assert_uint_eq(q.sq_draining, 0);
+
+	/* back to RTS; a 3-packet message (MTU 1024) of which one packet left */
+	ck_assert_int_eq(modify(qp, UR_QPS_RTS, 0), 0);
+	ck_assert_int_eq(ur_dev_reg_mr(dev, (uintptr_t)mem, mem, sizeof(mem), UR_ACCESS_LOCAL_WRITE,
+				       PD, &mr),
+			 0);
+	w = post_send(qp, 3, UR_WR_SEND, true);
+	w->length = 3000;
+	w->num_sge = 1;
+	w->sge[0].addr = (uintptr_t)mem;
+	w->sge[0].length = 3000;
+	w->sge[0].lkey = mr->key;
+	ck_assert_uint_eq(run_engine(qp, 1), 1);
+	host.nevents = 0;
+	ck_assert_int_eq(modify_with(qp, &a, UR_QPS_SQD, UR_QP_EN_SQD_ASYNC_NOTIFY), 0);
+	ck_assert_uint_eq(count_events(UR_EVENT_SQ_DRAINED), 0);
+	ur_qp_query(qp, &q);
+	ck_assert_uint_eq(q.sq_draining, 1);
+	/* SQD finishes what it started */
+	ck_assert_uint_eq(run_engine(qp, 16), 2);
+	ur_qp_query(qp, &q);
+	ck_assert_uint_eq(q.sq_draining, 0);
+	ck_assert_uint_eq(drain_cq(&scq, NULL, 8), 3);
+	ur_dev_dereg_mr(dev, mr);
+}
+END_TEST
+
+/*
+ * UD sends: each datagram goes where its WQE's address handle says, with a
+ * DETH carrying the WR's Q_Key (or the QP's when the WR's has its high bit
+ * set) and this QP's number; a datagram longer than the MTU is not sent and
+ * completes without error (C10-93.1.1); all complete once transmitted.
+ */
+START_TEST(test_ud_datagrams)
+{
+	static const uint8_t far_mac[6] = {0x02, 0, 0, 0, 0, 0x77};
+	static const uint8_t far_ip[4] = {10, 0, 7, 7};
+	const uint32_t rqpn = 0x654321;
+	struct ur_send_wqe *w;
+	struct ur_cqe c[8];
+	struct ur_av av;
+	unsigned n;
+
+	fresh_qp(UR_QPT_UD, UR_QPS_RTS);
+	memset(&av, 0, sizeof(av));
+	memcpy(av.path.smac, my_mac, 6);
+	memcpy(av.path.dmac, far_mac, 6);
+	ur_gid_from_v4(&av.path.sgid, my_ip);
+	ur_gid_from_v4(&av.path.dgid, far_ip);
+	av.path.hop_limit = 64;
+	av.path.tclass = 0x68; /* DSCP 26 */
+	av.resolved = 1;
+
+	w = post_send(qp, 1, UR_WR_SEND, true);
+	w->ud_av = &av;
+	w->ud_qpn = rqpn;
+	w->ud_qkey = 0x22222222;
+	w = post_send(qp, 2, UR_WR_SEND_WITH_IMM, true);
+	w->ud_av = &av;
+	w->ud_qpn = rqpn;
+	w->ud_qkey = 0x80000000; /* controlled: the QP's own Q_Key goes out */
+	w->imm = 0xefbeadde;
+	w->flags |= UR_SEND_INLINE;
+	w->length = 3;
+	memcpy(w->sge, "abc", 3);
+	w = post_send(qp, 3, UR_WR_SEND, true);
+	w->ud_av = &av;
+	w->ud_qpn = rqpn;
+	w->length = 4097; /* above the 4096 MTU: never gathered, never sent */
+	w->num_sge = 1;
+	w->sge[0].length = 4097;
+	w = post_send(qp, 4, UR_WR_SEND, false);
+	w->ud_av = &av;
+	w->ud_qpn = rqpn + 1;
+	w->ud_qkey = 7;
+
+	run_engine(qp, 16);
+	ck_assert_uint_eq(ur_qp_state(qp), UR_QPS_RTS);
+	ck_assert_uint_eq(host.tx_frames, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		const uint8_t *f = host.frame[i], *ip = f + 14, *udp = ip + 20;
+		const struct ur_bth *bth = (const struct ur_bth *)(udp + 8);
+		const struct ur_deth *deth = (const struct ur_deth *)(udp + 8 + 12);
+		uint32_t dq = i == 2 ? rqpn + 1 : rqpn;
+
+		ck_assert_mem_eq(f, far_mac, 6);
+		ck_assert_mem_eq(ip + 16, far_ip, 4);
+		ck_assert_uint_eq(ip[1], 0x68 | UR_ECN_ECT0);
+		ck_assert_uint_eq(ur_get_be16(udp), ur_roce_udp_sport(0, QPN, dq));
+		ck_assert_uint_eq(ur_bth_opcode(bth), i == 1 ? UR_OP_UD_SEND_ONLY_IMM
+							       : UR_OP_UD_SEND_ONLY);
+		ck_assert_uint_eq(ur_bth_dqpn(bth), dq);
+		/* the over-long WQE took no PSN */
+		ck_assert_uint_eq(ur_bth_psn(bth), ur_psn_add(SQ_PSN, i));
+		ck_assert_uint_eq(ur_bth_pkey(bth), 0xffff);
+		ck_assert(!ur_bth_ackreq(bth));
+		ck_assert_uint_eq(ur_deth_qkey(deth), i == 0 ? 0x22222222 : i == 1 ? QKEY : 7);
+		ck_assert_uint_eq(ur_deth_sqpn(deth), QPN);
+	}
+	/* immediate, then the inline payload and one pad byte */
+	ck_assert_uint_eq(ur_get_be32(host.frame[1] + 42 + 20), 0xdeadbeef);
+	ck_assert_mem_eq(host.frame[1] + 42 + 24, "abc", 3);
+	ck_assert_uint_eq(ur_bth_padcnt((const struct ur_bth *)(host.frame[1] + 42)), 1);
+	ck_assert_uint_eq(host.frame_len[1], 42 + 24 + 4 + UR_ICRC_SIZE);
+
+	n = drain_cq(&scq, c, 8);
+	ck_assert_uint_eq(n, 3);
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_uint_eq(c[i].wr_id, i + 1);
+		ck_assert_uint_eq(c[i].status, UR_WC_SUCCESS);
+		ck_assert_uint_eq(c[i].opcode, UR_WC_SEND);
+	}
+	ck_assert_uint_eq(ur_dev_counters(dev)[UR_CTR_ud_send_too_long], 1);
+	ck_assert_uint_eq(ur_dev_counters(dev)[UR_CTR_tx_packets], 3);
+}
+END_TEST
+
+/*
+ * Management datagrams as Soft-RoCE sends them to QP1 (the CM's GSI QP:
+ * UD SEND Only, DETH Q_Key 0x80010000, a 256-byte MAD) parse cleanly and
+ * are counted as for a QP that does not exist here, never misread.
+ */
+START_TEST(test_gsi_datagram_parses_and_is_counted)
+{
+	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_UD_SEND_ONLY);
+	static uint8_t frame[UR_FRAME_MAX];
+	struct ur_frame_tmpl t;
+	struct ur_path path;
+	struct ur_bth *bth;
+	struct ur_deth *deth;
+	struct ur_pkt pkt;
+	uint32_t roce_len = op->hdr_len + 256 + UR_ICRC_SIZE, len;
+	unsigned pre;
+
+	fresh_qp(UR_QPT_UD, UR_QPS_RTS);
+	memset(&path, 0, sizeof(path));
+	memcpy(path.smac, peer_mac, 6);
+	memcpy(path.dmac, my_mac, 6);
+	ur_gid_from_v4(&path.sgid, peer_ip);
+	ur_gid_from_v4(&path.dgid, my_ip);
+	path.hop_limit = 64;
+	path.udp_sport = 0xd1f3;
+	ur_frame_tmpl_init(&t, &path);
+	pre = ur_frame_tmpl_emit(&t, frame, roce_len, 0, 1);
+	memset(frame + pre, 0, roce_len);
+	bth = (struct ur_bth *)(frame + pre);
+	ur_bth_set_opcode(bth, UR_OP_UD_SEND_ONLY);
+	ur_bth_set_pkey(bth, 0xffff);
+	ur_bth_set_dqpn(bth, 1);
+	ur_bth_set_psn(bth, 0x123456);
+	deth = (struct ur_deth *)(frame + pre + op->off_deth);
+	ur_deth_set_qkey(deth, 0x80010000);
+	ur_deth_set_sqpn(deth, 1);
+	memset(frame + pre + op->hdr_len, 0x01, 256); /* a MAD: base version 1 ... */
+	len = pre + roce_len;
+	ur_frame_seal(&t, frame, len);
+
+	ck_assert_int_eq(ur_frame_parse(&pkt, frame, len), UR_PARSE_OK);
+	ck_assert_uint_eq(pkt.dqpn, 1);
+	ck_assert_uint_eq(pkt.payload_len, 256);
+	ck_assert_uint_eq(ur_deth_qkey((const struct ur_deth *)((const uint8_t *)pkt.bth +
+								  pkt.op->off_deth)),
+			  0x80010000);
+	ur_dev_rx(dev, frame, len, now);
+	ck_assert_uint_eq(ur_dev_counters(dev)[UR_CTR_rx_drop_unknown_qp], 1);
+	ck_assert_uint_eq(ur_dev_counters(dev)[UR_CTR_rx_packets], 0);
+	ck_assert(ur_cq_empty(&rcq));
+}
+END_TEST
+
+/*
  * SQD -> SQD may change the primary path (AV) of a connected QP: packets
  * after the return to RTS go to the new destination, which ur_qp_query shows.
  */
@@ -1298,6 +1495,9 @@ static Suite *qp_state_suite(void)
 	tcase_add_test(tf, test_rc_send_error_goes_to_err);
 	tcase_add_test(tf, test_sqe_to_rts_resumes_after_failed_wqe);
 	tcase_add_test(tf, test_sqd_path_change_applies);
+	tcase_add_test(tf, test_ud_datagrams);
+	tcase_add_test(tf, test_uc_sqd_drained_once_sent);
+	tcase_add_test(tf, test_gsi_datagram_parses_and_is_counted);
 	suite_add_tcase(s, tf);
 	return s;
 }

@@ -1,16 +1,21 @@
 #!/usr/bin/python3
 """Check the frames uroce builds against independent decoders.
 
-For every operation, over IPv4 and IPv6, with loss so that NAKs and
-retransmissions appear, the simulator writes what the engine transmits to a
-pcap. Then:
+For every operation of RC, UC and UD, over IPv4 and IPv6, with loss so that
+NAKs and retransmissions appear, the simulator writes what the engine
+transmits to a pcap. Then:
   - tshark (Wireshark's dissector) must decode every frame as RoCEv2
     (eth:ethertype:ip|ipv6:udp:infiniband) with nothing malformed;
   - scapy.contrib.roce must compute the same ICRC as the one we sent;
   - the fields Soft-RoCE sets the same way on every packet (DF, TTL 64,
     UDP checksum 0, P_Key 0xffff, TVer 0, AckReq on the opcodes rxe sets it
     on, AETH syndrome 0x1f on ACKs) must match the rxe captures in
-    test/data/rxe.
+    test/data/rxe;
+  - UC and UD packets (not in the captures) follow rxe's rules instead:
+    UC opcodes are RC's plus 0x20, UD sends carry a DETH with the Q_Key and
+    the source QP, and neither sets AckReq (rxe since Linux 6.10, commit
+    4adcaf969d77 "Dont set BTH_ACK_MASK for UC or UD QPs"; 6.1 set it on
+    the last packet of a message, which responders ignore either way).
 Usage: check_wire.py <uroce binary> <rxe capture dir> <scratch dir>
        check_wire.py --pcap FILE   (a capture the dataplane wrote: every
        RoCE frame decodes, every IPv4 ICRC matches scapy's, both directions)
@@ -25,8 +30,11 @@ from scapy.layers.inet import IP, UDP  # noqa: E402
 from scapy.layers.inet6 import IPv6  # noqa: E402
 
 OPS = ["write", "write-imm", "send", "send-imm", "read", "fetch-add", "cmp-swap"]
-# Opcodes every run together must show (IBTA table 38, RC).
-EXPECTED = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
+UC_OPS = ["write", "write-imm", "send", "send-imm"]
+UD_OPS = ["send", "send-imm"]
+# Opcodes every run together must show (IBTA table 38): RC, UC, UD.
+EXPECTED = set(range(0, 21)) | set(range(0x20, 0x2c)) | {0x64, 0x65}
+QKEY = 0x11111111  # uroce sim's Q_Key
 
 failures = []
 
@@ -117,26 +125,46 @@ def main():
     seen = set()
     ours = []
     naks = 0
-    runs = [(family, op, size) for family in ("4", "6") for op in OPS for size in ("9000", "2000")]
-    for family, op, size in runs:
-        pcap = os.path.join(scratch, f"wire-{op}-{size}-ipv{family}.pcap")
-        cmd = [uroce, "sim", "--op", op, "--msg-size", size, "--messages", "8",
-               "--mtu", "4096", "--rate", "10G", "--loss", "0.05", "--loss-back", "0.02",
-               "--seed", "3", "--quiet", "--csv", "--pcap", pcap]
+    unacked = []
+    runs = [("rc", family, op, size) for family in ("4", "6") for op in OPS
+            for size in ("9000", "2000")]
+    runs += [("uc", family, op, size) for family in ("4", "6") for op in UC_OPS
+             for size in ("9000", "2000")]
+    runs += [("ud", family, op, size) for family in ("4", "6") for op in UD_OPS
+             for size in ("4096", "2001")]
+    for transport, family, op, size in runs:
+        pcap = os.path.join(scratch, f"wire-{transport}-{op}-{size}-ipv{family}.pcap")
+        cmd = [uroce, "sim", "--transport", transport, "--op", op, "--msg-size", size,
+               "--messages", "8", "--mtu", "4096", "--rate", "10G", "--loss", "0.05",
+               "--loss-back", "0.02", "--seed", "3", "--quiet", "--csv", "--pcap", pcap]
         if family == "6":
             cmd.append("--ipv6")
         subprocess.run(cmd, check=True, capture_output=True)
         rows = tshark_fields(pcap, ["frame.protocols", "_ws.malformed",
-                                    "infiniband.bth.opcode", "infiniband.aeth.syndrome"])
+                                    "infiniband.bth.opcode", "infiniband.aeth.syndrome",
+                                    "infiniband.bth.a", "infiniband.deth.q_key",
+                                    "infiniband.deth.srcqp"])
         if not rows:
             fail(f"{pcap}: no frames")
-        for i, (protos, malformed, opcode, syn) in enumerate(rows, 1):
+        for i, (protos, malformed, opcode, syn, ackreq, qkey, srcqp) in enumerate(rows, 1):
             want = f"eth:ethertype:ip{'v6' if family == '6' else ''}:udp:infiniband"
             if not protos.startswith(want) or malformed:
                 fail(f"{pcap} frame {i}: tshark decodes {protos!r} malformed={malformed!r}")
-            seen.add(int(opcode))
+            opcode = int(opcode)
+            seen.add(opcode)
             if syn and (int(syn) & 0xe0) == 0x60:
                 naks += 1
+            if transport == "rc" and opcode >= 0x20:
+                fail(f"{pcap} frame {i}: RC QP sent opcode {opcode:#x}")
+            if transport == "uc" and not 0x20 <= opcode <= 0x2b:
+                fail(f"{pcap} frame {i}: UC QP sent opcode {opcode:#x}")
+            if transport == "ud":
+                if opcode not in (0x64, 0x65):
+                    fail(f"{pcap} frame {i}: UD QP sent opcode {opcode:#x}")
+                elif not qkey or int(qkey, 16) != QKEY or not srcqp or int(srcqp, 16) == 0:
+                    fail(f"{pcap} frame {i}: DETH Q_Key {qkey!r} source QP {srcqp!r}")
+            if transport != "rc" and ackreq != "0":
+                fail(f"{pcap} frame {i}: AckReq {ackreq!r} on an unacknowledged service")
         pkts = rdpcap(pcap)
         for i, p in enumerate(pkts, 1):
             if BTH not in p:
@@ -147,6 +175,8 @@ def main():
             if family == "4" and not icrc_ok(p):
                 fail(f"{pcap} frame {i}: ICRC differs from scapy's")
         ours += list(pkts)
+        if transport != "rc":
+            unacked += list(pkts)
     missing = EXPECTED - seen
     if missing:
         fail(f"opcodes never produced: {sorted(missing)}")
@@ -173,8 +203,10 @@ def main():
             fail(f"ACK with syndrome {syndrome:#x}, rxe sends 0x1f: {p.summary()}")
             break
 
-    print(f"checked {len(ours)} frames ({len(seen)} opcodes, {naks} NAKs) against tshark, "
-          f"scapy and {len(theirs)} Soft-RoCE frames")
+    if not unacked:
+        fail("no UC or UD frames were produced")
+    print(f"checked {len(ours)} frames ({len(unacked)} UC/UD; {len(seen)} opcodes, {naks} NAKs) "
+          f"against tshark, scapy and {len(theirs)} Soft-RoCE frames")
     return 1 if failures else 0
 
 

@@ -765,12 +765,46 @@ void sim_qp_params_default(struct sim_qp_params *p)
 		    UR_ACCESS_REMOTE_ATOMIC;
 	p->psn_a = 0xfffff0;
 	p->psn_b = 0xffffe0;
+	p->qkey = 0x11111111;
 }
+
+void sim_node_av(const struct sim_node *self, const struct sim_node *peer, uint8_t tclass,
+		 struct ur_av *av)
+{
+	memset(av, 0, sizeof(*av));
+	memcpy(av->path.smac, self->mac, 6);
+	memcpy(av->path.dmac, peer->mac, 6);
+	av->path.sgid = self->gid;
+	av->path.dgid = peer->gid;
+	av->path.hop_limit = 64;
+	av->path.tclass = tclass;
+	av->resolved = 1;
+}
+
+/* The attribute masks ibv_modify_qp users pass, per service (table 91). */
+static const uint32_t init_mask[] = {
+	[UR_QPT_RC] = UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
+	[UR_QPT_UC] = UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
+	[UR_QPT_UD] = UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_QKEY,
+};
+static const uint32_t rtr_mask[] = {
+	[UR_QPT_RC] = UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+		      UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
+	[UR_QPT_UC] = UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN,
+	[UR_QPT_UD] = 0,
+};
+static const uint32_t rts_mask[] = {
+	[UR_QPT_RC] = UR_QP_SQ_PSN | UR_QP_TIMEOUT | UR_QP_RETRY_CNT | UR_QP_RNR_RETRY |
+		      UR_QP_MAX_QP_RD_ATOMIC,
+	[UR_QPT_UC] = UR_QP_SQ_PSN,
+	[UR_QPT_UD] = UR_QP_SQ_PSN,
+};
 
 static int connect_one(struct sim_node *self, struct ur_qp *q, struct sim_node *peer,
 		       struct ur_qp *pq, const struct sim_qp_params *p, uint32_t my_psn,
 		       uint32_t peer_psn)
 {
+	enum ur_qp_type type = ur_qp_service(q);
 	struct ur_qp_attr a;
 	uint64_t t = now_ns(self->s);
 	int err;
@@ -780,8 +814,8 @@ static int connect_one(struct sim_node *self, struct ur_qp *q, struct sim_node *
 	a.pkey_index = 0;
 	a.port_num = 1;
 	a.qp_access_flags = p->access;
-	err = ur_qp_modify(q, &a, UR_QP_STATE | UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
-			   t);
+	a.qkey = p->qkey;
+	err = ur_qp_modify(q, &a, UR_QP_STATE | init_mask[type], t);
 	if (err)
 		return err;
 	a.qp_state = UR_QPS_RTR;
@@ -790,18 +824,9 @@ static int connect_one(struct sim_node *self, struct ur_qp *q, struct sim_node *
 	a.rq_psn = peer_psn;
 	a.max_dest_rd_atomic = p->max_rd_atomic;
 	a.min_rnr_timer = p->min_rnr_timer;
-	memcpy(a.av.path.smac, self->mac, 6);
-	memcpy(a.av.path.dmac, peer->mac, 6);
-	a.av.path.sgid = self->gid;
-	a.av.path.dgid = peer->gid;
-	a.av.path.hop_limit = 64;
-	a.av.path.tclass = p->tclass;
+	sim_node_av(self, peer, p->tclass, &a.av);
 	a.av.path.udp_sport = ur_roce_udp_sport(0, ur_qp_num(q), ur_qp_num(pq));
-	a.av.resolved = 1;
-	err = ur_qp_modify(q, &a,
-			   UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN |
-				   UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
-			   t);
+	err = ur_qp_modify(q, &a, UR_QP_STATE | rtr_mask[type], t);
 	if (err)
 		return err;
 	a.qp_state = UR_QPS_RTS;
@@ -810,10 +835,7 @@ static int connect_one(struct sim_node *self, struct ur_qp *q, struct sim_node *
 	a.retry_cnt = p->retry_cnt;
 	a.rnr_retry = p->rnr_retry;
 	a.max_rd_atomic = p->max_rd_atomic;
-	return ur_qp_modify(q, &a,
-			    UR_QP_STATE | UR_QP_SQ_PSN | UR_QP_TIMEOUT | UR_QP_RETRY_CNT |
-				    UR_QP_RNR_RETRY | UR_QP_MAX_QP_RD_ATOMIC,
-			    t);
+	return ur_qp_modify(q, &a, UR_QP_STATE | rts_mask[type], t);
 }
 
 int sim_connect_qps(struct sim_node *a, struct ur_qp *qa, struct sim_node *b, struct ur_qp *qb,

@@ -123,7 +123,12 @@ uint64_t sim_events(const struct sim *s);
 /* True when no event is queued: nothing will ever happen again. */
 bool sim_idle(const struct sim *s);
 
-/* Connect two RC/UC QPs on two nodes as ibv_modify_qp would (INIT, RTR, RTS). */
+/*
+ * Bring two QPs on two nodes to RTS as ibv_modify_qp users do (INIT, RTR,
+ * RTS, with the attributes their service requires): RC and UC QPs are
+ * connected to each other; UD QPs only get the Q_Key and their PSNs, and
+ * address each datagram with an AV from sim_node_av().
+ */
 struct sim_qp_params {
 	unsigned path_mtu;   /* ibv_mtu enum */
 	uint8_t timeout;
@@ -135,8 +140,13 @@ struct sim_qp_params {
 	uint32_t psn_a;      /* initial PSNs (start near the wrap in tests) */
 	uint32_t psn_b;
 	uint8_t tclass;
+	uint32_t qkey;       /* UD */
 };
 void sim_qp_params_default(struct sim_qp_params *p);
+/* The address vector from `self` to `peer`, resolved, as ibv_create_ah makes it. */
+struct ur_av;
+void sim_node_av(const struct sim_node *self, const struct sim_node *peer, uint8_t tclass,
+		 struct ur_av *av);
 int sim_connect_qps(struct sim_node *a, struct ur_qp *qa, struct sim_node *b, struct ur_qp *qb,
 		    const struct sim_qp_params *p);
 

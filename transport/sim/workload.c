@@ -30,6 +30,12 @@ struct sim_flow {
 	struct ur_mr *dmr;
 	uint64_t *post_ps;   /* per outstanding slot */
 	uint64_t next_recv;  /* receive WQEs posted so far */
+	uint32_t rstride;    /* bytes per receive slot: UD adds the 40-byte GRH */
+	struct ur_av ud_av;  /* UD: the address handle of every datagram */
+	uint64_t next_msg;   /* unreliable: the next message a receive may hold */
+	uint64_t drain_seen; /* unreliable: receives when the drain timer was armed */
+	bool draining;
+	bool drained;
 	bool failed;
 	bool done;
 	struct sim_flow_stats st;
@@ -125,14 +131,47 @@ static bool needs_recv(const struct sim_flow *f)
 	       f->cfg.opcode == UR_WR_RDMA_WRITE_WITH_IMM;
 }
 
+/* UC and UD: sends complete when they leave, and lost messages never arrive. */
+static bool unreliable(const struct sim_flow *f)
+{
+	return f->cfg.qp_type == UR_QPT_UC || f->cfg.qp_type == UR_QPT_UD;
+}
+
+#define DRAIN_PS (200 * SIM_PS_PER_US)
+
+static void flow_done_check(struct sim_flow *f);
+
+/* Unreliable flows end once nothing more arrives for a while after the last send. */
+static void flow_drain(struct sim *s, void *arg)
+{
+	struct sim_flow *f = arg;
+
+	if (f->st.received != f->drain_seen) {
+		f->drain_seen = f->st.received;
+		sim_at(s, sim_now(s) + DRAIN_PS, flow_drain, f);
+		return;
+	}
+	f->drained = true;
+	flow_done_check(f);
+}
+
 static void flow_done_check(struct sim_flow *f)
 {
 	struct sim_workload *w = f->w;
 
 	if (f->done)
 		return;
+	if (!f->failed && unreliable(f) && f->st.completed == f->cfg.messages && needs_recv(f) &&
+	    f->st.received < f->cfg.messages && !f->drained) {
+		if (!f->draining) {
+			f->draining = true;
+			f->drain_seen = f->st.received;
+			sim_at(w->s, sim_now(w->s) + DRAIN_PS, flow_drain, f);
+		}
+		return;
+	}
 	if (!f->failed && (f->st.completed < f->cfg.messages ||
-			   (needs_recv(f) && f->st.received < f->cfg.messages)))
+			   (needs_recv(f) && f->st.received < f->cfg.messages && !f->drained)))
 		return;
 	f->done = true;
 	if (!f->failed)
@@ -153,12 +192,12 @@ static void post_recv(struct sim_flow *f)
 	slot = f->next_recv % f->cfg.depth;
 	memset(r, 0, sizeof(*r) + sizeof(struct ur_sge));
 	r->wr_id = f->next_recv;
-	if (f->cfg.opcode != UR_WR_RDMA_WRITE_WITH_IMM && f->cfg.msg_size) {
+	if (f->cfg.opcode != UR_WR_RDMA_WRITE_WITH_IMM && f->rstride) {
 		r->num_sge = 1;
-		r->sge[0].addr = (uint64_t)(uintptr_t)(f->dbuf + slot * f->cfg.msg_size);
-		r->sge[0].length = f->cfg.msg_size;
+		r->sge[0].addr = (uint64_t)(uintptr_t)(f->dbuf + slot * f->rstride);
+		r->sge[0].length = f->rstride;
 		r->sge[0].lkey = f->dmr->key;
-		r->length = f->cfg.msg_size;
+		r->length = f->rstride;
 	}
 	ur_wq_commit(rq, 1);
 	f->next_recv++;
@@ -193,6 +232,11 @@ static void post_message(struct sim_flow *f)
 	wqe->imm = (uint32_t)msg;
 	wqe->compare_add = 1;
 	wqe->swap = msg;
+	if (f->cfg.qp_type == UR_QPT_UD) {
+		wqe->ud_av = &f->ud_av;
+		wqe->ud_qpn = ur_qp_num(f->dqp);
+		wqe->ud_qkey = f->cfg.qp.qkey;
+	}
 	if (len) {
 		wqe->num_sge = 1;
 		wqe->sge[0].addr = (uint64_t)(uintptr_t)local;
@@ -237,7 +281,8 @@ static void on_send_cqe(struct sim_flow *f, const struct ur_cqe *c)
 		flow_error(f, c);
 		return;
 	}
-	if (f->cfg.verify && !is_atomic(f)) {
+	/* an unreliable send completes when it leaves: nothing to check yet */
+	if (f->cfg.verify && !is_atomic(f) && !unreliable(f)) {
 		const uint8_t *check = is_one_sided_read(f) ? f->sbuf + slot * f->cfg.msg_size
 			: f->cfg.opcode == UR_WR_RDMA_WRITE ? f->dbuf + slot * f->cfg.msg_size
 							      : NULL;
@@ -251,18 +296,42 @@ static void on_send_cqe(struct sim_flow *f, const struct ur_cqe *c)
 	fill_window(f);
 }
 
+/*
+ * Which message an unreliable receive holds: the immediate names it; a
+ * plain SEND is found by its pattern among the messages not yet seen
+ * (they arrive in order, with gaps where some were lost).
+ */
+static uint64_t which_message(struct sim_flow *f, const struct ur_cqe *c, const uint8_t *buf)
+{
+	if (c->wc_flags & UR_WC_WITH_IMM)
+		return c->imm;
+	for (uint64_t m = f->next_msg; m < f->cfg.messages; m++)
+		if (pattern_check(f->id, m, buf, f->cfg.msg_size))
+			return m;
+	return f->next_msg;
+}
+
 static void on_recv_cqe(struct sim_flow *f, const struct ur_cqe *c)
 {
 	uint64_t msg = f->st.received, slot = c->wr_id % f->cfg.depth;
+	bool ud = f->cfg.qp_type == UR_QPT_UD;
 
 	if (c->status != UR_WC_SUCCESS) {
 		flow_error(f, c);
 		return;
 	}
 	if (f->cfg.verify) {
-		const uint8_t *buf = f->dbuf + slot * f->cfg.msg_size;
+		const uint8_t *buf = f->dbuf + slot * f->rstride + (ud ? UR_GRH_LEN : 0);
 
-		if (c->byte_len != f->cfg.msg_size ||
+		if (unreliable(f)) {
+			msg = which_message(f, c, buf);
+			f->next_msg = msg + 1;
+		}
+		/* UD: the GRH first, and the sender named in the completion */
+		if (ud && (!(c->wc_flags & UR_WC_GRH) || c->src_qp != ur_qp_num(f->sqp) ||
+			   c->byte_len != UR_GRH_LEN + f->cfg.msg_size))
+			f->st.verify_failures++;
+		if (c->byte_len != f->cfg.msg_size + (ud ? UR_GRH_LEN : 0) ||
 		    (f->cfg.opcode != UR_WR_RDMA_WRITE_WITH_IMM &&
 		     !pattern_check(f->id, msg, buf, f->cfg.msg_size)))
 			f->st.verify_failures++;
@@ -382,7 +451,8 @@ struct sim_flow *sim_workload_add_flow(struct sim_workload *w, struct sim_node *
 		f->cfg.msg_size = 8;
 	f->src = sa;
 	f->dst = da;
-	buflen = (uint64_t)f->cfg.depth * (f->cfg.msg_size ? f->cfg.msg_size : 1);
+	f->rstride = f->cfg.msg_size + (cfg->qp_type == UR_QPT_UD ? UR_GRH_LEN : 0);
+	buflen = (uint64_t)f->cfg.depth * (f->rstride ? f->rstride : 1);
 	f->sbuf = sim_alloc(w->s, buflen);
 	f->dbuf = sim_alloc(w->s, buflen);
 	f->post_ps = calloc(f->cfg.depth, sizeof(*f->post_ps));
@@ -412,6 +482,8 @@ struct sim_flow *sim_workload_add_flow(struct sim_workload *w, struct sim_node *
 		goto err;
 	if (sim_connect_qps(src, f->sqp, dst, f->dqp, &cfg->qp))
 		goto err;
+	if (qi.type == UR_QPT_UD)
+		sim_node_av(src, dst, cfg->qp.tclass, &f->ud_av);
 	if (app_add_flow(sa, f) || app_add_flow(da, f))
 		goto err;
 	w->flows[w->nflows++] = f;
