@@ -20,6 +20,7 @@
 #include <rte_bus_vdev.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
+#include <rte_log.h>
 #include <rte_mbuf.h>
 
 #include "dp_internal.h"
@@ -272,6 +273,7 @@ err_free:
 void uroce_dp_close(struct uroce_dp *dp)
 {
 	struct rte_eth_dev_info info;
+	uint32_t level;
 
 	if (!dp)
 		return;
@@ -281,12 +283,19 @@ void uroce_dp_close(struct uroce_dp *dp)
 	dp_impair_close(dp);
 	dp_capture_close(dp);
 	rte_eth_dev_info_get(dp->port_id, &info);
+	/* DPDK 22.11's memif teardown sometimes logs "EAL: Error: Invalid
+	 * memory" from rte_free as the process exits; nothing is affected, and
+	 * it is not the user's concern */
+	level = rte_log_get_global_level();
+	if (!strncmp(dp->cfg.port, "memif", 5) && level <= RTE_LOG_ERR)
+		rte_log_set_global_level(RTE_LOG_CRIT);
 	rte_eth_dev_stop(dp->port_id);
 	rte_eth_dev_close(dp->port_id);
 	if (dp->vdev_name[0])
 		rte_vdev_uninit(dp->vdev_name);
 	else if (dp->pci_name[0] && info.device)
 		rte_dev_remove(info.device);
+	rte_log_set_global_level(level);
 	rte_mempool_free(dp->pool);
 	free(dp);
 }
