@@ -19,6 +19,7 @@ void ur_dev_config_default(struct ur_dev_config *cfg)
 	cfg->max_mtu = 4096;
 	cfg->ack_req_every = 64;
 	cfg->max_inflight = 1024;
+	cfg->max_dev_inflight = 1024;
 	cfg->max_qp_rd_atom = UR_MAX_RD_ATOMIC;
 	cfg->data_ecn = UR_ECN_ECT0;
 	cfg->cnp_dscp = 48;
@@ -209,10 +210,60 @@ void ur_dev_schedule(struct ur_dev *dev, struct ur_qp *qp)
 	dev->ready_tail = qp;
 }
 
+void ur_dev_account(struct ur_dev *dev, struct ur_qp *qp)
+{
+	enum ur_qp_state st = qp_state(qp);
+	int32_t out = 0;
+
+	if (qp->type == UR_QPT_RC && (st == UR_QPS_RTS || st == UR_QPS_SQD || st == UR_QPS_SQE))
+		out = UR_MAX(ur_psn_diff(qp->req.psn, qp->req.una), 0);
+	dev->inflight += (uint32_t)out - qp->inflight_counted;
+	qp->inflight_counted = (uint32_t)out;
+	/* room again: the waiting QPs go back on the round robin, oldest first */
+	while (dev->capped && dev->inflight < dev->cfg.max_dev_inflight) {
+		struct ur_qp *w = dev->capped;
+
+		dev->capped = w->capped_next;
+		w->capped = false;
+		w->capped_next = NULL;
+		ur_dev_schedule(dev, w);
+	}
+}
+
+bool ur_dev_room(struct ur_dev *dev, struct ur_qp *qp)
+{
+	struct ur_qp **tail;
+
+	if (qp->type != UR_QPT_RC)
+		return true;
+	ur_dev_account(dev, qp); /* count what it sent in this turn */
+	if (dev->inflight < dev->cfg.max_dev_inflight)
+		return true;
+	if (!qp->capped) {
+		/* FIFO, so every waiting QP gets its turn */
+		for (tail = &dev->capped; *tail; tail = &(*tail)->capped_next)
+			;
+		*tail = qp;
+		qp->capped = true;
+		qp->capped_next = NULL;
+	}
+	return false;
+}
+
 void ur_dev_unschedule(struct ur_dev *dev, struct ur_qp *qp)
 {
 	struct ur_qp **pp = &dev->ready_head, *prev = NULL;
 
+	if (qp->capped) {
+		struct ur_qp **cp = &dev->capped;
+
+		while (*cp && *cp != qp)
+			cp = &(*cp)->capped_next;
+		if (*cp)
+			*cp = qp->capped_next;
+		qp->capped = false;
+		qp->capped_next = NULL;
+	}
 	if (!qp->in_ready)
 		return;
 	while (*pp && *pp != qp) {
@@ -319,6 +370,7 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 			continue;
 		}
 		ur_qp_timer_fired(qp, t, now);
+		ur_dev_account(dev, qp); /* a retry may have gone back */
 	}
 }
 
@@ -362,6 +414,7 @@ unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget)
 		}
 		if (qp_state(qp) != UR_QPS_ERR)
 			more = ur_req_emit(qp, now, &quantum);
+		ur_dev_account(dev, qp);
 		left -= before - quantum;
 		if (more == -ENOBUFS) {
 			ready_push_front(dev, qp);
@@ -459,6 +512,7 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 			break;
 		}
 		ur_comp_rx(qp, &pkt, now);
+		ur_dev_account(dev, qp);
 		break;
 	}
 }

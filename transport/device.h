@@ -26,6 +26,13 @@ struct ur_dev {
 	struct ur_qp *ready_head;
 	struct ur_qp *ready_tail;
 
+	/* Unacknowledged request packets of every RC QP, kept under
+	 * cfg.max_dev_inflight so that many QPs together cannot overrun the
+	 * peer's receive ring, as one QP alone cannot; QPs with more to send
+	 * wait on `capped` until ACKs make room. */
+	uint32_t inflight;
+	struct ur_qp *capped;
+
 	/* Doorbells rung by application threads: a lock-free stack the engine
 	 * empties with one exchange, so pushes never wait for the engine. */
 	_Atomic(struct ur_qp *) db_head;
@@ -54,6 +61,10 @@ void ur_dev_del_qp(struct ur_dev *dev, struct ur_qp *qp);
 /* Put a QP on the transmit round robin if it is not there yet. */
 void ur_dev_schedule(struct ur_dev *dev, struct ur_qp *qp);
 void ur_dev_unschedule(struct ur_dev *dev, struct ur_qp *qp);
+/* Bring dev->inflight up to date with the QP's unacknowledged packets. */
+void ur_dev_account(struct ur_dev *dev, struct ur_qp *qp);
+/* Whether the QP may send a new packet now; if not, it waits for room. */
+bool ur_dev_room(struct ur_dev *dev, struct ur_qp *qp);
 
 __attribute__((format(printf, 2, 3))) void ur_dev_log(struct ur_dev *dev, const char *fmt, ...);
 

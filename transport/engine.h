@@ -80,6 +80,7 @@ struct ur_dev_config {
 	uint32_t max_mtu;          /* largest path MTU in bytes (256..4096) */
 	uint32_t ack_req_every;    /* requester sets AckReq at least every N packets */
 	uint32_t max_inflight;     /* unacknowledged packets per QP */
+	uint32_t max_dev_inflight; /* ...and of all QPs together */
 	uint32_t max_qp_rd_atom;   /* advertised and enforced */
 	uint8_t data_ecn;          /* ECN codepoint of data packets (ECT(0) = 2) */
 	uint8_t cnp_dscp;          /* DSCP of CNPs */

@@ -249,6 +249,7 @@ static void reset_state(struct ur_qp *qp)
 	ur_timer_cancel(&dev->timers, &qp->pace);
 	ur_dev_unschedule(dev, qp);
 	memset(&qp->req, 0, offsetof(struct ur_requester, retx));
+	ur_dev_account(dev, qp);
 	qp->resp.epsn = qp->resp.msn = 0;
 	qp->resp.nak_sent = false;
 	qp->resp.in_msg = 0;
@@ -391,6 +392,7 @@ void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 	enum ur_qp_state prev = qp_state(qp);
 
 	atomic_store_explicit(&qp->state, UR_QPS_ERR, memory_order_relaxed);
+	ur_dev_account(dev, qp);
 	ur_timer_cancel(&dev->timers, &qp->req.retx);
 	ur_timer_cancel(&dev->timers, &qp->req.rnr);
 	ur_timer_cancel(&dev->timers, &qp->pace);
@@ -558,6 +560,9 @@ err_free:
 void ur_qp_destroy(struct ur_qp *qp)
 {
 	struct ur_dev *dev = qp->dev;
+
+	atomic_store_explicit(&qp->state, UR_QPS_RESET, memory_order_relaxed);
+	ur_dev_account(dev, qp); /* its packets in flight no longer count */
 
 	ur_timer_cancel(&dev->timers, &qp->req.retx);
 	ur_timer_cancel(&dev->timers, &qp->req.rnr);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "fixture.h"
 #include "workload.h"
 
@@ -326,6 +327,74 @@ START_TEST(test_sr_read_responses_lost)
 	/* 7-9 ms when each rewind is sent at once, 12-15 ms when it waits for a timer */
 	ck_assert_msg(st.last_done_ps - st.first_post_ps < 10500 * SIM_PS_PER_US,
 		      "200 READs took %.2f ms", (st.last_done_ps - st.first_post_ps) / 1e9);
+}
+END_TEST
+
+/*
+ * Many QPs together keep no more packets unacknowledged than the device's
+ * cap, as one QP alone keeps no more than its own: otherwise a thousand QPs
+ * overrun the peer's receive ring. Sampled every 100 ns of virtual time.
+ */
+struct inflight_probe {
+	struct sim_node *node;
+	struct sim_workload *w;
+	uint32_t max;
+};
+
+static void sample_inflight(struct sim *s, void *arg)
+{
+	struct inflight_probe *p = arg;
+	uint32_t v = sim_node_dev(p->node)->inflight;
+
+	if (v > p->max)
+		p->max = v;
+	if (!sim_workload_done(p->w))
+		sim_at(s, sim_now(s) + 100 * SIM_PS_PER_NS, sample_inflight, p);
+}
+
+START_TEST(test_device_inflight_cap)
+{
+	struct sim *s = sim_create(5);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct inflight_probe probe = {0};
+	uint64_t done = 0;
+
+	ur_dev_config_default(&cfg);
+	cfg.max_dev_inflight = 200;
+	fx_default_link(&link);
+	a = sim_add_node(s, &cfg, &link, &link, NULL);
+	b = sim_add_node(s, &cfg, &link, &link, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_RDMA_WRITE;
+	fc.msg_size = 65536;
+	fc.messages = 20;
+	fc.depth = 8; /* 128 packets each: 32 QPs could have 4096 out */
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp);
+	for (int i = 0; i < 32; i++)
+		ck_assert_ptr_nonnull(sim_workload_add_flow(w, a, b, &fc));
+	probe.node = a;
+	probe.w = w;
+	sim_at(s, 0, sample_inflight, &probe);
+	sim_workload_stop_when_done(w, true);
+	sim_run(s, 10 * SIM_PS_PER_S);
+	ck_assert(sim_workload_done(w));
+	for (unsigned i = 0; i < sim_workload_nflows(w); i++) {
+		ck_assert_uint_eq(sim_flow_stats(sim_workload_flow(w, i))->verify_failures, 0);
+		done += sim_flow_stats(sim_workload_flow(w, i))->completed;
+	}
+	ck_assert_uint_eq(done, 32 * 20);
+	ck_assert_msg(probe.max <= 200, "%u packets unacknowledged, cap 200", probe.max);
+	ck_assert_msg(probe.max >= 150, "the cap was never reached (%u): the test tests nothing",
+		      probe.max);
+	ck_assert_uint_eq(sim_node_dev(a)->inflight, 0);
+	sim_workload_destroy(w);
+	sim_destroy(s);
 }
 END_TEST
 
@@ -777,6 +846,7 @@ static Suite *scenario_suite(void)
 	tc = tcase_create("model");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_gbn_matches_model);
+	tcase_add_test(tc, test_device_inflight_cap);
 	tcase_add_test(tc, test_seeded_runs_repeat);
 	suite_add_tcase(s, tc);
 
