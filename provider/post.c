@@ -11,7 +11,7 @@
 
 #include "uroce.h"
 
-static bool send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+bool uroce_send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_SEND:
@@ -37,7 +37,7 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 	struct ibv_qp *qp = &uqp->vqp.qp;
 	uint64_t total = 0;
 
-	if (!send_opcode_ok(qp->qp_type, wr->opcode) || wr->num_sge < 0)
+	if (!uroce_send_opcode_ok(qp->qp_type, wr->opcode) || wr->num_sge < 0)
 		return EINVAL;
 	if ((uint32_t)wr->num_sge > sq->max_sge && !(wr->send_flags & IBV_SEND_INLINE))
 		return EINVAL;

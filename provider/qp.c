@@ -204,6 +204,14 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		err = uroce_qp_ex_init(uqp, attr->send_ops_flags);
+		if (err) {
+			free(uqp);
+			errno = err;
+			return NULL;
+		}
+	}
 	init.pd = to_upd(attr->pd)->id;
 	init.send_cq = &to_ucq(attr->send_cq)->cq;
 	init.recv_cq = &to_ucq(attr->recv_cq)->cq;

@@ -94,6 +94,8 @@ struct uroce_qp {
 	bool sq_sig_all;
 	uint32_t max_inline;
 	/* ibv_wr_* builder state between wr_start and wr_complete */
+	uint64_t send_ops;           /* IBV_QP_EX_WITH_* asked for at creation */
+	struct ur_send_wqe *wr_cur;  /* the request being built */
 	uint32_t wr_pending;
 	int wr_err;
 	bool neigh_pending;        /* destination MAC still being resolved */
@@ -188,6 +190,10 @@ int uroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		   struct ibv_qp_init_attr *init);
 int uroce_destroy_qp(struct ibv_qp *qp);
 int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+/* Whether a QP of this type can carry the send opcode. */
+bool uroce_send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op);
+/* post_wr.c: the ibv_wr_* builders for send_ops_flags; a positive errno if one is not offered. */
+int uroce_qp_ex_init(struct uroce_qp *uqp, uint64_t send_ops_flags);
 int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
 int uroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);

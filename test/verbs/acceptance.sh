@@ -238,6 +238,14 @@ for mode in gbn sr; do
 	fi
 done
 pair badkey --deadline 120 -- --test badkey --deadline 120
+# the extended posting API (ibv_wr_*), two QPs of one device in loopback
+if "${in_a[@]}" timeout -s KILL 60 "$build/test/wr_api_check" uroce0 1 >"$log/wr_api" 2>&1; then
+	echo "ok   $(tail -1 "$log/wr_api")"
+else
+	echo "FAIL wr_api"
+	show_logs wr_api
+	fails=$((fails + 1))
+fi
 killpeer
 
 if [ $fails -eq 0 ]; then
