@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "crc32.h"
+#include "test_util.h"
 
 #define MAX_SWEEP_LEN 1100
 #define MAX_ALIGN 64
@@ -30,17 +31,6 @@ static uint32_t ref_crc32(uint32_t crc, const uint8_t *p, size_t len)
 			crc = crc & 1 ? crc >> 1 ^ 0xedb88320u : crc >> 1;
 	}
 	return ~crc;
-}
-
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	/* xorshift64*: seeded, so a failure repeats exactly */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
 }
 
 /*

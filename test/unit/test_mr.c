@@ -15,32 +15,11 @@
 
 #include "engine.h"
 #include "mr.h"
+#include "test_util.h"
 
 #define TAG_MASK ((1u << UR_MR_TAG_BITS) - 1)
 #define PD 7
 #define ALL_REMOTE (UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_ATOMIC)
-
-/*
- * Check's ck_assert records a mark point per call (a pipe write in fork
- * mode); loops over a million registrations use this instead, which only
- * costs on failure.
- */
-#define require(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			ck_abort_msg(__VA_ARGS__);                                                 \
-	} while (0)
-
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	/* xorshift64*: seeded, so a failure repeats exactly */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
 
 static struct ur_mr_table tab;
 static uint8_t backing[8192];

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "psn.h"
+#include "test_util.h"
 
 #define NEAR_WRAP 0xfffff0u
 #define SWEEP 64
@@ -31,27 +32,6 @@ static int64_t ref_diff(uint32_t a, uint32_t b)
 static uint32_t ref_add(uint32_t a, uint64_t n)
 {
 	return (uint32_t)(((uint64_t)a + n) % 0x1000000);
-}
-
-/*
- * Check's ck_assert records a mark point per call (a pipe write in fork
- * mode); millions of checks use this instead, which only costs on failure.
- */
-#define require(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			ck_abort_msg(__VA_ARGS__);                                                 \
-	} while (0)
-
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	/* xorshift64*: seeded, so a failure repeats exactly */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
 }
 
 static void check_pair(uint32_t a, uint32_t b)

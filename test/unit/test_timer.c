@@ -15,32 +15,11 @@
 #include <string.h>
 
 #include "timer.h"
+#include "test_util.h"
 
 #define NTIMERS 300 /* more than the initial capacity: the heap must grow */
 #define NOPS 10000
 #define NSEEDS 8
-
-/*
- * Check's ck_assert records a mark point per call (a pipe write in fork
- * mode); the per-step model checks use this instead, which only costs on
- * failure.
- */
-#define require(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			ck_abort_msg(__VA_ARGS__);                                                 \
-	} while (0)
-
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	/* xorshift64*: seeded, so a failure repeats exactly */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
 
 static struct ur_timer_heap heap;
 static struct ur_timer timers[NTIMERS];
