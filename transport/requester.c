@@ -199,7 +199,7 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 {
 	struct ur_dev *dev = qp->dev;
 	struct ur_requester *rq = &qp->req;
-	uint32_t len = 0, ext = 0;
+	uint32_t len = 0, ext = 0, frame_len;
 	bool first = off == 0, last = true;
 	const struct ur_opcode_info *op;
 	struct ur_pkt_out o;
@@ -276,7 +276,11 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 			rq->noack_pkts = 0;
 		}
 	}
-	ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn, len);
+	/* ECN-capable (data_ecn) with the DSCP of the path's traffic class, so a
+	 * switch can mark it instead of dropping it */
+	frame_len = ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn,
+				  len);
+	ur_cc_data_sent(qp, frame_len, dev->now);
 	if (ur_psn_lt(psn, rq->max_psn))
 		ur_count(dev, UR_CTR_retransmitted_packets);
 	*last_out = last;
