@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{"env", cmd_env, "print the environment verbs programs need: eval \"$(uroce env)\""},
 	{"stat", cmd_stat, "device counters summed over every process, with rates"},
 	{"sim", cmd_sim, "run a scenario in the deterministic network simulator"},
+	{"experiment", cmd_experiment, "congestion-control experiments: incast, converge"},
 };
 
 static void usage(FILE *f)

@@ -41,6 +41,7 @@ void ur_cc_reset(struct ur_qp *qp)
 	ur_cc_stop(qp);
 	ur_dcqcn_init(&cc->rp);
 	cc->pace_rem_ps = 0;
+	cc->pace_bytes = 0;
 	cc->cnp_sent = false;
 	cc->last_cnp_ns = 0;
 	qp->next_tx_ns = 0;
@@ -87,7 +88,34 @@ static void release(struct ur_qp *qp)
 	ur_timer_cancel(&qp->dev->timers, &qp->pace);
 	qp->next_tx_ns = 0;
 	qp->cc.pace_rem_ps = 0;
+	qp->cc.pace_bytes = 0;
 	ur_dev_schedule(qp->dev, qp);
+}
+
+static uint64_t gap_ps(const struct ur_qp_cc *cc, uint64_t wire_bytes)
+{
+	return wire_bytes * 8000000000ull / cc->rp.rc;
+}
+
+/*
+ * The rate went up: the wait after the last packet shrinks to what the new
+ * rate asks at once, as a rate limiter's refill does, instead of a QP cut
+ * to a trickle sleeping out the long gap it was given then.
+ */
+static void repace(struct ur_qp *qp)
+{
+	struct ur_qp_cc *cc = &qp->cc;
+	uint64_t next;
+
+	if (!cc->pace_bytes)
+		return;
+	next = cc->pace_base_ns + gap_ps(cc, cc->pace_bytes) / 1000;
+	if (next >= qp->next_tx_ns)
+		return;
+	qp->next_tx_ns = next;
+	cc->pace_rem_ps = 0;
+	if (ur_timer_armed(&qp->pace))
+		ur_timer_arm(&qp->dev->timers, &qp->pace, next);
 }
 
 static void arm_rate_timer(struct ur_qp *qp, uint64_t now)
@@ -121,10 +149,12 @@ void ur_cc_rate_timer(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_dev *dev = qp->dev;
 
-	if (ur_dcqcn_rate_timer(&qp->cc.rp, &dev->cfg.dcqcn_params, line_kbps(dev)))
+	if (ur_dcqcn_rate_timer(&qp->cc.rp, &dev->cfg.dcqcn_params, line_kbps(dev))) {
 		arm_rate_timer(qp, now);
-	else
+		repace(qp);
+	} else {
 		release(qp);
+	}
 }
 
 void ur_cc_cut_timer(struct ur_qp *qp, uint64_t now)
@@ -143,18 +173,31 @@ void ur_cc_pace(struct ur_qp *qp, uint32_t frame_len, uint64_t now)
 {
 	struct ur_qp_cc *cc = &qp->cc;
 	struct ur_dev *dev = qp->dev;
-	uint64_t gap_ps = (uint64_t)(frame_len + UR_WIRE_OVERHEAD) * 8000000000ull / cc->rp.rc;
-	uint64_t credit_ns = 2 * gap_ps / 1000, base = qp->next_tx_ns, total;
+	uint32_t wire = frame_len + UR_WIRE_OVERHEAD;
+	uint64_t gap = gap_ps(cc, wire), credit_ns = 2 * gap / 1000, base = qp->next_tx_ns, total;
+	uint64_t rc = cc->rp.rc;
 
 	if (base + credit_ns < now) {
 		base = now - credit_ns;
 		cc->pace_rem_ps = 0;
 	}
-	total = cc->pace_rem_ps + gap_ps;
+	total = cc->pace_rem_ps + gap;
 	qp->next_tx_ns = base + total / 1000;
 	cc->pace_rem_ps = (uint32_t)(total % 1000);
+	cc->pace_base_ns = base;
+	cc->pace_bytes = wire;
 	if (!ur_dcqcn_sent(&cc->rp, &dev->cfg.dcqcn_params, line_kbps(dev), frame_len))
 		release(qp);
+	else if (cc->rp.rc > rc)
+		repace(qp);
+}
+
+bool ur_cc_slow(const struct ur_qp *qp, uint64_t ns)
+{
+	uint64_t bits = (uint64_t)(qp->mtu + UR_FRAME_MAX_HDR + 64 + UR_WIRE_OVERHEAD) * 8;
+
+	/* bits / (kb/s) = ms; in ns: bits * 1e6 / rc */
+	return qp->cc.rp.limited && bits * 1000000 / qp->cc.rp.rc > ns;
 }
 
 uint64_t ur_qp_rate_kbps(const struct ur_qp *qp)

@@ -23,6 +23,8 @@ struct ur_qp_cc {
 	struct ur_timer rate_timer;  /* UR_TIMER_RATE: rpg_time_reset */
 	struct ur_timer cut_timer;   /* UR_TIMER_CUT: end of rate_reduce_monitor_period */
 	uint32_t pace_rem_ps;        /* pacer: the part of a nanosecond carried over */
+	uint32_t pace_bytes;         /* pacer: wire bytes of the last data packet... */
+	uint64_t pace_base_ns;       /* ...and the start of its slot */
 	/* notification point */
 	bool cnp_due;                /* a CNP waits to be sent */
 	bool cnp_sent;               /* last_cnp_ns is valid */

@@ -27,6 +27,24 @@ void ur_dcqcn_params_default(struct ur_dcqcn_params *p)
 	p->clamp_tgt_rate_after_time_inc = true;
 }
 
+void ur_dcqcn_params_paper(struct ur_dcqcn_params *p)
+{
+	/* the evaluation settings of Zhu et al. (SIGCOMM 2015) in mlx5's terms:
+	 * timer and alpha period 55 us, byte counter 10 MB, F = 5, R_AI 40 Mb/s,
+	 * g = 1/256 (dce_tcp_g 1020), Rt = Rc on every CNP and a cut on every
+	 * CNP (their CNPs come at most every 50 us). R_HAI is ours: 10 x R_AI. */
+	ur_dcqcn_params_default(p);
+	p->rpg_time_reset_us = 55;
+	p->rpg_byte_reset = 10u << 20;
+	p->rpg_threshold = 5;
+	p->rpg_ai_rate_mbps = 40;
+	p->rpg_hai_rate_mbps = 400;
+	p->dce_tcp_g = 1020;
+	p->dce_tcp_rtt_us = 55;
+	p->rate_reduce_monitor_period_us = 0;
+	p->clamp_tgt_rate = true;
+}
+
 void ur_dcqcn_init(struct ur_dcqcn *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -73,7 +91,9 @@ static void cut(struct ur_dcqcn *d, const struct ur_dcqcn_params *p, uint64_t no
 	uint64_t rc = d->rc, floor;
 	unsigned gd = UR_MIN(p->rpg_gd, 32);
 
-	if (p->clamp_tgt_rate || (p->clamp_tgt_rate_after_time_inc && d->time_inc))
+	/* QCN's rule: Rt remembers the rate before a train of cuts, and moves
+	 * down only once the rate has been raised since the last cut */
+	if (p->clamp_tgt_rate || d->byte_inc || (p->clamp_tgt_rate_after_time_inc && d->time_inc))
 		d->rt = rc;
 	rc -= (rc * d->alpha) >> (gd + UR_DCQCN_ALPHA_SHIFT - 10); /* rpg_gd counts alpha in 1/1024 */
 	floor = d->rc * UR_MIN(p->rpg_min_dec_fac, 100) / 100;
@@ -82,7 +102,7 @@ static void cut(struct ur_dcqcn *d, const struct ur_dcqcn_params *p, uint64_t no
 	d->rt = UR_MAX(d->rt, d->rc);
 	d->t = d->bc = 0;
 	d->bytes = 0;
-	d->time_inc = false;
+	d->time_inc = d->byte_inc = false;
 	d->cut_ns = now;
 	d->cut_pending = false;
 	d->cuts++;
@@ -103,7 +123,7 @@ unsigned ur_dcqcn_cnp(struct ur_dcqcn *d, const struct ur_dcqcn_params *p, uint6
 		d->alpha_ns = now;
 		d->t = d->bc = 0;
 		d->bytes = 0;
-		d->time_inc = false;
+		d->time_inc = d->byte_inc = false;
 		d->cut_pending = false;
 		ret |= UR_DCQCN_NEW;
 		cut(d, p, now);
@@ -182,6 +202,7 @@ bool ur_dcqcn_sent(struct ur_dcqcn *d, const struct ur_dcqcn_params *p, uint64_t
 	while (d->limited && d->bytes >= p->rpg_byte_reset) {
 		d->bytes -= p->rpg_byte_reset;
 		d->bc++;
+		d->byte_inc = true;
 		increase(d, p, line_kbps);
 	}
 	return d->limited;

@@ -20,9 +20,11 @@
  *   caller arms a timer at ur_dcqcn_cut_deadline()). Then
  *   alpha = alpha * g + (1 - g), g = dce_tcp_g / 1024, and alpha's decay
  *   period restarts.
- * Cut: Rt = Rc if clamp_tgt_rate, or if clamp_tgt_rate_after_time_inc and
- *   the timer raised the rate since the last cut (otherwise Rt keeps the
- *   rate to recover to); Rc -= Rc * alpha / 2^rpg_gd, no lower than
+ * Cut: Rt = Rc if clamp_tgt_rate, or if the byte counter raised the rate
+ *   since the last cut, or the timer did and clamp_tgt_rate_after_time_inc
+ *   is set ("not only due to the byte counter"); otherwise Rt keeps the rate
+ *   before this train of cuts to recover to, as in QCN (IEEE 802.1Qau).
+ *   Rc -= Rc * alpha / 2^rpg_gd, no lower than
  *   rpg_min_dec_fac percent of Rc nor rpg_min_rate. T, BC and the byte
  *   count restart, and so does the rate-increase timer.
  * Alpha timer: alpha *= g every dce_tcp_rtt without a CNP. It is evaluated
@@ -52,6 +54,7 @@ struct ur_dcqcn {
 	bool limited;        /* a rate limiter is allocated */
 	bool cut_pending;    /* a CNP arrived inside rate_reduce_monitor_period */
 	bool time_inc;       /* the timer raised the rate since the last cut */
+	bool byte_inc;       /* the byte counter raised the rate since the last cut */
 	uint64_t rc;         /* current rate, kb/s */
 	uint64_t rt;         /* target rate, kb/s */
 	uint32_t alpha;      /* congestion estimate, UR_DCQCN_ALPHA_ONE = 1 */

@@ -82,7 +82,7 @@ struct ur_dcqcn_params {
 	uint32_t rate_reduce_monitor_period_us; /* at most one cut per period (4) */
 	uint32_t initial_alpha_value;    /* alpha of a new limiter, 1/1024 (1023) */
 	bool clamp_tgt_rate;             /* every cut sets the target rate to the current (0) */
-	bool clamp_tgt_rate_after_time_inc; /* ...or when the timer raised the rate since (1) */
+	bool clamp_tgt_rate_after_time_inc; /* also after a timer increase, not only a byte one (1) */
 };
 
 struct ur_dev_config {
@@ -107,6 +107,9 @@ struct ur_dev_config {
 void ur_dev_config_default(struct ur_dev_config *cfg);
 /* NVIDIA's documented DCQCN defaults (ur_dev_config_default uses them). */
 void ur_dcqcn_params_default(struct ur_dcqcn_params *p);
+/* The DCQCN paper's settings (dcqcn.c says which); use a 50 us CNP interval with them. */
+void ur_dcqcn_params_paper(struct ur_dcqcn_params *p);
+#define UR_DCQCN_PAPER_CNP_INTERVAL_NS 50000
 
 /*
  * Create a device. `counters` may point at UR_CTR_COUNT uint64_t the host

@@ -67,6 +67,7 @@ struct ur_requester {
 	uint32_t nak_psn;      /* PSN of the last sequence NAK acted on */
 	uint32_t rseq_next;    /* receive sequence number of the next WQE-consuming message */
 	uint64_t progress_ns;  /* last forward progress: base of the ACK timeout */
+	uint64_t ackreq_ns;    /* when the last AckReq left */
 	struct ur_timer retx;
 	struct ur_timer rnr;
 };
@@ -216,6 +217,8 @@ void ur_cc_cnp_rx(struct ur_qp *qp, uint64_t now);
 void ur_cc_rate_timer(struct ur_qp *qp, uint64_t now);
 void ur_cc_cut_timer(struct ur_qp *qp, uint64_t now);
 void ur_cc_pace(struct ur_qp *qp, uint32_t frame_len, uint64_t now);
+/* True when a full-MTU packet takes longer than `ns` at the QP's paced rate. */
+bool ur_cc_slow(const struct ur_qp *qp, uint64_t ns);
 /* A data packet left: pace it if the QP is rate limited (one branch if not). */
 static inline void ur_cc_data_sent(struct ur_qp *qp, uint32_t frame_len, uint64_t now)
 {

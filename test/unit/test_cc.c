@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc_spec.h"
 #include "engine.h"
 #include "frame.h"
 #include "ur_util.h"
@@ -505,6 +506,38 @@ START_TEST(test_limiter_released_at_line_rate)
 }
 END_TEST
 
+START_TEST(test_cc_spec)
+{
+	struct ur_dev_config cfg;
+	char err[128], text[2048];
+
+	ur_dev_config_default(&cfg);
+	ck_assert_int_eq(ur_cc_spec_apply(&cfg, "paper,rpg_ai_rate=7,line_rate=25G,"
+					  "min_time_between_cnps=10,cnp_dscp=46,clamp_tgt_rate=0",
+					  err, sizeof(err)), 0);
+	ck_assert(cfg.dcqcn && cfg.ecn_np);
+	ck_assert_uint_eq(cfg.dcqcn_params.rpg_time_reset_us, 55);
+	ck_assert_uint_eq(cfg.dcqcn_params.rpg_ai_rate_mbps, 7);
+	ck_assert(!cfg.dcqcn_params.clamp_tgt_rate);
+	ck_assert_uint_eq(cfg.link_rate_mbps, 25000);
+	ck_assert_uint_eq(cfg.cnp_interval_ns, 10000);
+	ck_assert_uint_eq(cfg.cnp_dscp, 46);
+	ck_assert_int_eq(ur_cc_spec_apply(&cfg, "np", err, sizeof(err)), 0);
+	ck_assert(!cfg.dcqcn && cfg.ecn_np);
+	ck_assert_int_eq(ur_cc_spec_apply(&cfg, "none,nvidia", err, sizeof(err)), 0);
+	ck_assert(!cfg.dcqcn && !cfg.ecn_np);
+	ck_assert_uint_eq(cfg.dcqcn_params.rpg_time_reset_us, 300);
+	ck_assert_uint_eq(cfg.cnp_interval_ns, 4000);
+	ck_assert_int_eq(ur_cc_spec_apply(&cfg, "rpg_nonsense=1", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(ur_cc_spec_apply(&cfg, "cnp_dscp=64", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(ur_cc_spec_apply(&cfg, "line_rate=fast", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(ur_cc_spec_apply(&cfg, "clamp_tgt_rate=2", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(ur_cc_spec_format(&cfg, text, sizeof(text)), 0);
+	ck_assert_ptr_nonnull(strstr(text, "rpg_time_reset=300\n"));
+	ck_assert_ptr_nonnull(strstr(text, "dce_tcp_g=1019\n"));
+}
+END_TEST
+
 static Suite *cc_suite(void)
 {
 	Suite *s = suite_create("cc");
@@ -517,6 +550,7 @@ static Suite *cc_suite(void)
 	tcase_add_test(tc, test_pacer_enforces_the_rate);
 	tcase_add_test(tc, test_unlimited_qp_is_not_paced);
 	tcase_add_test(tc, test_limiter_released_at_line_rate);
+	tcase_add_test(tc, test_cc_spec);
 	suite_add_tcase(s, tc);
 	return s;
 }

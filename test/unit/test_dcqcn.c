@@ -187,27 +187,38 @@ START_TEST(test_additive_and_hyper_increase)
 }
 END_TEST
 
-START_TEST(test_target_clamped_after_time_increase)
+START_TEST(test_target_rate_rules)
 {
-	/* default clamps: after a byte-counter increase the next cut keeps Rt */
+	/* a train of cuts with no increase in between keeps Rt at the rate
+	 * before the train (QCN): recovery aims back there */
+	ur_dcqcn_cnp(&d, &p, LINE, 0);
+	ck_assert_uint_eq(ur_dcqcn_cnp(&d, &p, LINE, 10000), UR_DCQCN_CUT);
+	ck_assert_uint_eq(d.rc, 26243088);
+	ck_assert_uint_eq(d.rt, LINE);
+
+	/* after a byte-counter increase the next cut sets Rt = Rc first */
+	setup();
 	ur_dcqcn_cnp(&d, &p, LINE, 0);
 	ur_dcqcn_sent(&d, &p, LINE, 32767);
+	ck_assert_uint_eq(d.rc, 75024415);
 	ck_assert_uint_eq(ur_dcqcn_cnp(&d, &p, LINE, 10000), UR_DCQCN_CUT);
+	ck_assert_uint_eq(d.rt, 75024415);
 	ck_assert_uint_eq(d.rc, 39339029);
-	ck_assert_uint_eq(d.rt, LINE);
-	/* after a timer increase it sets Rt = Rc (clamp_tgt_rate_after_time_inc) */
+	/* after a timer increase too, with clamp_tgt_rate_after_time_inc (default) */
 	ur_dcqcn_rate_timer(&d, &p, LINE);
-	ck_assert_uint_eq(d.rc, 69669515);
+	ck_assert_uint_eq(d.rc, 57181722);
 	ck_assert_uint_eq(ur_dcqcn_cnp(&d, &p, LINE, 20000), UR_DCQCN_CUT);
-	ck_assert_uint_eq(d.rt, 69669515);
-	ck_assert_uint_eq(d.rc, 38106430);
-	/* neither clamp: Rt never moves down */
+	ck_assert_uint_eq(d.rt, 57181722);
+	ck_assert_uint_eq(d.rc, 31276108);
+
+	/* without it a timer increase leaves Rt where it was */
 	setup();
 	p.clamp_tgt_rate_after_time_inc = false;
 	ur_dcqcn_cnp(&d, &p, LINE, 0);
 	ur_dcqcn_rate_timer(&d, &p, LINE);
 	ur_dcqcn_cnp(&d, &p, LINE, 20000);
 	ck_assert_uint_eq(d.rt, LINE);
+	ck_assert_uint_eq(d.rc, 41043824);
 }
 END_TEST
 
@@ -266,6 +277,31 @@ START_TEST(test_alpha_decay)
 }
 END_TEST
 
+START_TEST(test_paper_profile)
+{
+	ur_dcqcn_params_paper(&p);
+	ck_assert_uint_eq(p.rpg_time_reset_us, 55);
+	ck_assert_uint_eq(p.dce_tcp_rtt_us, 55);
+	ck_assert_uint_eq(p.dce_tcp_g, 1020); /* g = 1/256 */
+	ck_assert_uint_eq(p.rpg_threshold, 5);
+	ck_assert_uint_eq(p.rpg_byte_reset, 10u << 20);
+	ck_assert_uint_eq(p.rpg_ai_rate_mbps, 40);
+	ck_assert(p.clamp_tgt_rate);
+	/* every CNP cuts, Rt = Rc each time, and F = 5 fast recoveries */
+	ur_dcqcn_cnp(&d, &p, LINE, 0);
+	ck_assert_uint_eq(ur_dcqcn_cnp(&d, &p, LINE, 1), UR_DCQCN_CUT);
+	ck_assert_uint_eq(d.rt, 50048829);
+	for (unsigned i = 0; i < 5; i++) {
+		uint64_t rt = d.rt;
+
+		ur_dcqcn_rate_timer(&d, &p, LINE);
+		ck_assert_uint_eq(d.rt, rt);
+	}
+	ur_dcqcn_rate_timer(&d, &p, LINE);
+	ck_assert_uint_eq(d.rt, 50048829 + 40000);
+}
+END_TEST
+
 static Suite *dcqcn_suite(void)
 {
 	Suite *s = suite_create("dcqcn");
@@ -278,9 +314,10 @@ static Suite *dcqcn_suite(void)
 	tcase_add_test(tc, test_timer_recovery_to_release);
 	tcase_add_test(tc, test_byte_counter);
 	tcase_add_test(tc, test_additive_and_hyper_increase);
-	tcase_add_test(tc, test_target_clamped_after_time_increase);
+	tcase_add_test(tc, test_target_rate_rules);
 	tcase_add_test(tc, test_floors_and_first_rate);
 	tcase_add_test(tc, test_alpha_decay);
+	tcase_add_test(tc, test_paper_profile);
 	suite_add_tcase(s, tc);
 	return s;
 }
