@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cc_spec.h"
 #include "sim.h"
 #include "uroce.h"
 #include "workload.h"
@@ -40,6 +41,9 @@ struct sim_opts {
 	uint64_t reorder_depth;
 	double dup;
 	double loss_back;   /* loss of ACKs and responses on the way back */
+	double ce;          /* ECN CE marking probability of ECN-capable data packets */
+	uint8_t tclass;     /* traffic class of the QPs (DSCP << 2 | ECN) */
+	const char *cc;     /* congestion-control spec (cc_spec.h) */
 	bool verify;
 	bool ipv6;
 	const char *pcap;
@@ -84,6 +88,10 @@ static void usage(FILE *f)
 		"  --reorder P:D        hold back a fraction P of packets by D packet times\n"
 		"  --dup P              duplicate a fraction P of packets\n"
 		"  --loss-back P        loss probability on the way back (ACKs, READ responses) (0)\n"
+		"  --ce P               mark a fraction P of data packets ECN CE on the way (0)\n"
+		"  --tclass N           the QPs' traffic class, e.g. 106 = DSCP 26 (0)\n"
+		"  --cc SPEC            congestion control, e.g. dcqcn, none, paper,rpg_ai_rate=40\n"
+		"                       (NVIDIA's DCQCN defaults; see uroce link --help)\n"
 		"  --op OP              write, write-imm, send, send-imm, read, fetch-add, cmp-swap (write)\n"
 		"  --msg-size S         message size, e.g. 1M, 64K, 4096 (1M)\n"
 		"  --messages N         messages per flow (200)\n"
@@ -246,6 +254,14 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 	cfg.retx_mode = mode;
 	cfg.max_inflight = (uint32_t)UR_MAX(1024.0, 4 * r->window_pkts);
 	cfg.link_rate_mbps = (uint32_t)(o->rate_bps / 1000000);
+	if (o->cc) {
+		char err[128];
+
+		if (ur_cc_spec_apply(&cfg, o->cc, err, sizeof(err))) {
+			fprintf(stderr, "uroce sim: --cc: %s\n", err);
+			return -1;
+		}
+	}
 	/* IRN's two timeouts, scaled to the path: RTO_high a few round trips */
 	cfg.sr_rto_high_ns = (o->rto_high_ps ? o->rto_high_ps : 3 * o->rtt_ps) / SIM_PS_PER_NS;
 	cfg.sr_rto_low_ns = (o->rto_low_ps ? o->rto_low_ps : 2 * o->rtt_ps) / SIM_PS_PER_NS;
@@ -263,6 +279,7 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 	data.impair.reorder = o->reorder;
 	data.impair.reorder_depth = (uint32_t)o->reorder_depth;
 	data.impair.dup = o->dup;
+	data.impair.ce = o->ce;
 	back.impair.loss = o->loss_back;
 
 	s = sim_create(o->seed);
@@ -295,6 +312,7 @@ static int run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss
 	sim_qp_params_default(&fc.qp);
 	fc.qp.path_mtu = ur_mtu_enum((uint32_t)o->mtu);
 	fc.qp.timeout = (uint8_t)timeout;
+	fc.qp.tclass = o->tclass;
 	for (uint64_t i = 0; i < o->flows; i++) {
 		if (!sim_workload_add_flow(w, a, b, &fc)) {
 			sim_workload_destroy(w);
@@ -426,6 +444,8 @@ int cmd_sim(int argc, char **argv)
 		{"loss", required_argument, NULL, 'l'},   {"burst", required_argument, NULL, 'b'},
 		{"reorder", required_argument, NULL, 'o'}, {"dup", required_argument, NULL, 'd'},
 		{"loss-back", required_argument, NULL, 'L'},
+		{"ce", required_argument, NULL, 'E'},     {"tclass", required_argument, NULL, 'C'},
+		{"cc", required_argument, NULL, 'Q'},
 		{"op", required_argument, NULL, 'p'},     {"msg-size", required_argument, NULL, 's'},
 		{"messages", required_argument, NULL, 'n'}, {"flows", required_argument, NULL, 'f'},
 		{"depth", required_argument, NULL, 'D'},  {"timeout", required_argument, NULL, 'T'},
@@ -486,6 +506,24 @@ int cmd_sim(int argc, char **argv)
 		case 'L':
 			ok = one_loss(optarg, &o.loss_back);
 			break;
+		case 'E':
+			ok = parse_double(optarg, &o.ce) && o.ce >= 0 && o.ce <= 1;
+			break;
+		case 'C':
+			ok = parse_u64(optarg, &v) && v <= 255;
+			o.tclass = (uint8_t)v;
+			break;
+		case 'Q': {
+			struct ur_dev_config probe;
+			char err[128];
+
+			ur_dev_config_default(&probe);
+			ok = !ur_cc_spec_apply(&probe, optarg, err, sizeof(err));
+			if (!ok)
+				fprintf(stderr, "uroce sim: --cc: %s\n", err);
+			o.cc = optarg;
+			break;
+		}
 		case 'p':
 			ok = parse_op(optarg, &o.opcode);
 			break;

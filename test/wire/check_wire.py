@@ -11,6 +11,11 @@ pcap. Then:
     UDP checksum 0, P_Key 0xffff, TVer 0, AckReq on the opcodes rxe sets it
     on, AETH syndrome 0x1f on ACKs) must match the rxe captures in
     test/data/rxe.
+Then congestion control, with ECN CE marking on the way and traffic class
+106: data packets carry DSCP 26 with ECT(0); the receiver's CNPs are what
+Annex A17.9.2 and ConnectX send (opcode 0x81 to the requester's QP, BECN,
+16 zero bytes, a valid ICRC, DSCP 48, Not-ECT), no closer than
+min_time_between_cnps apart per QP, and both decoders agree.
 Usage: check_wire.py <uroce binary> <rxe capture dir> <scratch dir>
 """
 import os
@@ -18,7 +23,7 @@ import subprocess
 import sys
 
 from scapy.all import Ether, raw, rdpcap  # noqa: E402
-from scapy.contrib.roce import BTH  # noqa: E402
+from scapy.contrib.roce import BTH, CNPPadding  # noqa: E402
 from scapy.layers.inet import IP, UDP  # noqa: E402
 from scapy.layers.inet6 import IPv6  # noqa: E402
 
@@ -75,6 +80,63 @@ def ackreq_rule(pkts):
     for p in pkts:
         rule.setdefault(p[BTH].opcode, set()).add(p[BTH].ackreq)
     return rule
+
+
+def check_cnp(uroce, scratch, inv_theirs):
+    """ECT and DSCP on data, CNP framing and spacing, against tshark and scapy."""
+    for family in ("4", "6"):
+        pcap = os.path.join(scratch, f"wire-cnp-ipv{family}.pcap")
+        cmd = [uroce, "sim", "--op", "write", "--msg-size", "64K", "--messages", "16",
+               "--rate", "10G", "--ce", "0.2", "--tclass", "106", "--timeout", "10",
+               "--seed", "5", "--quiet", "--csv", "--pcap", pcap]
+        if family == "6":
+            cmd.append("--ipv6")
+        subprocess.run(cmd, check=True, capture_output=True)
+        ip_fields = ["ipv6.tclass.dscp", "ipv6.tclass.ecn"] if family == "6" else \
+            ["ip.dsfield.dscp", "ip.dsfield.ecn"]
+        rows = tshark_fields(pcap, ["frame.protocols", "_ws.malformed", "infiniband.bth.opcode",
+                                    "infiniband.bth.destqp"] + ip_fields)
+        cnps = [r for r in rows if r[2] == "129"]
+        data = [r for r in rows if r[2] in ("6", "7", "8")]
+        if len(cnps) < 5 or len(data) < 100:
+            fail(f"{pcap}: {len(cnps)} CNPs and {len(data)} data packets, expected more")
+        want = f"eth:ethertype:ip{'v6' if family == '6' else ''}:udp:infiniband"
+        for i, (protos, malformed, opcode, dqp, dscp, ecn) in enumerate(rows, 1):
+            if malformed or not protos.startswith(want):
+                fail(f"{pcap} frame {i}: tshark decodes {protos!r} malformed={malformed!r}")
+        for r in data:
+            if (r[4], r[5]) != ("26", "2"):
+                fail(f"{pcap}: data packet with DSCP {r[4]} ECN {r[5]}, want 26 and ECT(0)")
+                break
+        for r in cnps:
+            if (r[4], r[5]) != ("48", "0"):
+                fail(f"{pcap}: CNP with DSCP {r[4]} ECN {r[5]}, want 48 and Not-ECT")
+                break
+        pkts = rdpcap(pcap)
+        acks_to = {p[BTH].dqpn for p in pkts if BTH in p and p[BTH].opcode == 17}
+        last = {}
+        for i, p in enumerate(pkts, 1):
+            if BTH not in p or p[BTH].opcode != 0x81:
+                continue
+            b = p[BTH]
+            ip = ip_of(p)
+            if not b.becn or b.fecn or b.psn or b.ackreq or b.padcount or b.pkey != 0xffff:
+                fail(f"{pcap} frame {i}: CNP BTH fields {b.summary()} becn={b.becn} psn={b.psn}")
+            if CNPPadding not in p or raw(p[CNPPadding]) != bytes(16):
+                fail(f"{pcap} frame {i}: CNP without its 16 reserved zero bytes")
+            if b.dqpn not in acks_to:
+                fail(f"{pcap} frame {i}: CNP to QP {b.dqpn:#x}, not the requester's {acks_to}")
+            if ip.src != ("fd00::2" if family == "6" else "10.0.0.2"):
+                fail(f"{pcap} frame {i}: CNP from {ip.src}, not from the receiver")
+            if family == "4" and not icrc_ok(p):
+                fail(f"{pcap} frame {i}: CNP ICRC differs from scapy's")
+            if family == "4" and invariants(p) not in inv_theirs:
+                fail(f"{pcap} frame {i}: CNP header invariants {invariants(p)} not rxe's")
+            t = float(p.time)
+            if b.dqpn in last and t - last[b.dqpn] < 4e-6 - 1e-9:
+                fail(f"{pcap} frame {i}: CNPs {1e6 * (t - last[b.dqpn]):.2f} us apart (< 4 us)")
+            last[b.dqpn] = t
+        print(f"{pcap}: {len(cnps)} CNPs, {len(data)} ECT(0) DSCP 26 data packets")
 
 
 def main():
@@ -138,6 +200,8 @@ def main():
         if syndrome is not None and (syndrome & 0xe0) == 0 and syndrome != 0x1f:
             fail(f"ACK with syndrome {syndrome:#x}, rxe sends 0x1f: {p.summary()}")
             break
+
+    check_cnp(uroce, scratch, inv_theirs)
 
     print(f"checked {len(ours)} frames ({len(seen)} opcodes, {naks} NAKs) against tshark, "
           f"scapy and {len(theirs)} Soft-RoCE frames")
