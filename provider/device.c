@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cc_spec.h"
 #include "uroce.h"
 
 static const struct verbs_context_ops uroce_ctx_ops;
@@ -197,6 +198,22 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 	if (mode && strcmp(mode, "sr") && strcmp(mode, "gbn"))
 		uroce_log(ctx, 0, "UROCE_MODE=%s: not gbn or sr, using gbn", mode);
 	cfg.retx_mode = mode && !strcmp(mode, "sr") ? UR_RETX_SR : UR_RETX_GBN;
+	/* congestion control: the port speed DCQCN starts from, the link's spec,
+	 * then UROCE_CC for this program (validated by `uroce link add`) */
+	if (ctx->conf.speed_mbps)
+		cfg.link_rate_mbps = ctx->conf.speed_mbps;
+	{
+		const char *specs[2] = {ctx->conf.cc, getenv("UROCE_CC")};
+		char why[128];
+
+		for (unsigned i = 0; i < 2; i++) {
+			if (specs[i] && ur_cc_spec_apply(&cfg, specs[i], why, sizeof(why)))
+				uroce_log(ctx, 0, "%s: ignoring congestion-control setting '%s': %s",
+					  dev->name, specs[i], why);
+		}
+		uroce_log(ctx, 1, "%s: congestion control %s, line rate %u Mb/s", dev->name,
+			  cfg.dcqcn ? "dcqcn" : cfg.ecn_np ? "np" : "none", cfg.link_rate_mbps);
+	}
 	err = ur_dev_create(&cfg, &uroce_host_ops, ctx, uroce_shared_row(&ctx->shared),
 			    &ctx->engine);
 	if (err)

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -190,8 +191,12 @@ static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadli
 	 * failed: one of us sees the other (seq_cst on both sides). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!ur_dev_doorbell_pending(ctx->engine)) {
+		/* to the nanosecond: a paced QP's next packet is due in microseconds */
+		struct timespec ts = {.tv_sec = (time_t)(wait / 1000000000ull),
+				      .tv_nsec = (long)(wait % 1000000000ull)};
+
 		if (p[1].fd >= 0)
-			poll(p, 2, (int)((wait + 999999) / 1000000));
+			ppoll(p, 2, &ts, NULL);
 		else
 			sleep_ns(wait < 20000 ? wait : 20000); /* no fd to sleep on: nap briefly */
 	}
@@ -208,6 +213,8 @@ static void *progress_thread(void *arg)
 	uint64_t app_driving_ns = getenv("UROCE_APP_NS") ? strtoull(getenv("UROCE_APP_NS"), NULL, 0)
 							 : APP_DRIVING_NS;
 
+	/* wake-ups as late as the default 50 us slack would stretch paced gaps */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now = uroce_now_ns(), deadline;

@@ -39,6 +39,8 @@ struct uroce_devconf {
 	char mode[8];                /* gbn | sr */
 	char impair[256];            /* loss injection spec, empty = none */
 	char capture[256];           /* pcap file, empty = none */
+	char cc[256];                /* congestion-control spec (transport/cc_spec.h), empty = defaults */
+	unsigned speed_mbps;         /* the interface's speed when added, 0 = unknown */
 	unsigned ngids;
 	struct uroce_gid_entry gids[UROCE_MAX_GIDS];
 };

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cc_spec.h"
 #include "registry.h"
 #include "uroce.h"
 
@@ -32,7 +33,7 @@ static void link_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: uroce link add NAME netdev IFNAME [port PORT] [mtu N] [mode gbn|sr]\n"
-		"                      [impair SPEC] [capture FILE]\n"
+		"                      [impair SPEC] [capture FILE] [cc SPEC]\n"
 		"       uroce link del NAME\n"
 		"       uroce link show [NAME]\n"
 		"\n"
@@ -45,6 +46,10 @@ static void link_usage(FILE *f)
 		"  port pci:BDF         a NIC bound to vfio-pci, e.g. pci:0000:03:00.0\n"
 		"  mtu N                cap the path MTU at N bytes (256..4096)\n"
 		"  mode gbn|sr          retransmission: go-back-N, or selective repeat with uroce peers\n"
+		"  cc SPEC              congestion control: dcqcn (default), np, none; nvidia or\n"
+		"                       paper settings; line_rate=R (the interface's speed by\n"
+		"                       default); mlx5 knobs, e.g. dcqcn,rpg_time_reset=55,rpg_ai_rate=40\n"
+		"                       (UROCE_CC in a program's environment applies on top)\n"
 		"Then run `eval \"$(uroce env)\"` and use any verbs program.\n");
 }
 
@@ -133,6 +138,24 @@ static int rm_tree(const char *path)
 	}
 	closedir(d);
 	return rmdir(path) ? -errno : 0;
+}
+
+/* The interface's speed in Mb/s (veth says 10000), 0 when it does not say. */
+static unsigned netdev_speed(const char *ifname)
+{
+	char path[PATH_MAX];
+	long v = 0;
+	FILE *f;
+
+	if (pathf(path, sizeof(path), "/sys/class/net/%s/speed", ifname))
+		return 0;
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &v) != 1 || v <= 0)
+		v = 0;
+	fclose(f);
+	return (unsigned)v;
 }
 
 static int netdev_info(const char *ifname, uint8_t mac[6], unsigned *mtu)
@@ -394,6 +417,18 @@ static int link_add(int argc, char **argv)
 			snprintf(c.impair, sizeof(c.impair), "%s", val);
 		} else if (!strcmp(k, "capture")) {
 			snprintf(c.capture, sizeof(c.capture), "%s", val);
+		} else if (!strcmp(k, "cc")) {
+			struct ur_dev_config probe;
+			char why[128];
+
+			ur_dev_config_default(&probe);
+			if (strlen(val) >= sizeof(c.cc) ||
+			    ur_cc_spec_apply(&probe, val, why, sizeof(why))) {
+				fprintf(stderr, "uroce link add: cc: %s\n",
+					strlen(val) >= sizeof(c.cc) ? "too long" : why);
+				return 2;
+			}
+			snprintf(c.cc, sizeof(c.cc), "%s", val);
 		} else {
 			fprintf(stderr, "uroce link add: unknown option '%s'\n", k);
 			link_usage(stderr);
@@ -411,6 +446,7 @@ static int link_add(int argc, char **argv)
 	}
 	if (!c.max_mtu)
 		c.max_mtu = 4096;
+	c.speed_mbps = netdev_speed(c.netdev);
 	if (!uroce_devconf_load(name, &existing)) {
 		fprintf(stderr, "uroce link add: device '%s' exists already\n", name);
 		return 1;
@@ -455,6 +491,7 @@ static void show_one(const char *name, bool verbose)
 		return;
 	printf("    port %s  mtu %u  active_mtu %u  mode %s  uverbs %s\n", c.port, c.max_mtu,
 	       uroce_eth_to_ib_mtu(c.netdev_mtu), c.mode, c.uverbs);
+	printf("    cc %s  speed %u Mb/s\n", c.cc[0] ? c.cc : "dcqcn (defaults)", c.speed_mbps);
 	for (unsigned i = 0; i < c.ngids; i++) {
 		uroce_gid_format(c.gids[i].raw, gid, sizeof(gid));
 		printf("    gid %u %s RoCE v2\n", i, gid);

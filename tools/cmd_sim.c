@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cc_spec.h"
 #include "sim.h"
 #include "sim_run.h"
 #include "uroce.h"
@@ -33,6 +34,10 @@ static void usage(FILE *f)
 		"  --reorder P:D        hold back a fraction P of packets by D packet times\n"
 		"  --dup P              duplicate a fraction P of packets\n"
 		"  --loss-back P        loss probability on the way back (ACKs, READ responses) (0)\n"
+		"  --ce P               mark a fraction P of data packets ECN CE on the way (0)\n"
+		"  --tclass N           the QPs' traffic class, e.g. 106 = DSCP 26 (0)\n"
+		"  --cc SPEC            congestion control, e.g. dcqcn, none, paper,rpg_ai_rate=40\n"
+		"                       (NVIDIA's DCQCN defaults; see uroce link --help)\n"
 		"  --op OP              write, write-imm, send, send-imm, read, fetch-add, cmp-swap (write)\n"
 		"  --transport T        rc, uc (send and write ops) or ud (send ops, one MTU at most) (rc)\n"
 		"  --msg-size S         message size, e.g. 1M, 64K, 4096 (1M)\n"
@@ -203,6 +208,8 @@ int cmd_sim(int argc, char **argv)
 		{"loss", required_argument, NULL, 'l'},   {"burst", required_argument, NULL, 'b'},
 		{"reorder", required_argument, NULL, 'o'}, {"dup", required_argument, NULL, 'd'},
 		{"loss-back", required_argument, NULL, 'L'},
+		{"ce", required_argument, NULL, 'E'},     {"tclass", required_argument, NULL, 'C'},
+		{"cc", required_argument, NULL, 'Q'},
 		{"op", required_argument, NULL, 'p'},     {"msg-size", required_argument, NULL, 's'},
 		{"transport", required_argument, NULL, 'X'},
 		{"messages", required_argument, NULL, 'n'}, {"flows", required_argument, NULL, 'f'},
@@ -260,6 +267,24 @@ int cmd_sim(int argc, char **argv)
 		case 'L':
 			ok = one_loss(optarg, &o.loss_back);
 			break;
+		case 'E':
+			ok = parse_double(optarg, &o.ce) && o.ce >= 0 && o.ce <= 1;
+			break;
+		case 'C':
+			ok = parse_u64(optarg, &v) && v <= 255;
+			o.tclass = (uint8_t)v;
+			break;
+		case 'Q': {
+			struct ur_dev_config probe;
+			char err[128];
+
+			ur_dev_config_default(&probe);
+			ok = !ur_cc_spec_apply(&probe, optarg, err, sizeof(err));
+			if (!ok)
+				fprintf(stderr, "uroce sim: --cc: %s\n", err);
+			o.cc = optarg;
+			break;
+		}
 		case 'p':
 			ok = parse_op(optarg, &o.opcode);
 			break;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cc_spec.h"
 #include "sim.h"
 #include "sim_run.h"
 #include "workload.h"
@@ -111,6 +112,14 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 	cfg.retx_mode = mode;
 	cfg.max_inflight = (uint32_t)UR_MAX(1024.0, 4 * r->window_pkts);
 	cfg.link_rate_mbps = (uint32_t)(o->rate_bps / 1000000);
+	if (o->cc) {
+		char err[128];
+
+		if (ur_cc_spec_apply(&cfg, o->cc, err, sizeof(err))) {
+			fprintf(stderr, "uroce sim: --cc: %s\n", err);
+			return -1;
+		}
+	}
 	/* IRN's two timeouts, scaled to the path: RTO_high a few round trips */
 	cfg.sr_rto_high_ns = (o->rto_high_ps ? o->rto_high_ps : 3 * o->rtt_ps) / SIM_PS_PER_NS;
 	cfg.sr_rto_low_ns = (o->rto_low_ps ? o->rto_low_ps : 2 * o->rtt_ps) / SIM_PS_PER_NS;
@@ -128,6 +137,7 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 	data.impair.reorder = o->reorder;
 	data.impair.reorder_depth = (uint32_t)o->reorder_depth;
 	data.impair.dup = o->dup;
+	data.impair.ce = o->ce;
 	back.impair.loss = o->loss_back;
 
 	s = sim_create(o->seed);
@@ -160,6 +170,7 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 	sim_qp_params_default(&fc.qp);
 	fc.qp.path_mtu = ur_mtu_enum((uint32_t)o->mtu);
 	fc.qp.timeout = (uint8_t)timeout;
+	fc.qp.tclass = o->tclass;
 	for (uint64_t i = 0; i < o->flows; i++) {
 		if (!sim_workload_add_flow(w, a, b, &fc)) {
 			sim_workload_destroy(w);

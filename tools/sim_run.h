@@ -37,6 +37,9 @@ struct sim_opts {
 	uint64_t reorder_depth;
 	double dup;
 	double loss_back;   /* loss of ACKs and responses on the way back */
+	double ce;          /* ECN CE marking probability of ECN-capable data packets */
+	uint8_t tclass;     /* traffic class of the QPs (DSCP << 2 | ECN) */
+	const char *cc;     /* congestion-control spec (cc_spec.h) */
 	bool verify;
 	bool ipv6;
 	const char *pcap;

@@ -20,6 +20,8 @@ static const struct command commands[] = {
 	{"stat", cmd_stat, "device counters summed over every process, with rates"},
 	{"sim", cmd_sim, "run a scenario in the deterministic network simulator"},
 	{"compare", cmd_compare, "go-back-N vs selective repeat under loss: simulator and live"},
+	{"experiment", cmd_experiment, "congestion-control experiments: incast, converge"},
+	{"bottleneck", cmd_bottleneck, "a rate-limited, ECN-marking switch between namespaces"},
 };
 
 static void usage(FILE *f)

@@ -8,6 +8,8 @@
 
 int cmd_sim(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_experiment(int argc, char **argv);
+int cmd_bottleneck(int argc, char **argv);
 int cmd_link(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_stat(int argc, char **argv);

@@ -32,6 +32,7 @@ void ur_dev_config_default(struct ur_dev_config *cfg)
 	cfg->sr_rto_low_ns = 100000;
 	cfg->sr_rto_high_ns = 1000000;
 	cfg->sr_low_inflight = 3;
+	ur_dcqcn_params_default(&cfg->dcqcn_params);
 }
 
 int ur_dev_create(const struct ur_dev_config *cfg, const struct ur_host_ops *ops, void *host,
@@ -360,6 +361,12 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 		case UR_TIMER_PACE:
 			qp = ur_container_of(t, struct ur_qp, pace);
 			break;
+		case UR_TIMER_RATE:
+			qp = ur_container_of(t, struct ur_qp, cc.rate_timer);
+			break;
+		case UR_TIMER_CUT:
+			qp = ur_container_of(t, struct ur_qp, cc.cut_timer);
+			break;
 		case UR_TIMER_SR_HELLO:
 			qp = ur_container_of(t, struct ur_sr, hello_timer)->qp;
 			break;
@@ -468,8 +475,9 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 		return;
 	}
 	if (kind == UR_KIND_CNP) {
+		/* reaction point (A17.9.3): the CNP names the QP to slow down */
 		ur_count(dev, UR_CTR_rx_packets);
-		ur_count(dev, UR_CTR_rp_cnp_ignored);
+		ur_cc_cnp_rx(qp, now);
 		return;
 	}
 	if ((pkt.opcode & UR_TRANSPORT_MASK) !=
@@ -497,8 +505,12 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 	}
 	ur_count(dev, UR_CTR_rx_packets);
 	ur_count_n(dev, UR_CTR_rx_bytes, len);
-	if ((pkt.tos & UR_ECN_MASK) == UR_ECN_CE)
+	if (ur_unlikely((pkt.tos & UR_ECN_MASK) == UR_ECN_CE)) {
+		/* notification point (A17.9.1): a switch marked this packet */
 		ur_count(dev, UR_CTR_np_ecn_marked_roce_packets);
+		if (dev->cfg.ecn_np)
+			ur_cc_ce(qp, now);
+	}
 	switch (kind) {
 	case UR_KIND_SEND:
 	case UR_KIND_WRITE:

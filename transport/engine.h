@@ -60,20 +60,29 @@ enum ur_retx_mode {
 	UR_RETX_SR,      /* selective repeat when the peer agrees */
 };
 
-/* DCQCN reaction-point parameters (names follow mlx5's sysfs knobs). */
+/*
+ * DCQCN reaction-point parameters, named after mlx5's knobs
+ * (sysfs ecn/roce_rp/ and mlxconfig RPG_ and DCE_TCP_ settings), with
+ * the same units; ur_dcqcn_params_default() fills NVIDIA's documented
+ * firmware defaults. transport/dcqcn.h says how each one is used.
+ */
 struct ur_dcqcn_params {
-	uint32_t rpg_time_reset_us;      /* rate-increase timer period */
-	uint32_t rpg_byte_reset;         /* rate-increase byte counter */
-	uint32_t rpg_threshold;          /* F: fast-recovery stages */
-	uint32_t rpg_ai_rate_mbps;       /* additive increase */
-	uint32_t rpg_hai_rate_mbps;      /* hyper increase */
-	uint32_t rpg_gd;                 /* rate decrease: rate *= 1 - alpha / 2^... (gd) */
-	uint32_t rpg_min_dec_fac;        /* minimum decrease factor, percent */
-	uint32_t rpg_min_rate_mbps;
-	uint32_t rate_to_set_on_first_cnp_mbps;
-	uint32_t dce_tcp_g;              /* alpha gain g = dce_tcp_g / 1024 */
-	uint32_t dce_tcp_rtt_us;         /* alpha decay timer period */
-	uint32_t initial_alpha_value;    /* alpha * 1024 */
+	uint32_t rpg_time_reset_us;      /* rate-increase timer period (300) */
+	uint32_t rpg_byte_reset;         /* rate-increase byte counter, bytes; 0 = off (32767) */
+	uint32_t rpg_threshold;          /* F: fast-recovery events before increasing (1) */
+	uint32_t rpg_max_rate_mbps;      /* release the limiter at this rate; 0 = line rate (0) */
+	uint32_t rpg_ai_rate_mbps;       /* additive increase of the target rate (5) */
+	uint32_t rpg_hai_rate_mbps;      /* hyper increase of the target rate (50) */
+	uint32_t rpg_gd;                 /* cut: rate -= rate * alpha / 2^rpg_gd, alpha in 1/1024 (11) */
+	uint32_t rpg_min_dec_fac;        /* a cut keeps at least this percentage of the rate (50) */
+	uint32_t rpg_min_rate_mbps;      /* floor of the current and target rates (1) */
+	uint32_t rate_to_set_on_first_cnp_mbps; /* rate of a new limiter; 0 = line rate (0) */
+	uint32_t dce_tcp_g;              /* alpha keeps dce_tcp_g/1024 of itself per update (1019) */
+	uint32_t dce_tcp_rtt_us;         /* alpha decay period without CNPs (1) */
+	uint32_t rate_reduce_monitor_period_us; /* at most one cut per period (4) */
+	uint32_t initial_alpha_value;    /* alpha of a new limiter, 1/1024 (1023) */
+	bool clamp_tgt_rate;             /* every cut sets the target rate to the current (0) */
+	bool clamp_tgt_rate_after_time_inc; /* also after a timer increase, not only a byte one (1) */
 };
 
 struct ur_dev_config {
@@ -84,7 +93,7 @@ struct ur_dev_config {
 	uint32_t max_qp_rd_atom;   /* advertised and enforced */
 	uint8_t data_ecn;          /* ECN codepoint of data packets (ECT(0) = 2) */
 	uint8_t cnp_dscp;          /* DSCP of CNPs */
-	uint64_t cnp_interval_ns;  /* min_time_between_cnps per QP */
+	uint64_t cnp_interval_ns;  /* min_time_between_cnps: at most one CNP per QP per interval */
 	uint32_t link_rate_mbps;   /* line rate, for DCQCN */
 	bool dcqcn;                /* react to CNPs */
 	bool ecn_np;               /* send CNPs for CE-marked packets */
@@ -97,6 +106,11 @@ struct ur_dev_config {
 };
 
 void ur_dev_config_default(struct ur_dev_config *cfg);
+/* NVIDIA's documented DCQCN defaults (ur_dev_config_default uses them). */
+void ur_dcqcn_params_default(struct ur_dcqcn_params *p);
+/* The DCQCN paper's settings (dcqcn.c says which); use a 50 us CNP interval with them. */
+void ur_dcqcn_params_paper(struct ur_dcqcn_params *p);
+#define UR_DCQCN_PAPER_CNP_INTERVAL_NS 50000
 
 /*
  * Create a device. `counters` may point at UR_CTR_COUNT uint64_t the host
@@ -176,6 +190,8 @@ enum ur_qp_state ur_qp_state(const struct ur_qp *qp);
 void ur_qp_doorbell(struct ur_qp *qp);
 /* Update the destination MAC once the neighbour is resolved. */
 void ur_qp_set_dmac(struct ur_qp *qp, const uint8_t dmac[6]);
+/* DCQCN: the QP's current rate in kb/s, or 0 when it is not rate limited. */
+uint64_t ur_qp_rate_kbps(const struct ur_qp *qp);
 /* Whether the QP currently runs selective repeat (negotiated with its peer). */
 bool ur_qp_selective(const struct ur_qp *qp);
 

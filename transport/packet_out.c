@@ -38,7 +38,7 @@ int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_
 	return 0;
 }
 
-void ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t payload_len)
+uint32_t ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t payload_len)
 {
 	struct ur_dev *dev = qp->dev;
 	const struct ur_opcode_info *op = ur_opcode_get(o->bth[0]);
@@ -50,7 +50,7 @@ void ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t
 	ur_bth_set_padcnt((struct ur_bth *)o->bth, pad);
 	if (ur_unlikely(o->unresolved)) {
 		ur_count(dev, UR_CTR_tx_no_neighbour);
-		return;
+		return 0;
 	}
 	memset(end, 0, pad);
 	ur_frame_tmpl_emit(&qp->tmpl, o->buf.data, roce_len, tos, qp->ip_id++);
@@ -58,6 +58,7 @@ void ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t
 	ur_count(dev, UR_CTR_tx_packets);
 	ur_count_n(dev, UR_CTR_tx_bytes, frame_len);
 	dev->ops->tx_put(dev->host, &o->buf, frame_len);
+	return frame_len;
 }
 
 void ur_pkt_abort(struct ur_qp *qp, struct ur_pkt_out *o)

@@ -264,7 +264,7 @@ static void reset_state(struct ur_qp *qp)
 	atomic_store_explicit(&qp->sq.cons, 0, memory_order_release);
 	atomic_store_explicit(&qp->rq.prod, 0, memory_order_relaxed);
 	atomic_store_explicit(&qp->rq.cons, 0, memory_order_release);
-	qp->next_tx_ns = 0;
+	ur_cc_reset(qp);
 	qp->error_logged = false;
 	qp->resp.rq_taken = qp->resp.rq_done = 0;
 	if (qp->sr)
@@ -396,6 +396,7 @@ void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 	ur_timer_cancel(&dev->timers, &qp->req.retx);
 	ur_timer_cancel(&dev->timers, &qp->req.rnr);
 	ur_timer_cancel(&dev->timers, &qp->pace);
+	ur_cc_stop(qp);
 	if (qp->sr) {
 		ur_timer_cancel(&dev->timers, &qp->sr->hello_timer);
 		ur_timer_cancel(&dev->timers, &qp->sr->rto);
@@ -455,6 +456,12 @@ void ur_qp_timer_fired(struct ur_qp *qp, struct ur_timer *t, uint64_t now)
 	case UR_TIMER_PACE:
 		ur_dev_schedule(qp->dev, qp);
 		break;
+	case UR_TIMER_RATE:
+		ur_cc_rate_timer(qp, now);
+		break;
+	case UR_TIMER_CUT:
+		ur_cc_cut_timer(qp, now);
+		break;
 	case UR_TIMER_SR_HELLO:
 		ur_sr_hello_timer(qp, now);
 		break;
@@ -497,6 +504,7 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 	qp->req.retx.kind = UR_TIMER_RETX;
 	qp->req.rnr.kind = UR_TIMER_RNR;
 	qp->pace.kind = UR_TIMER_PACE;
+	ur_cc_init(qp);
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = ur_mtu_enum(dev->cfg.max_mtu);
 
@@ -567,6 +575,7 @@ void ur_qp_destroy(struct ur_qp *qp)
 	ur_timer_cancel(&dev->timers, &qp->req.retx);
 	ur_timer_cancel(&dev->timers, &qp->req.rnr);
 	ur_timer_cancel(&dev->timers, &qp->pace);
+	ur_cc_stop(qp);
 	ur_dev_unschedule(dev, qp);
 	ur_dev_del_qp(dev, qp);
 	ur_sr_destroy(qp);

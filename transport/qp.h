@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cc.h"
 #include "device.h"
 #include "engine.h"
 #include "frame.h"
@@ -21,8 +22,8 @@ enum ur_qp_timer_kind {
 	UR_TIMER_RETX,  /* local ACK timeout */
 	UR_TIMER_RNR,   /* RNR NAK back-off */
 	UR_TIMER_PACE,  /* rate limiter: next packet may leave */
-	UR_TIMER_ALPHA, /* DCQCN alpha decay */
-	UR_TIMER_RATE,  /* DCQCN rate increase */
+	UR_TIMER_CUT,   /* DCQCN: a rate cut deferred to the end of rate_reduce_monitor_period */
+	UR_TIMER_RATE,  /* DCQCN rate increase (alpha decays lazily, see dcqcn.h) */
 	UR_TIMER_SR_HELLO, /* selective repeat negotiation */
 	UR_TIMER_SR_RTO,   /* selective repeat retransmission timeout */
 };
@@ -67,6 +68,7 @@ struct ur_requester {
 	uint32_t nak_psn;      /* PSN of the last sequence NAK acted on */
 	uint32_t rseq_next;    /* receive sequence number of the next WQE-consuming message */
 	uint64_t progress_ns;  /* last forward progress: base of the ACK timeout */
+	uint64_t ackreq_ns;    /* when the last AckReq left */
 	struct ur_timer retx;
 	struct ur_timer rnr;
 };
@@ -131,6 +133,7 @@ struct ur_qp {
 	uint32_t inflight_counted; /* what this QP adds to dev->inflight */
 	uint64_t next_tx_ns;    /* pacer: earliest time of the next data packet */
 	struct ur_timer pace;
+	struct ur_qp_cc cc;     /* ECN notification point, DCQCN reaction point */
 
 	/* doorbell stack link; db_flag is set while the QP is on the stack */
 	struct ur_qp *db_next;
@@ -228,6 +231,25 @@ void ur_qp_timer_fired(struct ur_qp *qp, struct ur_timer *t, uint64_t now);
 int ur_qp_post_cqe(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *cqe);
 void ur_qp_log_error(struct ur_qp *qp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* cc.c */
+void ur_cc_init(struct ur_qp *qp);
+void ur_cc_reset(struct ur_qp *qp);
+void ur_cc_stop(struct ur_qp *qp);
+void ur_cc_ce(struct ur_qp *qp, uint64_t now);
+int ur_cc_emit_cnp(struct ur_qp *qp);
+void ur_cc_cnp_rx(struct ur_qp *qp, uint64_t now);
+void ur_cc_rate_timer(struct ur_qp *qp, uint64_t now);
+void ur_cc_cut_timer(struct ur_qp *qp, uint64_t now);
+void ur_cc_pace(struct ur_qp *qp, uint32_t frame_len, uint64_t now);
+/* True when a full-MTU packet takes longer than `ns` at the QP's paced rate. */
+bool ur_cc_slow(const struct ur_qp *qp, uint64_t ns);
+/* A data packet left: pace it if the QP is rate limited (one branch if not). */
+static inline void ur_cc_data_sent(struct ur_qp *qp, uint32_t frame_len, uint64_t now)
+{
+	if (ur_unlikely(qp->cc.rp.limited) && frame_len)
+		ur_cc_pace(qp, frame_len, now);
+}
+
 /* Packet assembly shared by requester and responder (packet_out.c). */
 struct ur_pkt_out {
 	struct ur_txbuf buf;
@@ -247,7 +269,8 @@ static inline uint8_t *ur_pkt_payload(struct ur_pkt_out *o)
 {
 	return ur_pkt_ext(o) + o->ext_len;
 }
-void ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t payload_len);
+/* Seal and hand over a packet; returns its frame length (0 when not sent: no neighbour). */
+uint32_t ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t payload_len);
 void ur_pkt_abort(struct ur_qp *qp, struct ur_pkt_out *o);
 static inline uint8_t *ur_pkt_hdr(struct ur_pkt_out *o, unsigned off)
 {

@@ -214,7 +214,7 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 {
 	struct ur_dev *dev = qp->dev;
 	struct ur_requester *rq = &qp->req;
-	uint32_t len = 0, ext = 0;
+	uint32_t len = 0, ext = 0, frame_len;
 	bool first = off == 0, last = true;
 	const struct ur_opcode_info *op;
 	struct ur_pkt_out o;
@@ -289,15 +289,26 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 	if (last && consumes_rwqe(w))
 		ur_bth_set_se(bth, w->flags & UR_SEND_SOLICITED);
 	if (qp->type == UR_QPT_RC) {
+		/* a paced QP also asks at least every eighth of its ACK timeout, and
+		 * on every packet when the next may be that far off, so that a slow
+		 * rate never looks like a lost packet */
 		bool ackreq = last || resend || ++rq->noack_pkts >= dev->cfg.ack_req_every ||
 			      (uint32_t)ur_psn_diff(ur_psn_add(psn, *consumed), rq->una) >=
-				      dev->cfg.max_inflight;
+				      dev->cfg.max_inflight ||
+			      (ur_unlikely(qp->cc.rp.limited) &&
+			       (dev->now - rq->ackreq_ns >= qp->timeout_ns / 8 ||
+				ur_cc_slow(qp, qp->timeout_ns / 8)));
 		if (ackreq) {
 			ur_bth_set_ackreq(bth, true);
 			rq->noack_pkts = 0;
+			rq->ackreq_ns = dev->now;
 		}
 	}
-	ur_pkt_finish(qp, &o, (ur_qp_tx_av(qp)->path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn, len);
+	/* ECN-capable (data_ecn) with the DSCP of the path's traffic class, so a
+	 * switch can mark it instead of dropping it */
+	frame_len = ur_pkt_finish(qp, &o, (ur_qp_tx_av(qp)->path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn,
+				  len);
+	ur_cc_data_sent(qp, frame_len, dev->now);
 	if (ur_psn_lt(psn, rq->max_psn))
 		ur_count(dev, UR_CTR_retransmitted_packets);
 	*last_out = last;

@@ -585,7 +585,7 @@ bool ur_resp_has_work(const struct ur_qp *qp)
 {
 	const struct ur_responder *rs = &qp->resp;
 
-	return rs->ack.pending || (rs->nres && rs->res[rs->res_head % rs->nres].pending) ||
+	return rs->ack.pending || qp->cc.cnp_due || (rs->nres && rs->res[rs->res_head % rs->nres].pending) ||
 	       (qp->sr && (qp->sr->sack_due || ur_sr_ctrl_pending(qp)));
 }
 
@@ -631,7 +631,10 @@ static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
 	}
 	if (len)
 		memcpy(ur_pkt_payload(&o), ur_mr_ptr(mr, res->va + off), len);
-	ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn, len);
+	ur_cc_data_sent(qp,
+			ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn,
+				      len),
+			dev->now);
 	res->cur_psn = ur_psn_add(psn, 1);
 	if (last)
 		res->pending = false;
@@ -698,6 +701,13 @@ int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 		if (err)
 			return err;
 	}
+	/* congestion notification first: it is worth most when it is early */
+	if (qp->cc.cnp_due && *budget) {
+		err = ur_cc_emit_cnp(qp);
+		if (err)
+			return err;
+		(*budget)--;
+	}
 	while (*budget) {
 		struct ur_resp_res *res = rs->nres ? &rs->res[rs->res_head % rs->nres] : NULL;
 
@@ -735,6 +745,7 @@ void ur_resp_flush(struct ur_qp *qp)
 	for (uint32_t i = 0; i < rs->nres; i++)
 		rs->res[i].pending = false;
 	rs->ack.pending = false;
+	qp->cc.cnp_due = false;
 	if (rs->have_rwqe)
 		complete_recv(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, NULL);
 	if (qp->srq)

@@ -16,6 +16,11 @@ transmits to a pcap. Then:
     the source QP, and neither sets AckReq (rxe since Linux 6.10, commit
     4adcaf969d77 "Dont set BTH_ACK_MASK for UC or UD QPs"; 6.1 set it on
     the last packet of a message, which responders ignore either way).
+Then congestion control, with ECN CE marking on the way and traffic class
+106: data packets carry DSCP 26 with ECT(0); the receiver's CNPs are what
+Annex A17.9.2 and ConnectX send (opcode 0x81 to the requester's QP, BECN,
+16 zero bytes, a valid ICRC, DSCP 48, Not-ECT), no closer than
+min_time_between_cnps apart per QP, and both decoders agree.
 Usage: check_wire.py <uroce binary> <rxe capture dir> <scratch dir>
        check_wire.py --pcap FILE   (a capture the dataplane wrote: every
        RoCE frame decodes, every IPv4 ICRC matches scapy's, both directions)
@@ -25,7 +30,7 @@ import subprocess
 import sys
 
 from scapy.all import Ether, raw, rdpcap  # noqa: E402
-from scapy.contrib.roce import BTH  # noqa: E402
+from scapy.contrib.roce import BTH, CNPPadding  # noqa: E402
 from scapy.layers.inet import IP, UDP  # noqa: E402
 from scapy.layers.inet6 import IPv6  # noqa: E402
 
@@ -117,6 +122,63 @@ def check_capture(pcap):
     return 1 if failures else 0
 
 
+def check_cnp(uroce, scratch, inv_theirs):
+    """ECT and DSCP on data, CNP framing and spacing, against tshark and scapy."""
+    for family in ("4", "6"):
+        pcap = os.path.join(scratch, f"wire-cnp-ipv{family}.pcap")
+        cmd = [uroce, "sim", "--op", "write", "--msg-size", "64K", "--messages", "16",
+               "--rate", "10G", "--ce", "0.2", "--tclass", "106", "--timeout", "10",
+               "--seed", "5", "--quiet", "--csv", "--pcap", pcap]
+        if family == "6":
+            cmd.append("--ipv6")
+        subprocess.run(cmd, check=True, capture_output=True)
+        ip_fields = ["ipv6.tclass.dscp", "ipv6.tclass.ecn"] if family == "6" else \
+            ["ip.dsfield.dscp", "ip.dsfield.ecn"]
+        rows = tshark_fields(pcap, ["frame.protocols", "_ws.malformed", "infiniband.bth.opcode",
+                                    "infiniband.bth.destqp"] + ip_fields)
+        cnps = [r for r in rows if r[2] == "129"]
+        data = [r for r in rows if r[2] in ("6", "7", "8")]
+        if len(cnps) < 5 or len(data) < 100:
+            fail(f"{pcap}: {len(cnps)} CNPs and {len(data)} data packets, expected more")
+        want = f"eth:ethertype:ip{'v6' if family == '6' else ''}:udp:infiniband"
+        for i, (protos, malformed, opcode, dqp, dscp, ecn) in enumerate(rows, 1):
+            if malformed or not protos.startswith(want):
+                fail(f"{pcap} frame {i}: tshark decodes {protos!r} malformed={malformed!r}")
+        for r in data:
+            if (r[4], r[5]) != ("26", "2"):
+                fail(f"{pcap}: data packet with DSCP {r[4]} ECN {r[5]}, want 26 and ECT(0)")
+                break
+        for r in cnps:
+            if (r[4], r[5]) != ("48", "0"):
+                fail(f"{pcap}: CNP with DSCP {r[4]} ECN {r[5]}, want 48 and Not-ECT")
+                break
+        pkts = rdpcap(pcap)
+        acks_to = {p[BTH].dqpn for p in pkts if BTH in p and p[BTH].opcode == 17}
+        last = {}
+        for i, p in enumerate(pkts, 1):
+            if BTH not in p or p[BTH].opcode != 0x81:
+                continue
+            b = p[BTH]
+            ip = ip_of(p)
+            if not b.becn or b.fecn or b.psn or b.ackreq or b.padcount or b.pkey != 0xffff:
+                fail(f"{pcap} frame {i}: CNP BTH fields {b.summary()} becn={b.becn} psn={b.psn}")
+            if CNPPadding not in p or raw(p[CNPPadding]) != bytes(16):
+                fail(f"{pcap} frame {i}: CNP without its 16 reserved zero bytes")
+            if b.dqpn not in acks_to:
+                fail(f"{pcap} frame {i}: CNP to QP {b.dqpn:#x}, not the requester's {acks_to}")
+            if ip.src != ("fd00::2" if family == "6" else "10.0.0.2"):
+                fail(f"{pcap} frame {i}: CNP from {ip.src}, not from the receiver")
+            if family == "4" and not icrc_ok(p):
+                fail(f"{pcap} frame {i}: CNP ICRC differs from scapy's")
+            if family == "4" and invariants(p) not in inv_theirs:
+                fail(f"{pcap} frame {i}: CNP header invariants {invariants(p)} not rxe's")
+            t = float(p.time)
+            if b.dqpn in last and t - last[b.dqpn] < 4e-6 - 1e-9:
+                fail(f"{pcap} frame {i}: CNPs {1e6 * (t - last[b.dqpn]):.2f} us apart (< 4 us)")
+            last[b.dqpn] = t
+        print(f"{pcap}: {len(cnps)} CNPs, {len(data)} ECT(0) DSCP 26 data packets")
+
+
 def main():
     if sys.argv[1] == "--pcap":
         return check_capture(sys.argv[2])
@@ -205,6 +267,8 @@ def main():
 
     if not unacked:
         fail("no UC or UD frames were produced")
+    check_cnp(uroce, scratch, inv_theirs)
+
     print(f"checked {len(ours)} frames ({len(unacked)} UC/UD; {len(seen)} opcodes, {naks} NAKs) "
           f"against tshark, scapy and {len(theirs)} Soft-RoCE frames")
     return 1 if failures else 0

@@ -24,6 +24,7 @@ enum ev_type {
 
 struct sim_pkt {
 	struct sim_pkt *next;
+	struct sim_node *in; /* the host it entered the switch from, while queued there */
 	uint32_t len;
 	uint8_t data[UR_FRAME_MAX];
 };
@@ -52,7 +53,6 @@ struct sim_port {
 	struct sim_pkt *tail;
 	uint64_t bytes;
 	bool busy;
-	bool pausing;
 	struct sim_queue_stats st;
 	struct sim_rng rng;
 };
@@ -68,7 +68,10 @@ struct sim_node {
 	struct sim_port port;
 	struct sim_rng rng;
 	bool tx_busy;
-	unsigned paused; /* PFC: number of queues currently pausing this host */
+	unsigned paused;        /* PFC: pause frames in effect at this host */
+	uint64_t paused_since;
+	uint64_t ingress_bytes; /* PFC: bytes from this host queued in the switch */
+	bool pausing;           /* PFC: the switch has paused this host */
 	struct sim_pkt *out;
 	uint64_t timer_at;
 	uint32_t timer_gen;
@@ -157,6 +160,7 @@ static struct sim_pkt *pkt_alloc(struct sim *s)
 
 	if (p) {
 		s->free_pkts = p->next;
+		p->in = NULL;
 		return p;
 	}
 	p = malloc(sizeof(*p));
@@ -164,6 +168,7 @@ static struct sim_pkt *pkt_alloc(struct sim *s)
 		fprintf(stderr, "sim: out of memory\n");
 		abort();
 	}
+	p->in = NULL;
 	return p;
 }
 
@@ -582,7 +587,16 @@ struct sim_link_stats sim_node_down_stats(const struct sim_node *n)
 
 struct sim_queue_stats sim_node_queue_stats(const struct sim_node *n)
 {
-	return n->port.st;
+	struct sim_queue_stats st = n->port.st;
+
+	if (n->paused)
+		st.paused_ps += n->s->now - n->paused_since;
+	return st;
+}
+
+uint64_t sim_node_queue_bytes(const struct sim_node *n)
+{
+	return n->port.bytes;
 }
 
 void sim_node_set_impair(struct sim_node *n, const struct sim_impair *up,
@@ -602,6 +616,48 @@ void sim_node_set_hook(struct sim_node *n, sim_node_hook hook, void *arg)
 
 /* ---- the switch ---- */
 
+/*
+ * PFC (IEEE 802.1Qbb) at the switch port a host is attached to, counted
+ * at ingress as switches do: while more than pfc_xoff bytes that host sent
+ * wait in the switch, it is paused; below pfc_xon it may send again. The
+ * pause takes the link's propagation delay to arrive, and whatever the host
+ * sends meanwhile is absorbed (headroom): a PFC port never drops.
+ */
+static void ingress_account(struct sim *s, struct sim_node *n, int64_t delta)
+{
+	const struct sim_queue_cfg *q = &n->port.q;
+
+	n->ingress_bytes += (uint64_t)delta;
+	if (!q->pfc)
+		return;
+	if (!n->pausing && n->ingress_bytes > q->pfc_xoff) {
+		n->pausing = true;
+		n->port.st.pauses++;
+		push_event(s, s->now + n->up.cfg.prop_ps, EV_NODE_PAUSE, n, NULL, 1);
+	} else if (n->pausing && n->ingress_bytes < q->pfc_xon) {
+		n->pausing = false;
+		push_event(s, s->now + n->up.cfg.prop_ps, EV_NODE_PAUSE, n, NULL, 0);
+	}
+}
+
+/*
+ * RED-style ECN on the queue length: none below K_min, a probability rising
+ * linearly to P_max at K_max, every ECN-capable packet above K_max.
+ */
+static void red_mark(struct sim_port *port, struct sim_pkt *p)
+{
+	const struct sim_queue_cfg *q = &port->q;
+	double prob;
+
+	if (!q->ecn_kmax || port->bytes < q->ecn_kmin)
+		return;
+	prob = port->bytes >= q->ecn_kmax ? 1.0
+					  : q->ecn_pmax * (double)(port->bytes - q->ecn_kmin) /
+						    (double)(q->ecn_kmax - q->ecn_kmin);
+	if (sim_rng_bernoulli(&port->rng, prob) && mark_ce(p))
+		port->st.ecn_marked++;
+}
+
 static void port_start_tx(struct sim *s, struct sim_port *port)
 {
 	struct sim_pkt *p = port->head;
@@ -610,34 +666,29 @@ static void port_start_tx(struct sim *s, struct sim_port *port)
 
 	if (port->busy || !p)
 		return;
+	/* marking as the packet leaves tells the sender about the queue it
+	 * leaves behind, one queueing delay sooner than marking on arrival */
+	if (port->q.ecn_dequeue)
+		red_mark(port, p);
 	port->head = p->next;
 	if (!port->head)
 		port->tail = NULL;
 	port->bytes -= p->len;
 	port->st.sent_bytes += p->len;
 	port->busy = true;
+	if (p->in) {
+		ingress_account(s, p->in, -(int64_t)p->len);
+		p->in = NULL;
+	}
 	done = s->now + ser_ps(p->len, n->down.cfg.rate_bps);
 	push_event(s, done, EV_PORT_TX_DONE, port, NULL, 0);
 	link_send(s, &n->down, p, done, EV_NODE_ARRIVE, n);
 }
 
-/* PFC: the queue toward `port` pauses (or resumes) every other host. */
-static void port_pfc(struct sim *s, struct sim_port *port, bool pause)
-{
-	port->pausing = pause;
-	if (pause)
-		port->st.pauses++;
-	for (unsigned i = 0; i < s->nnodes; i++) {
-		struct sim_node *n = s->nodes[i];
-
-		if (n != port->node)
-			push_event(s, s->now + n->up.cfg.prop_ps, EV_NODE_PAUSE, n, NULL, pause);
-	}
-}
-
 static void switch_arrive(struct sim *s, struct sim_pkt *p)
 {
-	unsigned idx = p->len >= 6 ? p->data[5] : 0;
+	unsigned idx = p->len >= 6 ? p->data[5] : 0, src = p->len >= 12 ? p->data[11] : 0;
+	struct sim_node *in = src && src <= s->nnodes ? s->nodes[src - 1] : NULL;
 	struct sim_port *port;
 	const struct sim_queue_cfg *q;
 
@@ -647,20 +698,14 @@ static void switch_arrive(struct sim *s, struct sim_pkt *p)
 	}
 	port = &s->nodes[idx - 1]->port;
 	q = &port->q;
-	if (q->buffer_bytes && port->bytes + p->len > q->buffer_bytes && !q->pfc) {
+	if (q->buffer_bytes && port->bytes + p->len > q->buffer_bytes && !(in && in->port.q.pfc)) {
+		/* drop-tail */
 		port->st.dropped++;
 		pkt_free(s, p);
 		return;
 	}
-	if (q->ecn_kmax && port->bytes >= q->ecn_kmin) {
-		double prob = port->bytes >= q->ecn_kmax
-				      ? 1.0
-				      : q->ecn_pmax * (double)(port->bytes - q->ecn_kmin) /
-						(double)(q->ecn_kmax - q->ecn_kmin);
-
-		if (sim_rng_bernoulli(&port->rng, prob) && mark_ce(p))
-			port->st.ecn_marked++;
-	}
+	if (!q->ecn_dequeue)
+		red_mark(port, p);
 	p->next = NULL;
 	if (port->tail)
 		port->tail->next = p;
@@ -671,8 +716,9 @@ static void switch_arrive(struct sim *s, struct sim_pkt *p)
 	port->st.enqueued++;
 	if (port->bytes > port->st.max_bytes)
 		port->st.max_bytes = port->bytes;
-	if (q->pfc && !port->pausing && port->bytes > q->pfc_xoff)
-		port_pfc(s, port, true);
+	p->in = in;
+	if (in)
+		ingress_account(s, in, p->len);
 	port_start_tx(s, port);
 }
 
@@ -705,8 +751,6 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 	case EV_PORT_TX_DONE:
 		port = ev->a;
 		port->busy = false;
-		if (port->pausing && port->bytes < port->q.pfc_xon)
-			port_pfc(s, port, false);
 		port_start_tx(s, port);
 		break;
 	case EV_NODE_TIMER:
@@ -716,12 +760,13 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 		node_after_event(n);
 		break;
 	case EV_NODE_PAUSE:
-		if (ev->gen)
-			n->paused++;
-		else if (n->paused)
-			n->paused--;
-		if (!n->paused)
+		if (ev->gen) {
+			if (!n->paused++)
+				n->paused_since = s->now;
+		} else if (n->paused && !--n->paused) {
+			n->port.st.paused_ps += s->now - n->paused_since;
 			node_after_event(n);
+		}
 		break;
 	}
 }

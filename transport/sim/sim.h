@@ -47,14 +47,18 @@ struct sim_link_cfg {
 	struct sim_impair impair;
 };
 
-/* The switch output queue toward one host. */
+/*
+ * The switch port a host is attached to: its output queue toward the host
+ * (shared by every flow to that host) and, for PFC, its ingress from it.
+ */
 struct sim_queue_cfg {
 	uint64_t buffer_bytes;  /* drop-tail beyond this (0 = unlimited) */
 	uint64_t ecn_kmin;      /* RED-style ECN: no marking below K_min bytes... */
 	uint64_t ecn_kmax;      /* ...linear up to P_max at K_max, always above */
 	double ecn_pmax;
-	bool pfc;               /* lossless: pause the senders instead of dropping */
-	uint64_t pfc_xoff;      /* pause when the queue exceeds this */
+	bool ecn_dequeue;       /* mark leaving packets by the queue they leave (else arriving ones) */
+	bool pfc;               /* lossless ingress: pause this host instead of dropping */
+	uint64_t pfc_xoff;      /* pause when more than this the host sent is queued */
 	uint64_t pfc_xon;       /* resume below this */
 };
 
@@ -74,7 +78,8 @@ struct sim_queue_stats {
 	uint64_t dropped;
 	uint64_t ecn_marked;
 	uint64_t max_bytes;
-	uint64_t pauses;
+	uint64_t pauses;        /* PFC pause frames sent to the host */
+	uint64_t paused_ps;     /* time the host spent paused */
 	uint64_t sent_bytes;
 };
 
@@ -97,6 +102,8 @@ unsigned sim_node_index(const struct sim_node *n);
 struct sim_link_stats sim_node_up_stats(const struct sim_node *n);
 struct sim_link_stats sim_node_down_stats(const struct sim_node *n);
 struct sim_queue_stats sim_node_queue_stats(const struct sim_node *n);
+/* Bytes now waiting in the switch's output queue toward the host. */
+uint64_t sim_node_queue_bytes(const struct sim_node *n);
 /* Change the impairments of a node's links at any time (e.g. kill the link). */
 void sim_node_set_impair(struct sim_node *n, const struct sim_impair *up,
 			 const struct sim_impair *down);

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* `uroce experiment`: the congestion-control experiments and what they share. */
+#ifndef UROCE_EXPERIMENT_H
+#define UROCE_EXPERIMENT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "incast.h"
+
+int exp_incast(int argc, char **argv);
+int exp_converge(int argc, char **argv);
+
+/* Create `dir` (and its parents); 0 or -1 with a message. */
+int exp_mkdir(const char *dir);
+/* Open dir/name for writing; the full path goes to `path`. NULL with a message. */
+FILE *exp_open(const char *dir, const char *name, char *path, size_t len);
+/* Run gnuplot on `script`; 0, or -1 (with a message) when it is missing or fails. */
+int exp_gnuplot(const char *script);
+/* Apply a congestion-control spec (cc_spec.h) to the DCQCN knobs of `c`. */
+bool exp_dcqcn_spec(struct sim_incast_cfg *c, const char *spec);
+/* A progress line on stderr, when it is a terminal. */
+void exp_progress(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void exp_progress_done(bool quiet);
+
+#endif
