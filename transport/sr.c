@@ -133,7 +133,8 @@ void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
 	/* only the connected peer, only a device that runs SR, only RTR/RTS */
 	if (!qp || !qp->sr || (st != UR_QPS_RTR && st != UR_QPS_RTS) ||
 	    (ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num ||
-	    memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16)) {
+	    memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16) ||
+	    memcmp(pkt->dgid.raw, qp->attr.av.path.sgid.raw, 16)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
 		return;
 	}
