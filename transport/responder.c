@@ -201,6 +201,20 @@ static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
 		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
 		return;
 	}
+	if (pkt->op->hdrs & UR_HDR_IETH) {
+		/*
+		 * SEND with Invalidate may invalidate only a memory window or a
+		 * fast-registered region (10.6.7.2); uroce has neither, and a
+		 * region from Register Memory Region never goes away at a peer's
+		 * word. Refuse before placing anything: the receive fails and the
+		 * requester learns it with an invalid request NAK.
+		 */
+		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+		complete_recv(qp, UR_WC_REM_INV_REQ_ERR, UR_WC_RECV, rs->msg_off, NULL);
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ,
+				      "SEND with Invalidate names a key that cannot be invalidated");
+		return;
+	}
 	if (rwqe_scatter(qp, pkt->payload, pkt->payload_len)) {
 		complete_recv(qp, UR_WC_LOC_PROT_ERR, UR_WC_RECV, rs->msg_off, NULL);
 		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
@@ -208,15 +222,6 @@ static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
 	}
 	rs->msg_off += pkt->payload_len;
 	if (pos & UR_POS_LAST) {
-		if (pkt->op->hdrs & UR_HDR_IETH) {
-			/* SEND with Invalidate: the named R_Key stops working (10.6.7.2) */
-			uint32_t key = ur_ieth_rkey((const struct ur_ieth *)pkt_hdr(pkt,
-										pkt->op->off_ieth));
-			struct ur_mr *mr = ur_mr_find(&qp->dev->mrs, key);
-
-			if (mr && mr->pd == qp->pd)
-				mr->valid = false;
-		}
 		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV, rs->msg_off, pkt);
 	} else {
 		rs->in_msg = UR_KIND_SEND;

@@ -436,14 +436,6 @@ static void complete(struct ur_qp *qp, const struct ur_sr_done *d)
 
 		if (op->hdrs & UR_HDR_IMMDT)
 			c.wc_flags |= UR_WC_WITH_IMM;
-		if (op->hdrs & UR_HDR_IETH) {
-			struct ur_mr *mr = ur_mr_find(&qp->dev->mrs, d->imm);
-
-			c.wc_flags |= UR_WC_WITH_INV;
-			c.imm = d->imm;
-			if (mr && mr->pd == qp->pd)
-				mr->valid = false;
-		}
 		rs->rq_done++;
 		ur_qp_post_cqe(qp, qp->rcq, &c);
 	}
@@ -468,8 +460,13 @@ static int place(struct ur_qp *qp, const struct ur_pkt *pkt, struct ur_sr_done *
 	d->se = ur_bth_se(pkt->bth);
 	if (op->hdrs & UR_HDR_IMMDT)
 		d->imm = ur_immdt_raw((const struct ur_immdt *)((const uint8_t *)pkt->bth + op->off_immdt));
-	if (op->hdrs & UR_HDR_IETH)
-		d->imm = ur_ieth_rkey((const struct ur_ieth *)((const uint8_t *)pkt->bth + op->off_ieth));
+	if (op->hdrs & UR_HDR_IETH) {
+		/* nothing here can be invalidated by a peer: see do_send() (10.6.7.2) */
+		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ,
+				      "SEND with Invalidate names a key that cannot be invalidated");
+		return -1;
+	}
 	if (op->kind == UR_KIND_SEND) {
 		struct ur_recv_wqe *r = rwqe_for(qp, d->rseq);
 

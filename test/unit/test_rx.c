@@ -1151,6 +1151,35 @@ START_TEST(test_dereg_before_read_response)
 }
 END_TEST
 
+/*
+ * SEND with Invalidate may only invalidate memory windows and fast-registered
+ * regions (10.6.7.2); uroce has neither, so a peer naming one of our
+ * registered regions must not disable it: the receive fails with
+ * REM_INV_REQ_ERR and the requester gets an invalid request NAK.
+ */
+START_TEST(test_send_with_invalidate_refused)
+{
+	struct ur_cqe c[4];
+	struct spec s;
+
+	post_recv(rc, 9, 1024, 64);
+	s = req(UR_OP_RC_SEND_ONLY_INV, RQ_PSN, 16);
+	s.ieth = mr_rw->key;
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(drain(&rcq, c, 4), 1);
+	ck_assert_uint_eq(c[0].wr_id, 9);
+	ck_assert_uint_eq(c[0].status, UR_WC_REM_INV_REQ_ERR);
+	assert_class_c(UR_NAK_INVALID_REQ, RQ_PSN);
+	/* the region still works */
+	s = write_only(RQ_PSN, 0, 16);
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(delta(UR_CTR_rx_write_requests), 1);
+	ck_assert_uint_eq(mem[15], pattern(15));
+}
+END_TEST
+
 /* ---- 5. nothing stale leaves: pads zeroed, READ responses exactly as long as asked ---- */
 
 /* Pad bytes are zero and the frame ends with the ICRC right after them. */
@@ -1322,6 +1351,7 @@ static Suite *rx_suite(void)
 	tcase_add_test(ta, test_qp_access_flags);
 	tcase_add_test(ta, test_dereg_mid_write);
 	tcase_add_test(ta, test_dereg_before_read_response);
+	tcase_add_test(ta, test_send_with_invalidate_refused);
 	tcase_add_test(tl, test_responses_exact_and_clean);
 	tcase_add_test(tl, test_requests_clean);
 	return s;
