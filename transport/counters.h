@@ -71,7 +71,7 @@
 	X(rx_drop_ghost_ack, "ACKs/responses for nothing outstanding")                              \
 	X(rx_drop_bad_response, "responses that do not fit the outstanding request")                \
 	X(rx_drop_qkey, "UD datagrams with a wrong Q_Key")                                          \
-	X(rx_drop_uc_message, "UC messages dropped whole because a packet was missing")             \
+	X(rx_drop_uc_message, "UC packets dropped with their message (one lost, or refused)")       \
 	X(rx_drop_no_buffer, "UC/UD packets dropped because no receive WQE was posted")             \
 	X(rx_drop_unsupported, "packets of a kind this device does not implement")
 

@@ -75,6 +75,7 @@ struct ur_responder {
 	uint32_t msn;           /* completed request messages, 24 bits */
 	bool nak_sent;          /* one sequence NAK per gap (C9-112) */
 	uint8_t in_msg;         /* UR_KIND_SEND/WRITE while a multi-packet message is open */
+	bool uc_drop;           /* UC: dropping the rest of a broken message */
 	/* open SEND (or WRITE with immediate) message */
 	bool have_rwqe;
 	uint32_t msg_off;       /* bytes placed into the receive WQE */

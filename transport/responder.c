@@ -27,14 +27,36 @@ void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 }
 
 /*
+ * UC has no acknowledgements and no retransmission (9.8.3): a message that
+ * cannot be executed, or lost a packet, is dropped whole and silently. The
+ * receive WQE of a broken SEND stays for the next message; the packets of
+ * the rest of the message are dropped until its LAST.
+ */
+static void uc_drop_message(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	ur_count(qp->dev, UR_CTR_rx_drop_uc_message);
+	rs->in_msg = 0;
+	rs->msg_off = 0;
+	rs->epsn = ur_psn_add(pkt->psn, 1);
+	rs->uc_drop = !(pkt->op->pos & UR_POS_LAST);
+}
+
+/*
  * A class C error (9.9.3.1.3): NAK the request, then enter the error state
- * once the NAK has left.
+ * once the NAK has left. The peer caused it, so on UC, which has no NAK,
+ * the peer loses the message and nothing else.
  */
 void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
 			   const char *why)
 {
 	struct ur_responder *rs = &qp->resp;
 
+	if (qp->type == UR_QPT_UC) {
+		uc_drop_message(qp, pkt);
+		return;
+	}
 	ur_qp_log_error(qp, "responder: %s at PSN %#x (%s): NAK %#x", why, pkt->psn,
 			ur_opcode_name(pkt->opcode), nak);
 	if (qp->type != UR_QPT_RC) {
@@ -43,6 +65,21 @@ void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t n
 	}
 	rs->error = true;
 	ur_resp_schedule_ack(qp, UR_AETH_NAK | nak, pkt->psn);
+}
+
+/*
+ * The receive WQE failed on our side (too small, a bad lkey) and was
+ * completed in error: the QP cannot go on. RC tells the requester first.
+ */
+static void local_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak, const char *why)
+{
+	if (qp->type == UR_QPT_RC) {
+		ur_resp_class_c_error(qp, pkt, nak, why);
+		return;
+	}
+	ur_qp_log_error(qp, "responder: %s at PSN %#x (%s)", why, pkt->psn,
+			ur_opcode_name(pkt->opcode));
+	ur_qp_to_error(qp, true);
 }
 
 /* Take the next receive WQE from the SRQ or the RQ, copied into `dst`. */
@@ -160,7 +197,14 @@ void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
 {
 	ur_count(qp->dev, UR_CTR_out_of_buffer);
 	if (qp->type != UR_QPT_RC) {
+		struct ur_responder *rs = &qp->resp;
+
+		/* no RNR NAK without acknowledgements: the message is lost */
 		ur_count(qp->dev, UR_CTR_rx_drop_no_buffer);
+		rs->in_msg = 0;
+		rs->msg_off = 0;
+		rs->epsn = ur_psn_add(pkt->psn, 1);
+		rs->uc_drop = !(pkt->op->pos & UR_POS_LAST);
 		return;
 	}
 	ur_resp_schedule_ack(qp, UR_AETH_RNR_NAK | (qp->attr.min_rnr_timer & UR_AETH_VALUE_MASK),
@@ -186,10 +230,12 @@ static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
 	unsigned pos = pkt->op->pos;
 
 	if (pos & UR_POS_FIRST) {
-		if (!take_rwqe(qp)) {
+		/* a UC SEND abandoned halfway left its receive WQE for this one */
+		if (!rs->have_rwqe && !take_rwqe(qp)) {
 			ur_resp_rnr_nak(qp, pkt);
 			return;
 		}
+		rs->msg_off = 0;
 	}
 	if (!(pos & UR_POS_LAST) ? pkt->payload_len != qp->mtu : pkt->payload_len > qp->mtu) {
 		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND payload does not match the MTU");
@@ -198,7 +244,7 @@ static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
 	if (rs->msg_off + pkt->payload_len > rs->rwqe->length) {
 		ur_count(qp->dev, UR_CTR_resp_local_length_error);
 		complete_recv(qp, UR_WC_LOC_LEN_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
+		local_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
 		return;
 	}
 	if (pkt->op->hdrs & UR_HDR_IETH) {
@@ -217,7 +263,7 @@ static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
 	}
 	if (rwqe_scatter(qp, pkt->payload, pkt->payload_len)) {
 		complete_recv(qp, UR_WC_LOC_PROT_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
+		local_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
 		return;
 	}
 	rs->msg_off += pkt->payload_len;
@@ -242,7 +288,7 @@ static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
 	struct ur_mr *mr;
 
 	/* WRITE with immediate consumes a receive WQE when its last packet lands. */
-	if ((pos & UR_POS_LAST) && imm && !rwqe_available(qp)) {
+	if ((pos & UR_POS_LAST) && imm && !rs->have_rwqe && !rwqe_available(qp)) {
 		ur_resp_rnr_nak(qp, pkt);
 		return;
 	}
@@ -281,7 +327,8 @@ static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
 	ur_count(qp->dev, UR_CTR_rx_write_requests);
 	if (pos & UR_POS_LAST) {
 		if (imm) {
-			take_rwqe(qp);
+			if (!rs->have_rwqe)
+				take_rwqe(qp);
 			complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM, rs->wr_len, pkt);
 		}
 	} else {
@@ -470,6 +517,31 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 	}
 }
 
+/*
+ * UC (9.8.3): a FIRST or ONLY always starts a new message at its own PSN,
+ * abandoning an open one whose end was lost; anything else must be the next
+ * PSN of the open message of its kind, or it goes with the rest of it.
+ */
+static bool uc_in_order(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	if (pkt->psn != rs->epsn)
+		ur_count(qp->dev, UR_CTR_out_of_sequence);
+	if (pkt->op->pos & UR_POS_FIRST) {
+		rs->in_msg = 0;
+		rs->msg_off = 0;
+		rs->epsn = pkt->psn;
+		rs->uc_drop = false;
+		return true;
+	}
+	if (rs->uc_drop || pkt->psn != rs->epsn || rs->in_msg != pkt->op->kind) {
+		uc_drop_message(qp, pkt);
+		return false;
+	}
+	return true;
+}
+
 /* Opcode sequence check (9.7.5.1.3, C9-113): middles and lasts only inside their message. */
 static bool opcode_in_sequence(const struct ur_qp *qp, const struct ur_pkt *pkt)
 {
@@ -495,6 +567,11 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 			ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
 		return;
 	}
+	if (qp->type == UR_QPT_UC) {
+		if (!uc_in_order(qp, pkt))
+			return;
+		d = 0;
+	}
 	if (d > 0) {
 		/* ahead of the expected PSN: a packet was lost (C9-112) */
 		ur_count(qp->dev, UR_CTR_out_of_sequence);
@@ -511,7 +588,7 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		return;
 	}
 	rs->nak_sent = false;
-	if (!opcode_in_sequence(qp, pkt)) {
+	if (qp->type != UR_QPT_UC && !opcode_in_sequence(qp, pkt)) {
 		ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
 		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "opcode out of sequence");
 		return;

@@ -1318,6 +1318,102 @@ START_TEST(test_requests_clean)
 }
 END_TEST
 
+/* ---- 6. UC: no acknowledgements; a lost packet costs one message, never the QP (9.8.3) ---- */
+
+static void uc_recv(uint64_t wr_id, uint32_t off)
+{
+	post_recv(uc, wr_id, off, 4096);
+}
+
+START_TEST(test_uc_gap_resynchronises)
+{
+	struct ur_cqe c[4];
+	struct spec s;
+
+	uc_recv(1, 0);
+	/* a whole message lost: the next one starts a new message at its own PSN */
+	s = req(UR_OP_UC_SEND_ONLY, RQ_PSN + 5, 40);
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(sent_since(), 0); /* UC never acknowledges */
+	ck_assert_uint_eq(drain(&rcq, c, 4), 1);
+	ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+	ck_assert_uint_eq(c[0].byte_len, 40);
+	ck_assert_uint_eq(mem[39], pattern(39));
+	/* and the one after it too */
+	uc_recv(2, 4096);
+	s = req(UR_OP_UC_SEND_ONLY, RQ_PSN + 6, 8);
+	send_spec(&s);
+	ck_assert_uint_eq(drain(&rcq, c, 4), 1);
+	ck_assert_uint_eq(c[0].wr_id, 2);
+	ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+	ck_assert_uint_eq(host.nsent, 0);
+	ck_assert_uint_eq(ur_qp_state(uc), UR_QPS_RTS);
+}
+END_TEST
+
+START_TEST(test_uc_lost_middle_drops_message)
+{
+	struct ur_cqe c[4];
+	struct spec s;
+
+	uc_recv(1, 0);
+	s = req(UR_OP_UC_SEND_FIRST, RQ_PSN, MTU);
+	send_spec(&s);
+	/* the MIDDLE is lost; the LAST must not complete a message with a hole */
+	s = req(UR_OP_UC_SEND_LAST, RQ_PSN + 2, 16);
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(delta(UR_CTR_rx_drop_uc_message), 1);
+	ck_assert(ur_cq_empty(&rcq));
+	/* a MIDDLE out of nowhere: dropped too */
+	s = req(UR_OP_UC_SEND_MIDDLE, RQ_PSN + 3, MTU);
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(delta(UR_CTR_rx_drop_uc_message), 1);
+	ck_assert(ur_cq_empty(&rcq));
+	/* the next whole message lands in the receive WQE the broken one had */
+	s = req(UR_OP_UC_SEND_ONLY, RQ_PSN + 4, 24);
+	send_spec(&s);
+	ck_assert_uint_eq(drain(&rcq, c, 4), 1);
+	ck_assert_uint_eq(c[0].wr_id, 1);
+	ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+	ck_assert_uint_eq(c[0].byte_len, 24);
+	ck_assert_uint_eq(host.nsent, 0);
+	ck_assert_uint_eq(ur_qp_state(uc), UR_QPS_RTS);
+}
+END_TEST
+
+/* A UC peer's bad WRITE is dropped: it cannot take our QP down (no NAK exists for UC). */
+START_TEST(test_uc_bad_write_dropped)
+{
+	struct spec s;
+
+	s = req(UR_OP_UC_WRITE_ONLY, RQ_PSN, 16);
+	s.va = IOVA;
+	s.rkey = mr_rw->key ^ 0x10;
+	s.dmalen = 16;
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(delta(UR_CTR_resp_remote_access_errors), 1);
+	ck_assert_uint_eq(delta(UR_CTR_rx_drop_uc_message), 1);
+	s = req(UR_OP_UC_WRITE_ONLY, RQ_PSN + 1, 16);
+	s.va = IOVA;
+	s.rkey = mr_rw->key;
+	s.dmalen = 8; /* shorter than the payload */
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(delta(UR_CTR_rx_drop_uc_message), 1);
+	ck_assert(all_zero(mem, BUF_LEN));
+	ck_assert_uint_eq(host.nsent, 0);
+	ck_assert_uint_eq(ur_qp_state(uc), UR_QPS_RTS);
+	s.psn = RQ_PSN + 2;
+	s.dmalen = 16;
+	send_spec(&s);
+	ck_assert_uint_eq(mem[15], pattern(15));
+}
+END_TEST
+
 static Suite *rx_suite(void)
 {
 	Suite *s = suite_create("rx");
@@ -1354,6 +1450,9 @@ static Suite *rx_suite(void)
 	tcase_add_test(ta, test_send_with_invalidate_refused);
 	tcase_add_test(tl, test_responses_exact_and_clean);
 	tcase_add_test(tl, test_requests_clean);
+	tcase_add_test(tu, test_uc_gap_resynchronises);
+	tcase_add_test(tu, test_uc_lost_middle_drops_message);
+	tcase_add_test(tu, test_uc_bad_write_dropped);
 	return s;
 }
 
