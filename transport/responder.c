@@ -770,6 +770,8 @@ void ur_resp_flush(struct ur_qp *qp)
 	rs->ack.pending = false;
 	if (rs->have_rwqe)
 		complete_recv(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, NULL);
+	if (qp->sr)
+		ur_sr_flush_rwqes(qp);
 	if (qp->srq)
 		return;
 	while (take_rwqe(qp))

@@ -589,6 +589,35 @@ void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	}
 }
 
+/*
+ * The QP entered the error state: receive WQEs taken ahead for packets that
+ * came early complete with a flush, in order, like every other posted one
+ * (10.3.1.2), before the ones still in the queue.
+ */
+void ur_sr_flush_rwqes(struct ur_qp *qp)
+{
+	struct ur_sr *sr = qp->sr;
+	struct ur_responder *rs = &qp->resp;
+
+	while ((int32_t)(rs->rq_taken - rs->rq_done) > 0) {
+		const struct ur_recv_wqe *r =
+			(const struct ur_recv_wqe *)(sr->rwqes + (rs->rq_done & sr->mask) * sr->rwqe_stride);
+		struct ur_cqe c = {
+			.wr_id = r->wr_id,
+			.status = UR_WC_WR_FLUSH_ERR,
+			.opcode = UR_WC_RECV,
+			.qp_num = qp->qpn,
+			.src_qp = qp->attr.dest_qp_num,
+		};
+
+		ur_count(qp->dev, UR_CTR_resp_cqe_flush_error);
+		rs->rq_done++;
+		ur_qp_post_cqe(qp, qp->rcq, &c);
+	}
+	memset(sr->rx, 0, sr->mask + 1);
+	sr->nearly = 0;
+}
+
 void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s)
 {
 	struct ur_sr *sr = qp->sr;

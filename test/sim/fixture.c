@@ -37,14 +37,21 @@ void fx_init(struct fx *f, uint64_t seed, const struct sim_link_cfg *link,
 	     const struct sim_qp_params *qp, uint32_t access_b)
 {
 	struct ur_dev_config cfg;
+
+	ur_dev_config_default(&cfg);
+	fx_init_cfg(f, seed, &cfg, link, qp, access_b);
+}
+
+void fx_init_cfg(struct fx *f, uint64_t seed, const struct ur_dev_config *cfg,
+		 const struct sim_link_cfg *link, const struct sim_qp_params *qp, uint32_t access_b)
+{
 	const uint32_t all = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |
 			     UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_ATOMIC;
 
 	memset(f, 0, sizeof(*f));
-	ur_dev_config_default(&cfg);
 	f->s = sim_create(seed);
-	side_init(f, &f->a, sim_add_node(f->s, &cfg, link, link, NULL), 0x11, all);
-	side_init(f, &f->b, sim_add_node(f->s, &cfg, link, link, NULL), 0x22, access_b);
+	side_init(f, &f->a, sim_add_node(f->s, cfg, link, link, NULL), 0x11, all);
+	side_init(f, &f->b, sim_add_node(f->s, cfg, link, link, NULL), 0x22, access_b);
 	if (qp)
 		f->qp = *qp;
 	else
