@@ -154,7 +154,8 @@ void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
 int uroce_debug_level(void);
 
 /* events.c */
-void uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint64_t element);
+/* Queue an asynchronous event; false when it could not be (the application reads none). */
+bool uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint64_t element);
 int uroce_channel_writer(struct ibv_comp_channel *ch);
 unsigned uroce_drain_events(int rd_fd, int wr_fd, uint64_t element, size_t rec_size);
 
