@@ -20,6 +20,12 @@ void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	struct ur_responder *rs = &qp->resp;
 
+	/* A NAK waiting to leave acknowledges everything before its PSN too
+	 * (9.7.5.2.2): an ACK of an older PSN (a duplicate's) must not replace
+	 * it, or the requester learns of the gap only when its timer expires. */
+	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) != UR_AETH_ACK &&
+	    (syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK && ur_psn_lt(psn, rs->ack.psn))
+		return;
 	rs->ack.pending = true;
 	rs->ack.syndrome = syndrome;
 	rs->ack.psn = psn;
@@ -207,6 +213,11 @@ void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
 		rs->uc_drop = !(pkt->op->pos & UR_POS_LAST);
 		return;
 	}
+	/* The requester will start again from this PSN after the RNR timer:
+	 * what it sent behind it is dropped quietly, as after a sequence NAK
+	 * (C9-112). A sequence NAK now would replace this one, and repeated
+	 * sequence NAKs use up the transport retries, not the RNR ones. */
+	qp->resp.nak_sent = true;
 	ur_resp_schedule_ack(qp, UR_AETH_RNR_NAK | (qp->attr.min_rnr_timer & UR_AETH_VALUE_MASK),
 		     pkt->psn);
 }

@@ -960,6 +960,62 @@ START_TEST(test_psn_far_outside_window)
 }
 END_TEST
 
+/*
+ * No receive WQE: an RNR NAK for the SEND (9.7.5.2.8). The packets the
+ * requester had already sent behind it are dropped quietly: a sequence NAK
+ * would replace the RNR NAK, and the requester counts repeated sequence
+ * NAKs as retries, so a receiver merely slow to post would end the QP with
+ * RETRY_EXC_ERR although rnr_retry is infinite.
+ */
+START_TEST(test_rnr_then_pipelined_packets)
+{
+	struct ur_cqe c[4];
+	struct spec s;
+
+	s = req(UR_OP_RC_SEND_ONLY, RQ_PSN, 16);
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(delta(UR_CTR_out_of_buffer), 1);
+	assert_answer(UR_AETH_RNR_NAK | 1, RQ_PSN);
+	for (uint32_t k = 1; k <= 3; k++) {
+		s = req(UR_OP_RC_SEND_ONLY, RQ_PSN + k, 16);
+		snapshot();
+		send_spec(&s);
+		ck_assert_msg(sent_since() == 0, "answered %u with %u frames: %s", k, sent_since(),
+			      moved());
+		ck_assert_uint_eq(delta(UR_CTR_rx_drop_out_of_window), 1);
+	}
+	/* the retry after the RNR timer finds a receive WQE */
+	post_recv(rc, 5, 0, 64);
+	s = req(UR_OP_RC_SEND_ONLY, RQ_PSN, 16);
+	send_spec(&s);
+	assert_answer(UR_AETH_ACK | UR_AETH_CREDIT_INVALID, RQ_PSN);
+	ck_assert_uint_eq(drain(&rcq, c, 4), 1);
+	ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+	ck_assert_uint_eq(ur_qp_state(rc), UR_QPS_RTS);
+}
+END_TEST
+
+/* A NAK waiting to leave is not replaced by a plain ACK: it says more (9.7.5.2.2). */
+START_TEST(test_nak_not_overwritten_by_ack)
+{
+	struct spec s;
+	struct frame f;
+
+	/* a gap: sequence NAK pending; then a duplicate arrives before it leaves */
+	s = write_only(RQ_PSN + 2, 0, 16);
+	build(&f, &s);
+	sent_before = host.nsent;
+	rx_only(&f);
+	s = write_only(RQ_PSN - 1, 0, 16);
+	build(&f, &s);
+	rx_only(&f);
+	pump();
+	ck_assert_uint_eq(sent_since(), 1);
+	assert_answer(UR_AETH_NAK | UR_NAK_PSN_SEQ_ERR, RQ_PSN);
+}
+END_TEST
+
 /* Responses that answer nothing we asked (C9-102 ghosts, 9.7.5.2.4). */
 START_TEST(test_stray_responses)
 {
@@ -1443,6 +1499,8 @@ static Suite *rx_suite(void)
 	tcase_add_test(tp, test_bad_lengths);
 	tcase_add_test(tp, test_psn_far_outside_window);
 	tcase_add_test(tp, test_stray_responses);
+	tcase_add_test(tp, test_rnr_then_pipelined_packets);
+	tcase_add_test(tp, test_nak_not_overwritten_by_ack);
 	tcase_add_test(ta, test_rkey_checks);
 	tcase_add_test(ta, test_qp_access_flags);
 	tcase_add_test(ta, test_dereg_mid_write);
