@@ -449,6 +449,13 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
 		return;
 	}
+	/* A UD QP takes datagrams from anyone, but only with its Q_Key (the DETH check) */
+	if (qp->type == UR_QPT_UD && (pkt.op->hdrs & UR_HDR_DETH) &&
+	    ur_deth_qkey((const struct ur_deth *)((const uint8_t *)pkt.bth + pkt.op->off_deth)) !=
+		    qp->attr.qkey) {
+		ur_count(dev, UR_CTR_rx_drop_qkey);
+		return;
+	}
 	ur_count(dev, UR_CTR_rx_packets);
 	ur_count_n(dev, UR_CTR_rx_bytes, len);
 	if ((pkt.tos & UR_ECN_MASK) == UR_ECN_CE)

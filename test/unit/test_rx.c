@@ -303,6 +303,7 @@ struct spec {
 	uint8_t syndrome;	  /* AETH */
 	uint32_t msn;
 	uint32_t ieth;		  /* IETH R_Key */
+	uint32_t qkey, sqpn;	  /* DETH */
 };
 
 struct frame {
@@ -377,6 +378,10 @@ static void build(struct frame *f, const struct spec *s)
 	}
 	if (op->hdrs & UR_HDR_IETH)
 		ur_ieth_set_rkey((struct ur_ieth *)(h + op->off_ieth), s->ieth);
+	if (op->hdrs & UR_HDR_DETH) {
+		ur_deth_set_qkey((struct ur_deth *)(h + op->off_deth), s->qkey);
+		ur_deth_set_sqpn((struct ur_deth *)(h + op->off_deth), s->sqpn);
+	}
 	for (uint32_t i = 0; i < s->len; i++)
 		h[hdr_len + i] = pattern(i);
 	f->len = f->bth + roce_len;
@@ -820,6 +825,34 @@ START_TEST(test_wrong_peer)
 	snapshot();
 	send_spec(&s);
 	ck_assert_uint_eq(delta(UR_CTR_rx_write_requests), 1);
+}
+END_TEST
+
+/* A UD QP takes datagrams from anyone, but only with its Q_Key (the DETH check). */
+START_TEST(test_ud_wrong_qkey)
+{
+	struct ur_qp *ud = make_qp(UR_QPT_UD, 0x13);
+	struct ur_qp_attr a;
+	struct spec s;
+
+	qp_attr(&a, 0);
+	a.qkey = 0x11112222;
+	to_state(ud, &a, UR_QPS_INIT, UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_QKEY);
+	to_state(ud, &a, UR_QPS_RTR, 0);
+	to_state(ud, &a, UR_QPS_RTS, UR_QP_SQ_PSN);
+	s = req(UR_OP_UD_SEND_ONLY, RQ_PSN, 16);
+	s.dqpn = 0x13;
+	s.sip = stranger_ip;
+	s.qkey = 0x11112223;
+	s.sqpn = 0x77;
+	snapshot();
+	send_spec(&s);
+	assert_dropped_as(UR_CTR_rx_drop_qkey);
+	s.qkey = 0x11112222;
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(delta(UR_CTR_rx_packets), 1);
+	ur_qp_destroy(ud);
 }
 END_TEST
 
@@ -1495,6 +1528,7 @@ static Suite *rx_suite(void)
 	tcase_add_test(td, test_wrong_state);
 	tcase_add_test(td, test_wrong_peer);
 	tcase_add_test(td, test_bad_pkey);
+	tcase_add_test(td, test_ud_wrong_qkey);
 	tcase_add_test(tp, test_opcode_out_of_sequence);
 	tcase_add_test(tp, test_bad_lengths);
 	tcase_add_test(tp, test_psn_far_outside_window);
