@@ -123,6 +123,31 @@ static void prepare_memif_socket(const char *port)
 		usleep(100000);
 }
 
+/*
+ * Start the port. A memif client connects to its server here, and the
+ * server may still be coming up with the socket file of a killed
+ * predecessor in place (prepare_memif_socket cannot tell a dead file from a
+ * live one without connecting): try again for up to 10 s, as the wait for
+ * the file does, with the PMD's complaint about each refusal silenced.
+ */
+static int start_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg)
+{
+	bool memif_client = !strncmp(cfg->port, "memif", 5) && !strstr(cfg->port, "role=server");
+	int err, level = rte_log_get_level(rte_log_register("pmd.net.memif"));
+
+	for (int tries = 0;; tries++) {
+		err = rte_eth_dev_start(dp->port_id);
+		if (!err || !memif_client || tries >= 100)
+			break;
+		if (!tries)
+			rte_log_set_level_pattern("pmd.net.memif*", RTE_LOG_CRIT);
+		usleep(100000);
+	}
+	if (memif_client && level >= 0)
+		rte_log_set_level_pattern("pmd.net.memif*", (uint32_t)level);
+	return err;
+}
+
 static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, char *args,
 		     size_t len)
 {
@@ -235,7 +260,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		err = rte_eth_tx_queue_setup(dp->port_id, 0, RING_DESC,
 					     rte_eth_dev_socket_id(dp->port_id), NULL);
 	if (!err)
-		err = rte_eth_dev_start(dp->port_id);
+		err = start_port(dp, cfg);
 	if (err) {
 		dp_log(dp, "cannot start DPDK port %s: %s", cfg->port, strerror(err < 0 ? -err : err));
 		err = -EIO;

@@ -10,15 +10,23 @@
 struct ibv_cq *uroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *ch,
 			       int vector)
 {
+	struct uroce_context *ctx = to_uctx(ibctx);
 	struct uroce_cq *ucq;
+	int err;
 
 	(void)vector;
 	if (cqe < 1 || (unsigned)cqe > UR_MAX_CQE || (ch && ch->context != ibctx)) {
 		errno = EINVAL;
 		return NULL;
 	}
+	err = uroce_obj_get(ctx, UROCE_OBJ_CQ);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 	ucq = calloc(1, sizeof(*ucq));
 	if (!ucq || ur_cq_init(&ucq->cq, (uint32_t)cqe + 1, ucq)) {
+		uroce_obj_put(ctx, UROCE_OBJ_CQ);
 		free(ucq);
 		errno = ENOMEM;
 		return NULL;
@@ -52,6 +60,7 @@ int uroce_destroy_cq(struct ibv_cq *cq)
 	ur_cq_fini(&ucq->cq);
 	pthread_spin_destroy(&ucq->poll_lock);
 	free(ucq);
+	uroce_obj_put(ctx, UROCE_OBJ_CQ);
 	return 0;
 }
 

@@ -74,22 +74,22 @@ static int uroce_query_device_ex(struct ibv_context *ibctx,
 	a.orig_attr.vendor_id = 0xffffff;   /* no IEEE OUI: a software device, like Soft-RoCE */
 	a.orig_attr.vendor_part_id = 0x5552; /* "UR" */
 	a.orig_attr.hw_ver = 0;
-	a.orig_attr.max_qp = (UROCE_MAX_OWN_BLOCKS << UROCE_QPN_BLOCK_BITS) - 2;
+	a.orig_attr.max_qp = (int)ctx->limit[UROCE_OBJ_QP];
 	a.orig_attr.max_qp_wr = UR_MAX_WR;
 	a.orig_attr.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
 				       IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_N_NOTIFY_CQ;
 	a.orig_attr.max_sge = UR_MAX_SGE;
 	a.orig_attr.max_sge_rd = UR_MAX_SGE;
-	a.orig_attr.max_cq = 1 << 16;
+	a.orig_attr.max_cq = (int)ctx->limit[UROCE_OBJ_CQ];
 	a.orig_attr.max_cqe = UR_MAX_CQE;
-	a.orig_attr.max_mr = UR_MR_MAX - 1;
-	a.orig_attr.max_pd = 1 << 16;
+	a.orig_attr.max_mr = (int)ctx->limit[UROCE_OBJ_MR];
+	a.orig_attr.max_pd = (int)ctx->limit[UROCE_OBJ_PD];
 	a.orig_attr.max_qp_rd_atom = UR_MAX_RD_ATOMIC;
 	a.orig_attr.max_res_rd_atom = UR_MAX_RD_ATOMIC * a.orig_attr.max_qp;
 	a.orig_attr.max_qp_init_rd_atom = UR_MAX_RD_ATOMIC;
 	a.orig_attr.atomic_cap = IBV_ATOMIC_HCA;
-	a.orig_attr.max_ah = 1 << 16;
-	a.orig_attr.max_srq = 1 << 16;
+	a.orig_attr.max_ah = (int)ctx->limit[UROCE_OBJ_AH];
+	a.orig_attr.max_srq = (int)ctx->limit[UROCE_OBJ_SRQ];
 	a.orig_attr.max_srq_wr = UR_MAX_WR;
 	a.orig_attr.max_srq_sge = UR_MAX_SGE;
 	a.orig_attr.max_pkeys = 1;
@@ -171,6 +171,7 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 	ctx->shared.lock_fd = -1;
 	ctx->debug = uroce_debug_level();
 	pthread_mutex_init(&ctx->lock, NULL);
+	uroce_limits_init(ctx);
 	err = uroce_devconf_load(dev->name, &ctx->conf);
 	if (err) {
 		uroce_log(ctx, 0, "cannot read the configuration of %s: %s", dev->name,

@@ -97,14 +97,16 @@ out:
 	return ret;
 }
 
-void uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint64_t element)
+bool uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint64_t element)
 {
 	struct ur_uverbs_async_event_desc ev = {.element = element, .event_type = type};
 
-	if (send(ctx->async_wr, &ev, sizeof(ev), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(ev))
+	if (send(ctx->async_wr, &ev, sizeof(ev), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(ev)) {
 		uroce_log(ctx, 1, "async event %d lost: %s", type, strerror(errno));
-	else
-		uroce_log(ctx, 1, "async event %s", ibv_event_type_str(type));
+		return false;
+	}
+	uroce_log(ctx, 1, "async event %s", ibv_event_type_str(type));
+	return true;
 }
 
 /* ibv_get_async_event hands each event to us before returning it. */
@@ -117,12 +119,14 @@ void uroce_async_event_done(struct ibv_context *context, struct ibv_async_event 
 /*
  * Take back the unread event records that name `element` (an object being
  * destroyed), as the kernel discards an object's queued events, so that no
- * record can lead the application to freed memory. Returns how many.
+ * record can lead the application to freed memory. Returns how many. Every
+ * other object's records go back in order, however many there are: their
+ * owners' destroy calls wait for each one to be read and acknowledged.
  */
 unsigned uroce_drain_events(int rd_fd, int wr_fd, uint64_t element, size_t rec_size)
 {
-	uint8_t keep[64][16], rec[16];
-	unsigned nkeep = 0, dropped = 0;
+	uint8_t stack[64][16], rec[16], (*keep)[16] = stack;
+	unsigned nkeep = 0, cap = 64, dropped = 0;
 
 	for (;;) {
 		ssize_t n = recv(rd_fd, rec, rec_size, MSG_DONTWAIT);
@@ -131,13 +135,28 @@ unsigned uroce_drain_events(int rd_fd, int wr_fd, uint64_t element, size_t rec_s
 		if (n != (ssize_t)rec_size)
 			break;
 		memcpy(&el, rec, sizeof(el));
-		if (el == element)
+		if (el == element) {
 			dropped++;
-		else if (nkeep < 64)
-			memcpy(keep[nkeep++], rec, rec_size);
+			continue;
+		}
+		if (nkeep == cap) {
+			uint8_t(*more)[16] = malloc(2 * cap * sizeof(*more));
+
+			if (!more)
+				break; /* the rest stays queued, behind what we took */
+			memcpy(more, keep, nkeep * sizeof(*more));
+			if (keep != stack)
+				free(keep);
+			keep = more;
+			cap *= 2;
+		}
+		memcpy(keep[nkeep++], rec, rec_size);
 	}
+	/* the socket just gave back room for at least this many */
 	for (unsigned i = 0; i < nkeep; i++)
 		if (send(wr_fd, keep[i], rec_size, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 			break;
+	if (keep != stack)
+		free(keep);
 	return dropped;
 }

@@ -9,12 +9,20 @@
 struct ibv_pd *uroce_alloc_pd(struct ibv_context *ibctx)
 {
 	struct uroce_context *ctx = to_uctx(ibctx);
-	struct uroce_pd *pd = calloc(1, sizeof(*pd));
+	struct uroce_pd *pd;
+	int err = uroce_obj_get(ctx, UROCE_OBJ_PD);
 
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
 	if (!pd) {
+		uroce_obj_put(ctx, UROCE_OBJ_PD);
 		errno = ENOMEM;
 		return NULL;
 	}
+	atomic_init(&pd->refs, 0);
 	pthread_mutex_lock(&ctx->lock);
 	pd->id = ++ctx->next_pd;
 	pthread_mutex_unlock(&ctx->lock);
@@ -24,7 +32,13 @@ struct ibv_pd *uroce_alloc_pd(struct ibv_context *ibctx)
 
 int uroce_dealloc_pd(struct ibv_pd *pd)
 {
-	free(to_upd(pd));
+	struct uroce_pd *upd = to_upd(pd);
+
+	/* as the kernel answers: the PD still holds objects */
+	if (atomic_load(&upd->refs))
+		return EBUSY;
+	uroce_obj_put(to_uctx(pd->context), UROCE_OBJ_PD);
+	free(upd);
 	return 0;
 }
 
@@ -46,8 +60,14 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint
 		errno = EINVAL;
 		return NULL;
 	}
+	err = uroce_obj_get(ctx, UROCE_OBJ_MR);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
+		uroce_obj_put(ctx, UROCE_OBJ_MR);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -56,10 +76,13 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint
 			    to_upd(ibpd)->id, &mr->mr);
 	pthread_mutex_unlock(&ctx->lock);
 	if (err) {
+		uroce_obj_put(ctx, UROCE_OBJ_MR);
 		free(mr);
 		errno = err == -ENOSPC ? ENOMEM : -err;
 		return NULL;
 	}
+	mr->pd = to_upd(ibpd);
+	atomic_fetch_add(&mr->pd->refs, 1);
 	mr->vmr.ibv_mr.lkey = mr->mr->key;
 	mr->vmr.ibv_mr.rkey = mr->mr->key;
 	mr->vmr.ibv_mr.handle = mr->mr->key;
@@ -80,6 +103,8 @@ int uroce_dereg_mr(struct verbs_mr *vmr)
 	pthread_mutex_lock(&ctx->lock);
 	ur_dev_dereg_mr(ctx->engine, mr->mr);
 	pthread_mutex_unlock(&ctx->lock);
+	atomic_fetch_sub(&mr->pd->refs, 1);
+	uroce_obj_put(ctx, UROCE_OBJ_MR);
 	free(mr);
 	return 0;
 }

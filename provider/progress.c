@@ -86,9 +86,10 @@ static void host_async_event(void *host, enum ur_async_event ev, void *obj)
 	default: {
 		struct uroce_qp *uqp = obj;
 
-		element = (uintptr_t)&uqp->vqp.qp;
-		uqp->events_sent++;
-		break;
+		/* destroy_qp waits for the events handed out: count only those that were */
+		if (uroce_async_event(ctx, (enum ibv_event_type)ev, (uintptr_t)&uqp->vqp.qp))
+			uqp->events_sent++;
+		return;
 	}
 	}
 	uroce_async_event(ctx, (enum ibv_event_type)ev, element);

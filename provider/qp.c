@@ -199,8 +199,14 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
+	err = uroce_obj_get(ctx, UROCE_OBJ_QP);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 	uqp = calloc(1, sizeof(*uqp));
 	if (!uqp) {
+		uroce_obj_put(ctx, UROCE_OBJ_QP);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -234,6 +240,7 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (err) {
+		uroce_obj_put(ctx, UROCE_OBJ_QP);
 		free(uqp);
 		errno = err == -ENOMEM ? ENOMEM : EINVAL;
 		return NULL;
@@ -244,6 +251,9 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	uqp->max_inline = init.max_inline_data;
 	atomic_fetch_add(&to_ucq(attr->send_cq)->refs, 1);
 	atomic_fetch_add(&to_ucq(attr->recv_cq)->refs, 1);
+	atomic_fetch_add(&to_upd(attr->pd)->refs, 1);
+	if (attr->srq)
+		atomic_fetch_add(&to_usrq(attr->srq)->refs, 1);
 
 	qp = &uqp->vqp.qp;
 	qp->context = ibctx;
@@ -435,6 +445,10 @@ int uroce_destroy_qp(struct ibv_qp *qp)
 	pthread_mutex_unlock(&qp->mutex);
 	atomic_fetch_sub(&to_ucq(qp->send_cq)->refs, 1);
 	atomic_fetch_sub(&to_ucq(qp->recv_cq)->refs, 1);
+	atomic_fetch_sub(&to_upd(qp->pd)->refs, 1);
+	if (qp->srq)
+		atomic_fetch_sub(&to_usrq(qp->srq)->refs, 1);
+	uroce_obj_put(ctx, UROCE_OBJ_QP);
 	uroce_log(ctx, 1, "destroy qp %#x", qp->qp_num);
 	pthread_spin_destroy(&uqp->sq_lock);
 	pthread_spin_destroy(&uqp->rq_lock);
@@ -445,29 +459,43 @@ int uroce_destroy_qp(struct ibv_qp *qp)
 struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct uroce_context *ctx = to_uctx(pd->context);
-	struct uroce_ah *ah = calloc(1, sizeof(*ah));
-	int err;
+	struct uroce_ah *ah;
+	int err = uroce_obj_get(ctx, UROCE_OBJ_AH);
 
-	if (!ah) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	err = uroce_av_from_attr(ctx, attr, &ah->av);
 	if (err) {
-		free(ah);
 		errno = err;
 		return NULL;
 	}
-	if (uroce_resolve_av(ctx, &ah->av, RESOLVE_WAIT_NS)) {
-		free(ah);
-		errno = EHOSTUNREACH; /* as the kernel fails create_ah without a neighbour */
-		return NULL;
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		err = ENOMEM;
+		goto err_put;
 	}
+	err = uroce_av_from_attr(ctx, attr, &ah->av);
+	if (err)
+		goto err_free;
+	if (uroce_resolve_av(ctx, &ah->av, RESOLVE_WAIT_NS)) {
+		err = EHOSTUNREACH; /* as the kernel fails create_ah without a neighbour */
+		goto err_free;
+	}
+	ah->pd = to_upd(pd);
+	atomic_fetch_add(&ah->pd->refs, 1);
 	return &ah->ibv_ah;
+
+err_free:
+	free(ah);
+err_put:
+	uroce_obj_put(ctx, UROCE_OBJ_AH);
+	errno = err;
+	return NULL;
 }
 
-int uroce_destroy_ah(struct ibv_ah *ah)
+int uroce_destroy_ah(struct ibv_ah *ibah)
 {
-	free(to_uah(ah));
+	struct uroce_ah *ah = to_uah(ibah);
+
+	atomic_fetch_sub(&ah->pd->refs, 1);
+	uroce_obj_put(to_uctx(ibah->context), UROCE_OBJ_AH);
+	free(ah);
 	return 0;
 }

@@ -17,8 +17,14 @@ struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 		errno = EINVAL;
 		return NULL;
 	}
+	err = uroce_obj_get(ctx, UROCE_OBJ_SRQ);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 	usrq = calloc(1, sizeof(*usrq));
 	if (!usrq) {
+		uroce_obj_put(ctx, UROCE_OBJ_SRQ);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -27,10 +33,14 @@ struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 			    usrq, &usrq->srq);
 	pthread_mutex_unlock(&ctx->lock);
 	if (err) {
+		uroce_obj_put(ctx, UROCE_OBJ_SRQ);
 		free(usrq);
 		errno = -err;
 		return NULL;
 	}
+	usrq->pd = to_upd(pd);
+	atomic_fetch_add(&usrq->pd->refs, 1);
+	atomic_init(&usrq->refs, 0);
 	pthread_spin_init(&usrq->lock, PTHREAD_PROCESS_PRIVATE);
 	usrq->vsrq.srq.events_completed = 0;
 	usrq->vsrq.srq_type = IBV_SRQT_BASIC;
@@ -71,12 +81,17 @@ int uroce_destroy_srq(struct ibv_srq *srq)
 	struct uroce_srq *usrq = to_usrq(srq);
 	struct uroce_context *ctx = to_uctx(srq->context);
 
+	/* QPs still take receive WQEs from it: the engine would use it freed */
+	if (atomic_load(&usrq->refs))
+		return EBUSY;
 	pthread_mutex_lock(&ctx->lock);
 	ur_srq_destroy(usrq->srq);
 	uroce_drain_events(ctx->vctx.context.async_fd, ctx->async_wr, (uintptr_t)srq,
 			   sizeof(struct ur_uverbs_async_event_desc));
 	pthread_mutex_unlock(&ctx->lock);
 	pthread_spin_destroy(&usrq->lock);
+	atomic_fetch_sub(&usrq->pd->refs, 1);
+	uroce_obj_put(ctx, UROCE_OBJ_SRQ);
 	free(usrq);
 	return 0;
 }

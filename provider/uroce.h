@@ -21,6 +21,17 @@
 
 #define to_type(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
+/* Objects a context counts against its advertised limits (limits.c). */
+enum uroce_obj {
+	UROCE_OBJ_PD,
+	UROCE_OBJ_MR,
+	UROCE_OBJ_CQ,
+	UROCE_OBJ_QP,
+	UROCE_OBJ_SRQ,
+	UROCE_OBJ_AH,
+	UROCE_OBJ_COUNT
+};
+
 struct uroce_device {
 	struct verbs_device vdev;
 	char name[UROCE_NAME_MAX];
@@ -57,17 +68,21 @@ struct uroce_context {
 	uint64_t next_counter_write;
 	uint64_t counters_written[UROCE_ROW_COUNTERS]; /* values in the hw_counters files */
 	int debug;                 /* UROCE_DEBUG level */
+	uint32_t limit[UROCE_OBJ_COUNT];    /* what query_device advertises */
+	atomic_uint nobj[UROCE_OBJ_COUNT];  /* how many exist */
 	bool first_port_event;
 };
 
 struct uroce_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t id;
+	atomic_uint refs;          /* MRs, QPs, SRQs and AHs in it */
 };
 
 struct uroce_mr {
 	struct verbs_mr vmr;
 	struct ur_mr *mr;
+	struct uroce_pd *pd;
 };
 
 struct uroce_cq {
@@ -84,6 +99,8 @@ struct uroce_srq {
 	struct verbs_srq vsrq;
 	struct ur_srq *srq;
 	pthread_spinlock_t lock;
+	struct uroce_pd *pd;
+	atomic_uint refs;          /* QPs taking their receive WQEs from it */
 };
 
 struct uroce_qp {
@@ -106,6 +123,7 @@ struct uroce_qp {
 struct uroce_ah {
 	struct ibv_ah ibv_ah;
 	struct ur_av av;
+	struct uroce_pd *pd;
 };
 
 static inline struct uroce_context *to_uctx(struct ibv_context *c)
@@ -142,6 +160,12 @@ static inline struct uroce_ah *to_uah(struct ibv_ah *ah)
 extern const struct verbs_device_ops uroce_dev_ops;
 bool uroce_is_ours(const struct ibv_context *ctx);
 
+/* limits.c */
+void uroce_limits_init(struct uroce_context *ctx);
+/* Count one more object of kind `o`: 0, or ENOMEM beyond the advertised limit. */
+int uroce_obj_get(struct uroce_context *ctx, enum uroce_obj o);
+void uroce_obj_put(struct uroce_context *ctx, enum uroce_obj o);
+
 /* progress.c */
 int uroce_progress_start(struct uroce_context *ctx);
 void uroce_progress_stop(struct uroce_context *ctx);
@@ -156,7 +180,8 @@ void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
 int uroce_debug_level(void);
 
 /* events.c */
-void uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint64_t element);
+/* Queue an asynchronous event; false when it could not be (the application reads none). */
+bool uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint64_t element);
 int uroce_channel_writer(struct ibv_comp_channel *ch);
 unsigned uroce_drain_events(int rd_fd, int wr_fd, uint64_t element, size_t rec_size);
 

@@ -72,7 +72,7 @@
 	X(rx_drop_ghost_ack, "ACKs/responses for nothing outstanding")                              \
 	X(rx_drop_bad_response, "responses that do not fit the outstanding request")                \
 	X(rx_drop_qkey, "UD datagrams with a wrong Q_Key")                                          \
-	X(rx_drop_uc_message, "UC messages dropped whole because a packet was missing")             \
+	X(rx_drop_uc_message, "UC messages dropped whole: a packet missing, or refused")             \
 	X(rx_drop_uc_resync, "UC packets discarded until the next message starts (after a drop)")  \
 	X(rx_drop_no_buffer, "UC/UD packets dropped because no receive WQE was posted")             \
 	X(ud_send_too_long, "UD sends longer than the path MTU: not sent, no error (C10-93.1.1)")  \

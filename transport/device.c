@@ -446,9 +446,16 @@ static void count_parse_error(struct ur_dev *dev, enum ur_parse_err e)
 	ur_count(dev, map[e]);
 }
 
+/*
+ * A connected QP hears only its peer: the packet must come from the QP's
+ * destination address and be addressed to the QP's own source address, as
+ * Soft-RoCE checks (rxe_recv.c check_addr). The BTH carries no source QP
+ * for RC and UC, so the addresses are all there is to check.
+ */
 static bool from_peer(const struct ur_qp *qp, const struct ur_pkt *pkt)
 {
-	return memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16) == 0;
+	return memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16) == 0 &&
+	       memcmp(pkt->dgid.raw, qp->attr.av.path.sgid.raw, 16) == 0;
 }
 
 void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t now)
@@ -501,6 +508,13 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 	}
 	if (qp->type != UR_QPT_UD && !from_peer(qp, &pkt)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
+		return;
+	}
+	/* A UD QP takes datagrams from anyone, but only with its Q_Key (the DETH check) */
+	if (qp->type == UR_QPT_UD && (pkt.op->hdrs & UR_HDR_DETH) &&
+	    ur_deth_qkey((const struct ur_deth *)((const uint8_t *)pkt.bth + pkt.op->off_deth)) !=
+		    qp->attr.qkey) {
+		ur_count(dev, UR_CTR_rx_drop_qkey);
 		return;
 	}
 	ur_count(dev, UR_CTR_rx_packets);

@@ -253,6 +253,7 @@ static void reset_state(struct ur_qp *qp)
 	qp->resp.epsn = qp->resp.msn = 0;
 	qp->resp.nak_sent = false;
 	qp->resp.in_msg = 0;
+	qp->resp.uc_drop = false;
 	qp->resp.have_rwqe = false;
 	qp->resp.ack.pending = false;
 	qp->resp.error = false;

@@ -20,6 +20,12 @@ void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	struct ur_responder *rs = &qp->resp;
 
+	/* A NAK waiting to leave acknowledges everything before its PSN too
+	 * (9.7.5.2.2): an ACK of an older PSN (a duplicate's) must not replace
+	 * it, or the requester learns of the gap only when its timer expires. */
+	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) != UR_AETH_ACK &&
+	    (syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK && ur_psn_lt(psn, rs->ack.psn))
+		return;
 	rs->ack.pending = true;
 	rs->ack.syndrome = syndrome;
 	rs->ack.psn = psn;
@@ -28,7 +34,8 @@ void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 
 /*
  * A class C error (9.9.3.1.3): NAK the request, then enter the error state
- * once the NAK has left.
+ * once the NAK has left. The peer caused it, so on UC, which has no NAK,
+ * the peer loses the message and nothing else.
  */
 void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
 			   const char *why)
@@ -37,6 +44,7 @@ void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t n
 
 	if (qp->type == UR_QPT_UC) {
 		/* UC has no NAK and stays up: the message is dropped whole (class D1) */
+		ur_count(qp->dev, UR_CTR_rx_drop_uc_message);
 		ur_uc_drop_message(qp);
 		return;
 	}
@@ -48,6 +56,21 @@ void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t n
 	}
 	rs->error = true;
 	ur_resp_schedule_ack(qp, UR_AETH_NAK | nak, pkt->psn);
+}
+
+/*
+ * The receive WQE failed on our side (too small, a bad lkey) and was
+ * completed in error: the QP cannot go on. RC tells the requester first.
+ */
+static void local_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak, const char *why)
+{
+	if (qp->type == UR_QPT_RC) {
+		ur_resp_class_c_error(qp, pkt, nak, why);
+		return;
+	}
+	ur_qp_log_error(qp, "responder: %s at PSN %#x (%s)", why, pkt->psn,
+			ur_opcode_name(pkt->opcode));
+	ur_qp_to_error(qp, true);
 }
 
 /* Take the next receive WQE from the SRQ or the RQ, copied into `dst`. */
@@ -171,6 +194,11 @@ void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
 			ur_uc_drop_message(qp);
 		return;
 	}
+	/* The requester will start again from this PSN after the RNR timer:
+	 * what it sent behind it is dropped quietly, as after a sequence NAK
+	 * (C9-112). A sequence NAK now would replace this one, and repeated
+	 * sequence NAKs use up the transport retries, not the RNR ones. */
+	qp->resp.nak_sent = true;
 	ur_resp_schedule_ack(qp, UR_AETH_RNR_NAK | (qp->attr.min_rnr_timer & UR_AETH_VALUE_MASK),
 		     pkt->psn);
 }
@@ -213,31 +241,30 @@ static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
 			return;
 		}
 		complete_recv(qp, UR_WC_LOC_LEN_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
+		local_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
+		return;
+	}
+	if (pkt->op->hdrs & UR_HDR_IETH) {
+		/*
+		 * SEND with Invalidate may invalidate only a memory window or a
+		 * fast-registered region (10.6.7.2); uroce has neither, and a
+		 * region from Register Memory Region never goes away at a peer's
+		 * word. Refuse before placing anything: the receive fails and the
+		 * requester learns it with an invalid request NAK.
+		 */
+		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+		complete_recv(qp, UR_WC_REM_INV_REQ_ERR, UR_WC_RECV, rs->msg_off, NULL);
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ,
+				      "SEND with Invalidate names a key that cannot be invalidated");
 		return;
 	}
 	if (rwqe_scatter(qp, pkt->payload, pkt->payload_len)) {
 		complete_recv(qp, UR_WC_LOC_PROT_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		if (qp->type != UR_QPT_RC) {
-			/* a malformed receive WQE fails the QP whatever its service (class A) */
-			ur_qp_log_error(qp, "responder: receive WQE has a bad lkey");
-			ur_qp_to_error(qp, true);
-			return;
-		}
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
+		local_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
 		return;
 	}
 	rs->msg_off += pkt->payload_len;
 	if (pos & UR_POS_LAST) {
-		if (pkt->op->hdrs & UR_HDR_IETH) {
-			/* SEND with Invalidate: the named R_Key stops working (10.6.7.2) */
-			uint32_t key = ur_ieth_rkey((const struct ur_ieth *)pkt_hdr(pkt,
-										pkt->op->off_ieth));
-			struct ur_mr *mr = ur_mr_find(&qp->dev->mrs, key);
-
-			if (mr && mr->pd == qp->pd)
-				mr->valid = false;
-		}
 		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV, rs->msg_off, pkt);
 	} else {
 		rs->in_msg = UR_KIND_SEND;
@@ -554,7 +581,7 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		return;
 	}
 	rs->nak_sent = false;
-	if (!opcode_in_sequence(qp, pkt)) {
+	if (qp->type != UR_QPT_UC && !opcode_in_sequence(qp, pkt)) {
 		ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
 		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "opcode out of sequence");
 		return;
@@ -748,6 +775,8 @@ void ur_resp_flush(struct ur_qp *qp)
 	qp->cc.cnp_due = false;
 	if (rs->have_rwqe)
 		complete_recv(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, NULL);
+	if (qp->sr)
+		ur_sr_flush_rwqes(qp);
 	if (qp->srq)
 		return;
 	while (take_rwqe(qp))

@@ -137,7 +137,8 @@ void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
 	/* only the connected peer, only a device that runs SR, only RTR/RTS */
 	if (!qp || !qp->sr || (st != UR_QPS_RTR && st != UR_QPS_RTS) ||
 	    (ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num ||
-	    memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16)) {
+	    memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16) ||
+	    memcmp(pkt->dgid.raw, qp->attr.av.path.sgid.raw, 16)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
 		return;
 	}
@@ -504,14 +505,6 @@ static void complete(struct ur_qp *qp, const struct ur_sr_done *d)
 
 		if (op->hdrs & UR_HDR_IMMDT)
 			c.wc_flags |= UR_WC_WITH_IMM;
-		if (op->hdrs & UR_HDR_IETH) {
-			struct ur_mr *mr = ur_mr_find(&qp->dev->mrs, d->imm);
-
-			c.wc_flags |= UR_WC_WITH_INV;
-			c.imm = d->imm;
-			if (mr && mr->pd == qp->pd)
-				mr->valid = false;
-		}
 		rs->rq_done++;
 		ur_qp_post_cqe(qp, qp->rcq, &c);
 	}
@@ -536,8 +529,13 @@ static int place(struct ur_qp *qp, const struct ur_pkt *pkt, struct ur_sr_done *
 	d->se = ur_bth_se(pkt->bth);
 	if (op->hdrs & UR_HDR_IMMDT)
 		d->imm = ur_immdt_raw((const struct ur_immdt *)((const uint8_t *)pkt->bth + op->off_immdt));
-	if (op->hdrs & UR_HDR_IETH)
-		d->imm = ur_ieth_rkey((const struct ur_ieth *)((const uint8_t *)pkt->bth + op->off_ieth));
+	if (op->hdrs & UR_HDR_IETH) {
+		/* nothing here can be invalidated by a peer: see do_send() (10.6.7.2) */
+		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ,
+				      "SEND with Invalidate names a key that cannot be invalidated");
+		return -1;
+	}
 	if (op->kind == UR_KIND_SEND) {
 		struct ur_recv_wqe *r = rwqe_for(qp, d->rseq);
 
@@ -658,6 +656,35 @@ void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		sr->sack_due = true;
 		ur_dev_schedule(qp->dev, qp);
 	}
+}
+
+/*
+ * The QP entered the error state: receive WQEs taken ahead for packets that
+ * came early complete with a flush, in order, like every other posted one
+ * (10.3.1.2), before the ones still in the queue.
+ */
+void ur_sr_flush_rwqes(struct ur_qp *qp)
+{
+	struct ur_sr *sr = qp->sr;
+	struct ur_responder *rs = &qp->resp;
+
+	while ((int32_t)(rs->rq_taken - rs->rq_done) > 0) {
+		const struct ur_recv_wqe *r =
+			(const struct ur_recv_wqe *)(sr->rwqes + (rs->rq_done & sr->mask) * sr->rwqe_stride);
+		struct ur_cqe c = {
+			.wr_id = r->wr_id,
+			.status = UR_WC_WR_FLUSH_ERR,
+			.opcode = UR_WC_RECV,
+			.qp_num = qp->qpn,
+			.src_qp = qp->attr.dest_qp_num,
+		};
+
+		ur_count(qp->dev, UR_CTR_resp_cqe_flush_error);
+		rs->rq_done++;
+		ur_qp_post_cqe(qp, qp->rcq, &c);
+	}
+	memset(sr->rx, 0, sr->mask + 1);
+	sr->nearly = 0;
 }
 
 void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s)

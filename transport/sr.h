@@ -103,5 +103,6 @@ void ur_sr_retry(struct ur_qp *qp);
 void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 void ur_sr_advance(struct ur_qp *qp);
 void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s);
+void ur_sr_flush_rwqes(struct ur_qp *qp);
 
 #endif

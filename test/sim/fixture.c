@@ -39,19 +39,17 @@ void fx_init(struct fx *f, uint64_t seed, const struct sim_link_cfg *link,
 	fx_init_service(f, UR_QPT_RC, seed, link, qp, access_b);
 }
 
-void fx_init_service(struct fx *f, enum ur_qp_type type, uint64_t seed,
-		     const struct sim_link_cfg *link, const struct sim_qp_params *qp,
-		     uint32_t access_b)
+static void fx_build(struct fx *f, enum ur_qp_type type, uint64_t seed,
+		     const struct ur_dev_config *cfg, const struct sim_link_cfg *link,
+		     const struct sim_qp_params *qp, uint32_t access_b)
 {
-	struct ur_dev_config cfg;
 	const uint32_t all = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |
 			     UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_ATOMIC;
 
 	memset(f, 0, sizeof(*f));
-	ur_dev_config_default(&cfg);
 	f->s = sim_create(seed);
-	side_init(f, &f->a, sim_add_node(f->s, &cfg, link, link, NULL), 0x11, all, type);
-	side_init(f, &f->b, sim_add_node(f->s, &cfg, link, link, NULL), 0x22, access_b, type);
+	side_init(f, &f->a, sim_add_node(f->s, cfg, link, link, NULL), 0x11, all, type);
+	side_init(f, &f->b, sim_add_node(f->s, cfg, link, link, NULL), 0x22, access_b, type);
 	if (qp)
 		f->qp = *qp;
 	else
@@ -59,6 +57,22 @@ void fx_init_service(struct fx *f, enum ur_qp_type type, uint64_t seed,
 	sim_connect_qps(f->a.node, f->a.qp, f->b.node, f->b.qp, &f->qp);
 	sim_node_av(f->a.node, f->b.node, f->qp.tclass, &f->a.av);
 	sim_node_av(f->b.node, f->a.node, f->qp.tclass, &f->b.av);
+}
+
+void fx_init_service(struct fx *f, enum ur_qp_type type, uint64_t seed,
+		     const struct sim_link_cfg *link, const struct sim_qp_params *qp,
+		     uint32_t access_b)
+{
+	struct ur_dev_config cfg;
+
+	ur_dev_config_default(&cfg);
+	fx_build(f, type, seed, &cfg, link, qp, access_b);
+}
+
+void fx_init_cfg(struct fx *f, uint64_t seed, const struct ur_dev_config *cfg,
+		 const struct sim_link_cfg *link, const struct sim_qp_params *qp, uint32_t access_b)
+{
+	fx_build(f, UR_QPT_RC, seed, cfg, link, qp, access_b);
 }
 
 void fx_fini(struct fx *f)

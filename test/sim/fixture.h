@@ -34,6 +34,9 @@ void fx_init(struct fx *f, uint64_t seed, const struct sim_link_cfg *link,
 void fx_init_service(struct fx *f, enum ur_qp_type type, uint64_t seed,
 		     const struct sim_link_cfg *link, const struct sim_qp_params *qp,
 		     uint32_t access_b);
+/* The same with a device configuration of the test's own (e.g. selective repeat). */
+void fx_init_cfg(struct fx *f, uint64_t seed, const struct ur_dev_config *cfg,
+		 const struct sim_link_cfg *link, const struct sim_qp_params *qp, uint32_t access_b);
 void fx_fini(struct fx *f);
 
 /* Post one send WQE on side `s`. */

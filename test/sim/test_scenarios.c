@@ -515,6 +515,101 @@ START_TEST(test_remote_access_errors)
 }
 END_TEST
 
+/*
+ * A receiver slow to post: many SENDs in flight meet an empty receive
+ * queue for a long time. Only RNR NAKs may come back (rnr_retry 7 retries
+ * forever); the transport retries (here just one) must not be used up, and
+ * every SEND lands once receives are posted.
+ */
+START_TEST(test_rnr_with_pipelined_sends_keeps_retries)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_cqe c[32];
+	struct fx f;
+	int n;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.retry_cnt = 1;
+	qp.rnr_retry = 7;
+	qp.min_rnr_timer = 1; /* 10 us */
+	fx_init(&f, 11, &link, &qp, UR_ACCESS_LOCAL_WRITE);
+	/* keep B's wire busy with WRITEs of its own, so its NAKs wait to leave
+	 * while A's SENDs keep arriving (as on a real port, in bursts) */
+	for (int i = 0; i < 250; i++)
+		fx_post_send(&f, &f.b, 1000 + (uint64_t)i, UR_WR_RDMA_WRITE, 0, 65536,
+			     (uintptr_t)f.a.buf + 65536 * (uint32_t)(i % 15), f.a.mr->key, 0, 0);
+	for (int i = 0; i < 16; i++)
+		fx_post_send(&f, &f.a, 1 + (uint64_t)i, UR_WR_SEND, 256 * (uint32_t)i, 256, 0, 0, 0,
+			     0);
+	sim_run(f.s, sim_now(f.s) + 5 * SIM_PS_PER_S / 1000);
+	ck_assert(ur_cq_empty(&f.a.cq));
+	ck_assert_int_eq(ur_qp_state(f.a.qp), UR_QPS_RTS);
+	for (int i = 0; i < 16; i++)
+		fx_post_recv(&f, &f.b, 100 + (uint64_t)i, 4096 * (uint32_t)i, 4096);
+	n = fx_wait(&f, &f.a, c, 16, SIM_PS_PER_S / 10);
+	ck_assert_int_eq(n, 16);
+	for (int i = 0; i < 16; i++) {
+		ck_assert_uint_eq(c[i].wr_id, 1 + (uint64_t)i);
+		ck_assert_uint_eq(c[i].status, UR_WC_SUCCESS);
+	}
+	for (int got = 0, recvs = 0; recvs < 16; got++) {
+		ck_assert_int_eq(fx_wait(&f, &f.b, c, 1, SIM_PS_PER_S / 10), 1);
+		ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+		recvs += c[0].opcode == UR_WC_RECV;
+		ck_assert_int_lt(got, 16 + 250);
+	}
+	ck_assert_uint_eq(ur_dev_counters(sim_node_dev(f.a.node))[UR_CTR_retry_exceeded], 0);
+	fx_fini(&f);
+}
+END_TEST
+
+/*
+ * Selective repeat takes receive WQEs ahead for SENDs that arrive early. If
+ * the QP then enters the error state, those WQEs complete with a flush like
+ * every other posted one (10.3.1.2): none may be lost to the application.
+ */
+START_TEST(test_sr_error_flushes_early_receives)
+{
+	struct sim_link_cfg link;
+	struct sim_impair lose_next = {0};
+	struct ur_dev_config cfg;
+	struct ur_qp_attr err = {.qp_state = UR_QPS_ERR};
+	struct ur_cqe c[8];
+	struct fx f;
+	int n;
+
+	fx_default_link(&link);
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	fx_init_cfg(&f, 9, &cfg, &link, NULL, UR_ACCESS_LOCAL_WRITE);
+	sim_node_kick(f.a.node);
+	sim_node_kick(f.b.node);
+	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
+	ck_assert(ur_qp_selective(f.a.qp) && ur_qp_selective(f.b.qp));
+	for (int i = 0; i < 4; i++)
+		fx_post_recv(&f, &f.b, 100 + i, 4096 * i, 4096);
+	/* lose the first SEND: the second arrives early and takes two receive WQEs */
+	lose_next.drop_nth = sim_node_up_stats(f.a.node).packets + 1;
+	sim_node_set_impair(f.a.node, &lose_next, NULL);
+	fx_post_send(&f, &f.a, 1, UR_WR_SEND, 0, 64, 0, 0, 0, 0);
+	fx_post_send(&f, &f.a, 2, UR_WR_SEND, 64, 64, 0, 0, 0, 0);
+	sim_run(f.s, sim_now(f.s) + 5 * SIM_PS_PER_US); /* well before any retransmission */
+	ck_assert_uint_eq(ur_dev_counters(sim_node_dev(f.b.node))[UR_CTR_sr_ooo_placed], 1);
+	ck_assert(ur_cq_empty(&f.b.cq));
+
+	ck_assert_int_eq(ur_qp_modify(f.b.qp, &err, UR_QP_STATE, sim_now(f.s) / SIM_PS_PER_NS), 0);
+	n = fx_wait(&f, &f.b, c, 8, SIM_PS_PER_US);
+	ck_assert_int_eq(n, 4);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_uint_eq(c[i].wr_id, 100 + (unsigned)i);
+		ck_assert_uint_eq(c[i].status, UR_WC_WR_FLUSH_ERR);
+	}
+	fx_fini(&f);
+}
+END_TEST
+
 /* Lose the first Atomic Acknowledge: the retried FetchAdd is answered from the replay cache. */
 START_TEST(test_atomic_replay_after_lost_ack)
 {
@@ -866,6 +961,8 @@ static Suite *scenario_suite(void)
 	tcase_add_loop_test(tc, test_rnr_finite_and_infinite, 0, 2);
 	tcase_add_loop_test(tc, test_remote_access_errors, 0, 4);
 	tcase_add_test(tc, test_atomic_replay_after_lost_ack);
+	tcase_add_test(tc, test_sr_error_flushes_early_receives);
+	tcase_add_test(tc, test_rnr_with_pipelined_sends_keeps_retries);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("unreliable");

@@ -1,0 +1,325 @@
+#!/bin/bash
+# Faults between two namespaces, each with a uroce device on one end of a
+# veth pair, with stock-libibverbs programs only (build/test/verbs_faults
+# and build/test/soak):
+#   limits, counts, busy  limits as advertised; objects in use not destroyed
+#   errreset, asyncflood  QPs through ERR and RESET reused; unread events
+#   keyguess              rkeys guessed by index are refused
+#   cycles                thousands of create/destroy rounds without a leak
+#   killpeer              the server is killed (SIGKILL) under mixed traffic:
+#                         RETRY_EXC_ERR then flushes within (retry+1) x
+#                         timeout, then new QPs against a restarted server
+#   linkflap              the veth goes down for less than the QPs' timeout
+#                         twice: the transfer carries on, every byte right
+#   linkdown              the veth stays down longer: RETRY_EXC_ERR then
+#                         flushes in time; link up, new QPs work again
+#   kill9                 both processes killed without any cleanup: no
+#                         lock, file or block is left that hurts the next run
+#                         (af_packet, then memif with its socket file)
+#   faults.sh BUILD_DIR
+# Exit 77 (skip) without root or network namespaces.
+set -u
+
+build=${1:?usage: faults.sh BUILD_DIR}
+UROCE=$build/tools/uroce
+export UROCE
+vf=$build/test/verbs_faults
+soak=$build/test/soak
+
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
+ip netns list >/dev/null 2>&1 || { echo "SKIP: no network namespaces"; exit 77; }
+for f in "$UROCE" "$vf" "$soak"; do
+	[ -x "$f" ] || { echo "FAIL: $f is missing (build first)"; exit 1; }
+done
+# shellcheck source=../../tools/netns.sh
+source "$(dirname "$0")/../../tools/netns.sh"
+
+# our own names (ft*, 10.63.2.0/24): nothing else's namespaces are touched
+P=ft$(($$ % 100000))
+NET=10.63.2
+port=$((20000 + RANDOM % 20000))
+log=$(mktemp -d /tmp/uroce-faults.XXXXXX)
+fails=0
+children=()
+
+# shellcheck disable=SC2317 # invoked by the traps
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	for pid in "${children[@]}"; do
+		kill -9 "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	ur_pair_down "$P"
+	if [ "${keep_log:-0}" = 1 ]; then
+		echo "logs kept in $log"
+	else
+		rm -rf "$log"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+stamp() { # FILE: the time since boot, written whole (the client may be reading)
+	local up
+	read -r up _ </proc/uptime
+	echo "$up" >"$1.tmp" && mv "$1.tmp" "$1"
+}
+
+result() { # NAME RC T0 LOGS...: report one check
+	local name=$1 rc=$2 t0=$3
+	shift 3
+	if [ "$rc" -eq 0 ]; then
+		echo "ok   $name ($(since "$t0") s)"
+		grep -hE "^(limits|counts|busy|errreset|asyncflood|keyguess|cycles):|expected failure|after the reconnect|link down for" \
+			"$@" 2>/dev/null | grep -v ": PASS$" | sed 's/^/     /' | tail -6
+		grep -h "ops (" "$@" 2>/dev/null | tail -1 | sed 's/^soak client: */     soak: /' 
+	else
+		echo "FAIL $name (exit $rc, $(since "$t0") s)"
+		for f in "$@"; do
+			[ -s "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" | tail -25
+		done
+		fails=$((fails + 1))
+		keep_log=1
+	fi
+}
+
+# "${in_a[@]}" CMD...: CMD in namespace a with its uroce environment. ip and
+# env exec, so $! of a backgrounded one is the pid of CMD itself.
+in_a=()
+in_b=()
+ns_cmds() {
+	local env_a env_b
+	mapfile -t env_a < <(ip netns exec "$P-a" "$UROCE" env | sed -n 's/^export //p')
+	mapfile -t env_b < <(ip netns exec "$P-b" "$UROCE" env | sed -n 's/^export //p')
+	in_a=(ip netns exec "$P-a" env "${env_a[@]}")
+	in_b=(ip netns exec "$P-b" env "${env_b[@]}")
+}
+
+# vf NAME ARGS...: one verbs_faults check in namespace a
+vf() {
+	local name=$1 t0 rc
+	shift
+	t0=$(now)
+	timeout -s KILL 300 "${in_a[@]}" "$vf" "$@" >"$log/$name" 2>&1
+	rc=$?
+	result "$name" $rc "$t0" "$log/$name"
+}
+
+# server NAME [ARGS...]: a soak server in a, in the background ($srv)
+server() {
+	local name=$1
+	shift
+	"${in_a[@]}" "$soak" --server --port "$port" "$@" >"$log/$name" 2>&1 &
+	srv=$!
+	children+=("$srv")
+}
+
+# client NAME ARGS...: a soak client in b, in the background ($cli)
+client() {
+	local name=$1
+	shift
+	"${in_b[@]}" "$soak" --client "$NET.1" --port "$port" --report 1 "$@" >"$log/$name" 2>&1 &
+	cli=$!
+	children+=("$cli")
+}
+
+# the soak process itself, not its ip/env/bash wrappers (exec keeps the pid)
+soak_pid() { # WRAPPER_PID
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = soak ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+wait_for() { # FILE PATTERN SECONDS
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+rundir() { # NS: the namespace's uroce run directory
+	ip netns exec "$1" "$UROCE" env | sed -n 's|^export SYSFS_PATH=\(.*\)/sys$|\1|p'
+}
+
+echo "== faults: namespaces $P-a/$P-b, veth MTU 9000, $NET.0/24, TCP port $port"
+if ! ur_pair_up "$P" "$NET" 9000 >"$log/setup" 2>&1; then
+	echo "FAIL: setting up the namespaces and devices"
+	cat "$log/setup"
+	keep_log=1
+	exit 1
+fi
+ns_cmds
+
+# ---- one process: limits, lifetimes, reuse, keys, leaks ----
+vf limits limits
+UROCE_LIMITS=qp=64,mr=64,cq=32,pd=32,srq=16,ah=16 vf counts counts
+vf busy busy
+vf errreset errreset 30
+vf asyncflood asyncflood 300
+vf keyguess keyguess
+vf cycles --run-dir "$(rundir "$P-a")" cycles 3000
+
+# Timeouts: this 2-CPU machine, shared, can starve a process for tens of
+# milliseconds, so the QPs' budgets are a few hundred ms, the margins larger.
+
+# ---- killpeer: SIGKILL to the server under mixed traffic ----
+# timeout 15 (134 ms) x (3 + 1) tries: the error is due 537 ms after the kill
+t0=$(now)
+server killpeer.srv
+client killpeer.cli --qps 4 --depth 8 --seconds 60 --timeout 15 --retry 3 --expect-fail \
+	--stamp-file "$log/kill_stamp" --margin-ms 1000 --reconnect 3
+rc=0
+if wait_for "$log/killpeer.cli" "ops (" 30 && soak_pid "$srv"; then
+	sleep 0.5
+	kill -9 "$srv"
+	stamp "$log/kill_stamp"
+	wait "$srv" 2>/dev/null
+	server killpeer.srv2
+	wait "$cli" || rc=$?
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+else
+	echo "no traffic within 30 s" >>"$log/killpeer.cli"
+	rc=1
+	kill -9 "$srv" "$cli" 2>/dev/null
+	wait 2>/dev/null
+fi
+result killpeer $rc "$t0" "$log/killpeer.cli" "$log/killpeer.srv" "$log/killpeer.srv2"
+
+# ---- linkflap: down twice, each time well inside 8 x 268 ms ----
+# (`ip link set` itself takes up to a few hundred ms here: the outage is
+# measured from before the down to after the up, and must stay under 1.5 s)
+t0=$(now)
+server linkflap.srv
+client linkflap.cli --qps 4 --depth 8 --seconds 8 --timeout 16 --retry 7
+rc=0
+if wait_for "$log/linkflap.cli" "ops (" 30; then
+	for _ in 1 2; do
+		sleep 1.5
+		d0=$(now)
+		ip -n "$P-a" link set "${P}a0" down
+		sleep 0.1
+		ip -n "$P-a" link set "${P}a0" up
+		echo "link down for $(since "$d0") s" >>"$log/linkflap.cli"
+	done
+	wait "$cli" || rc=$?
+	wait "$srv" || rc=$((rc ? rc : 1))
+	if awk '/link down for/ && $4 > 1.5 { bad = 1 } END { exit !bad }' "$log/linkflap.cli"; then
+		echo "(an outage lasted longer than 1.5 s: the machine is too slow for this check)" \
+			>>"$log/linkflap.cli"
+	fi
+else
+	rc=1
+	kill -9 "$srv" "$cli" 2>/dev/null
+	wait 2>/dev/null
+fi
+result linkflap $rc "$t0" "$log/linkflap.cli" "$log/linkflap.srv"
+
+# ---- linkdown: down for 3 s, far beyond 4 x 134 ms ----
+t0=$(now)
+server linkdown.srv --forever
+client linkdown.cli --qps 4 --depth 8 --seconds 60 --timeout 15 --retry 3 --expect-fail \
+	--stamp-file "$log/down_stamp" --margin-ms 1000 --reconnect 3
+rc=0
+if wait_for "$log/linkdown.cli" "ops (" 30; then
+	sleep 0.5
+	ip -n "$P-a" link set "${P}a0" down
+	stamp "$log/down_stamp"
+	wait_for "$log/linkdown.cli" "expected failure" 10
+	sleep 1
+	ip -n "$P-a" link set "${P}a0" up
+	wait "$cli" || rc=$?
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+else
+	rc=1
+	ip -n "$P-a" link set "${P}a0" up
+	kill -9 "$srv" "$cli" 2>/dev/null
+	wait 2>/dev/null
+fi
+result linkdown $rc "$t0" "$log/linkdown.cli" "$log/linkdown.srv"
+
+# ---- kill9: both ends killed without cleanup, then the next run ----
+# KILL9_PORTS: the dataplane ports to try (memif needs the peer's socket file)
+kill9() { # NAME
+	local name=$1 t0 rc=0 before after dir cpid
+	t0=$(now)
+	dir=$(rundir "$P-a")
+	# a first run makes what any run leaves (the device's shared files; the
+	# hw_counters directory gains a file when a counter first moves)
+	server "$name.srv0"
+	"${in_b[@]}" "$soak" --client "$NET.1" --port "$port" --qps 2 --seconds 1 \
+		>"$log/$name.cli0" 2>&1 || rc=1
+	wait "$srv" || rc=1
+	before=$(cd "$dir" && find . | grep -v hw_counters/ | sort)
+	server "$name.srv"
+	client "$name.cli" --qps 8 --seconds 60
+	if wait_for "$log/$name.cli" "ops (" 30 && soak_pid "$cli" && soak_pid "$srv"; then
+		sleep 1
+		kill -9 "$srv" "$cli"
+		wait "$srv" "$cli" 2>/dev/null
+		# what the dead processes held: QP number blocks, the counters writer
+		for s in a b; do
+			if ! ip netns exec "$P-$s" "$UROCE" stat uroce0 >"$log/$name.stat.$s" 2>&1 ||
+				! grep -q "0 process(es) using it now" "$log/$name.stat.$s"; then
+				echo "after the kill, in $P-$s: $(head -1 "$log/$name.stat.$s")" >>"$log/$name.cli"
+				rc=1
+			fi
+		done
+		after=$(cd "$dir" && find . | grep -v hw_counters/ | sort)
+		if [ "$before" != "$after" ]; then
+			echo "the run directory changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')" \
+				>>"$log/$name.cli"
+			rc=1
+		fi
+		for cpid in $srv $cli; do
+			if ls -d /var/run/dpdk/*"$cpid"* /dev/hugepages/*"$cpid"* >/dev/null 2>&1; then
+				echo "DPDK files of the killed $cpid left behind" >>"$log/$name.cli"
+				rc=1
+			fi
+		done
+		# a killed memif server leaves its socket file: the next run must cope
+		case $name in
+		*memif*)
+			[ -S "/dev/shm/uroce-memif-$P.sock" ] ||
+				echo "(no stale memif socket: this run did not test that case)" >>"$log/$name.cli"
+			;;
+		esac
+		# the next run works: new processes, same devices
+		server "$name.srv2"
+		"${in_b[@]}" "$soak" --client "$NET.1" --port "$port" --qps 8 --seconds 3 \
+			>"$log/$name.cli2" 2>&1 || rc=1
+		wait "$srv" || rc=1
+	else
+		rc=1
+		kill -9 "$srv" "$cli" 2>/dev/null
+		wait 2>/dev/null
+	fi
+	result "$name" $rc "$t0" "$log/$name.cli" "$log/$name.srv" "$log/$name.cli2" "$log/$name.srv2"
+}
+kill9 kill9-af_packet
+# the same over memif: a server killed leaves its socket file behind
+ur_pair_down "$P"
+# shellcheck disable=SC2046 # two words: the ports of a and b
+if ur_pair_up "$P" "$NET" 9000 $(ur_memif_ports "$P") >"$log/setup.memif" 2>&1; then
+	ns_cmds
+	kill9 kill9-memif
+else
+	result kill9-memif 1 "$(now)" "$log/setup.memif"
+fi
+
+if [ $fails -eq 0 ]; then
+	echo "all passed"
+else
+	echo "$fails failed"
+fi
+exit $((fails > 0))
