@@ -58,6 +58,13 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now_ns);
 int uroce_dp_neigh_lookup(struct uroce_dp *dp, const uint8_t gid[16], uint8_t mac[6],
 			  uint64_t now_ns);
 
+/*
+ * Take only received frames whose destination QP >> shift is in blocks[n]
+ * (and ARP/ND): other processes own the rest (steer_bpf.c). May be called
+ * again with more blocks. -EOPNOTSUPP on ports without a filterable socket.
+ */
+int uroce_dp_steer(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsigned shift);
+
 /* An fd that becomes readable when frames may be waiting, or -1 if none. */
 int uroce_dp_wait_fd(struct uroce_dp *dp);
 

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,10 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 	if (!strcmp(cfg->port, "af_packet")) {
 		/* (the PMD's socket bypasses the qdisc: it never sees its own frames) */
 		dp->wait_fd = find_new_socket(before, AF_PACKET);
+		/* a program the application execs must not inherit a socket
+		 * that keeps receiving copies of our frames */
+		if (dp->wait_fd >= 0)
+			fcntl(dp->wait_fd, F_SETFD, FD_CLOEXEC);
 	} else if (!strcmp(cfg->port, "af_xdp")) {
 		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
 	}
