@@ -65,6 +65,9 @@ int uroce_dp_neigh_lookup(struct uroce_dp *dp, const uint8_t gid[16], uint8_t ma
  */
 int uroce_dp_steer(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsigned shift);
 
+/* Count what the kernel dropped on the way to us (call now and then). */
+void uroce_dp_poll_drops(struct uroce_dp *dp);
+
 /* An fd that becomes readable when frames may be waiting, or -1 if none. */
 int uroce_dp_wait_fd(struct uroce_dp *dp);
 

@@ -25,7 +25,8 @@
 	X(dp_impair_duplicated, "frames duplicated by injection")                                  \
 	X(dp_impair_reordered, "frames delayed by injected reordering")                            \
 	X(dp_impair_ce_marked, "frames CE-marked by injection")                                    \
-	X(dp_rx_before_steer, "frames discarded that arrived before the steering filter was on")
+	X(dp_rx_before_steer, "frames discarded that arrived before the steering filter was on")   \
+	X(dp_rx_ring_drops, "frames the kernel dropped because our receive ring was full")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

@@ -442,6 +442,17 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 	return sent;
 }
 
+void uroce_dp_poll_drops(struct uroce_dp *dp)
+{
+	struct tpacket_stats st;
+	socklen_t len = sizeof(st);
+
+	/* the kernel's count since the last read: it resets on every read */
+	if (dp->wait_fd >= 0 && !strcmp(dp->cfg.port, "af_packet") &&
+	    !getsockopt(dp->wait_fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+		dp->ctr[DP_CTR_dp_rx_ring_drops] += st.tp_drops;
+}
+
 int uroce_dp_wait_fd(struct uroce_dp *dp)
 {
 	return dp->wait_fd;
