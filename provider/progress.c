@@ -221,13 +221,21 @@ static void *progress_thread(void *arg)
 		pthread_mutex_lock(&ctx->lock);
 		moved = run_pass(ctx, now);
 		uroce_neigh_poll(ctx, now);
+		if (now >= ctx->next_counter_write)
+			uroce_dp_poll_drops(ctx->dp);
 		pending = ur_dev_tx_pending(ctx->engine);
 		deadline = ur_dev_next_deadline(ctx->engine);
 		pthread_mutex_unlock(&ctx->lock);
 		/* file I/O outside the lock: the engine never waits for the disk */
 		if (now >= ctx->next_counter_write) {
 			ctx->next_counter_write = now + COUNTER_FILE_NS;
-			uroce_counters_write(ctx);
+			uroce_counters_write(ctx, false);
+			/* newly elected housekeeper: it also takes block 0 */
+			if (ctx->shared.writer && !ctx->steer_block0 && !ctx->steer_unsupported) {
+				pthread_mutex_lock(&ctx->lock);
+				uroce_steer_update(ctx);
+				pthread_mutex_unlock(&ctx->lock);
+			}
 		}
 		if (moved || pending) {
 			busy_until = now + spin_ns;
@@ -262,5 +270,6 @@ void uroce_progress_stop(struct uroce_context *ctx)
 	if (write(ctx->wake_fd, &one, sizeof(one)) < 0)
 		uroce_log(ctx, 2, "wake write: %s", strerror(errno));
 	pthread_join(ctx->thread, NULL);
-	uroce_counters_write(ctx);
+	uroce_dp_poll_drops(ctx->dp);
+	uroce_counters_write(ctx, true);
 }

@@ -56,6 +56,8 @@ struct uroce_context {
 	unsigned active_mtu;       /* bytes, from the interface */
 	uint64_t next_counter_write;
 	uint64_t counters_written[UROCE_ROW_COUNTERS]; /* values in the hw_counters files */
+	bool steer_unsupported;    /* the port cannot filter by QP number */
+	bool steer_block0;         /* the filter also takes block 0 (housekeeper) */
 	int debug;                 /* UROCE_DEBUG level */
 	bool first_port_event;
 };
@@ -164,7 +166,8 @@ void uroce_neigh_poll(struct uroce_context *ctx, uint64_t now);
 int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_ns);
 int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, struct ur_av *av);
 
-/* qpn.c: called with ctx->lock held */
+/* qpn.c: called with ctx->lock held (init: before the progress thread starts) */
+void uroce_qpn_init(struct uroce_context *ctx);
 int uroce_qpn_alloc(struct uroce_context *ctx, uint32_t *qpn);
 void uroce_qpn_free(struct uroce_context *ctx, uint32_t qpn);
 
@@ -198,6 +201,10 @@ struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int uroce_destroy_ah(struct ibv_ah *ah);
 void uroce_async_event_done(struct ibv_context *ctx, struct ibv_async_event *ev);
 
-void uroce_counters_write(struct uroce_context *ctx);
+/* counters_files.c: the housekeeper's periodic rewrite, or anyone's last one */
+void uroce_counters_write(struct uroce_context *ctx, bool final);
+
+/* steer.c: take the frames for our QP number blocks (ctx->lock held) */
+int uroce_steer_update(struct uroce_context *ctx);
 
 #endif
