@@ -145,8 +145,10 @@ bool uroce_is_ours(const struct ibv_context *ctx);
 /* progress.c */
 int uroce_progress_start(struct uroce_context *ctx);
 void uroce_progress_stop(struct uroce_context *ctx);
-/* Run the engine once from an application call if nobody else is. */
-void uroce_progress_kick(struct uroce_context *ctx);
+/* Run the engine once from an application call if nobody else is; frames moved. */
+unsigned uroce_progress_kick(struct uroce_context *ctx);
+/* An application poll found nothing (moved false): yield after a while of it. */
+void uroce_progress_idle(bool moved);
 uint64_t uroce_now_ns(void);
 extern const struct ur_host_ops uroce_host_ops;
 
