@@ -90,6 +90,29 @@ static uint32_t frame_room(unsigned eth_mtu)
 }
 
 /*
+ * af_packet's ring slot and mbuf: a RoCE frame at path MTU 4096 with the
+ * largest header stack (VLAN, IPv6, UDP, BTH, RETH, ImmDt, SR extension,
+ * ICRC) is under 4250 bytes, and the kernel writes a frame 66 bytes into its
+ * slot; 4608 holds 4542 (8 slots per 9 pages). A longer frame - never
+ * RoCE, and with steering on never delivered at all - is truncated into the
+ * slot by the kernel (tp_snaplen), and the PMD copies no more than that, so
+ * mbufs of the slot's size stay safe. Half the MTU 9000 slot: twice the
+ * frames in the same ring memory, which is what a receiver starved of CPU
+ * while several processes share two cores needs (see docs/multi-process.md).
+ */
+#define AFP_ROCE_FRAMESZ 4608u
+#define AFP_FRAMECNT 4096u
+
+static uint32_t port_room(const struct uroce_dp_config *cfg)
+{
+	uint32_t room = frame_room(cfg->eth_mtu);
+
+	if (!strcmp(cfg->port, "af_packet") && room > AFP_ROCE_FRAMESZ)
+		room = AFP_ROCE_FRAMESZ;
+	return room;
+}
+
+/*
  * memif's control socket. A server's socket left behind by a process that
  * died stops the next server from listening: remove it if nobody answers.
  * A client cannot start before its server listens: wait up to 10 s for the
@@ -128,11 +151,11 @@ static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, cha
 {
 	static unsigned seq;
 	const char *port = cfg->port;
-	uint32_t room = frame_room(cfg->eth_mtu);
+	uint32_t room = port_room(cfg);
 
 	if (!strcmp(port, "af_packet")) {
-		/* frames and blocks sized for the interface MTU: the PMD copies
-		 * whole frames into mbufs without checking their tailroom */
+		/* slots the size of our mbufs: the PMD copies a frame into an
+		 * mbuf without checking its tailroom (see port_room) */
 		uint32_t framesz = room, blocksz = framesz;
 
 		while (blocksz % 4096)
@@ -140,7 +163,7 @@ static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, cha
 		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_af_packet_ur%d_%u",
 			 (int)getpid(), seq++);
 		snprintf(args, len, "iface=%s,qpairs=1,blocksz=%u,framesz=%u,framecnt=%u",
-			 cfg->netdev, blocksz, framesz, 2048u);
+			 cfg->netdev, blocksz, framesz, AFP_FRAMECNT);
 	} else if (!strcmp(port, "af_xdp")) {
 		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_af_xdp_ur%d_%u",
 			 (int)getpid(), seq++);
@@ -186,7 +209,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		dp_log(dp, "DPDK EAL did not start: %s", strerror(-err));
 		goto err_free;
 	}
-	dp->data_room = frame_room(cfg->eth_mtu);
+	dp->data_room = port_room(cfg);
 	snprintf(pool_name, sizeof(pool_name), "ur%d_%u", (int)getpid(), pool_seq++);
 	dp->pool = rte_pktmbuf_pool_create(pool_name, POOL_MBUFS, 64, 0,
 					   (uint16_t)(dp->data_room + RTE_PKTMBUF_HEADROOM),
