@@ -187,13 +187,22 @@ const char *uroce_row_counter_name(unsigned i)
 	return i < DP_CTR_COUNT ? uroce_dp_counter_names[i] : NULL;
 }
 
+/* Remember pid as a user unless already counted. */
+static void add_user(int32_t *pids, int *n, int32_t pid)
+{
+	for (int k = 0; k < *n; k++)
+		if (pids[k] == pid)
+			return;
+	pids[(*n)++] = pid;
+}
+
 int uroce_shared_users(const char *devdir)
 {
 	char path[PATH_MAX];
 	struct uroce_block_info *info;
 	int32_t pids[UROCE_QPN_BLOCKS];
-	int fd, n = 0, err;
-	off_t at = 1;
+	off_t todo[UROCE_QPN_BLOCKS + 1][2]; /* ranges left: at most one more than locks found */
+	int fd, n = 0, ntodo = 0, err;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/lock", devdir) >= sizeof(path))
 		return -ENAMETOOLONG;
@@ -206,28 +215,30 @@ int uroce_shared_users(const char *devdir)
 		return err == -ENOENT ? 0 : err;
 	}
 	/*
-	 * Walk the held block locks: F_OFD_GETLK names the first lock in the
-	 * range that would conflict with ours (we hold none, so any), with
-	 * its extent (neighbouring bytes of one holder merge). OFD locks do
-	 * not name their holder, so the pid comes from the block's record.
+	 * Find the held block locks: F_OFD_GETLK names *a* lock in the range
+	 * that would conflict with ours (we hold none, so any), not the lowest
+	 * one, so each answer splits its range in two left to search. OFD
+	 * locks do not name their holder: the pid comes from the block's record.
 	 */
-	while (at < UROCE_QPN_BLOCKS) {
-		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = at,
-				   .l_len = UROCE_QPN_BLOCKS - at};
-		off_t end;
+	todo[ntodo][0] = 1;
+	todo[ntodo++][1] = UROCE_QPN_BLOCKS;
+	while (ntodo) {
+		off_t lo = todo[ntodo - 1][0], hi = todo[ntodo - 1][1], end;
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = lo,
+				   .l_len = hi - lo};
 
-		if (fcntl(fd, F_OFD_GETLK, &fl) || fl.l_type == F_UNLCK)
+		ntodo--;
+		if (lo >= hi || fcntl(fd, F_OFD_GETLK, &fl) || fl.l_type == F_UNLCK)
+			continue;
+		end = fl.l_len ? fl.l_start + fl.l_len : hi;
+		for (off_t b = fl.l_start < lo ? lo : fl.l_start; b < end && b < hi; b++)
+			add_user(pids, &n, info[b].pid);
+		if (ntodo + 2 > (int)(sizeof(todo) / sizeof(todo[0])))
 			break;
-		end = fl.l_len ? fl.l_start + fl.l_len : UROCE_QPN_BLOCKS;
-		for (off_t b = fl.l_start < at ? at : fl.l_start; b < end && b < UROCE_QPN_BLOCKS; b++) {
-			int k = 0;
-
-			while (k < n && pids[k] != info[b].pid)
-				k++;
-			if (k == n)
-				pids[n++] = info[b].pid;
-		}
-		at = end;
+		todo[ntodo][0] = lo;
+		todo[ntodo++][1] = fl.l_start;
+		todo[ntodo][0] = end;
+		todo[ntodo++][1] = hi;
 	}
 	munmap(info, INFO_BYTES);
 	close(fd);
