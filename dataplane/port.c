@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,13 +188,61 @@ static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, cha
 	return 0;
 }
 
+/*
+ * Mbuf pools outlive their port. DPDK zero-fills the memory it frees, and
+ * for a pool that is about a quarter of the CPU a program spends opening
+ * and closing a device - which counts when many short programs share a
+ * small machine. A closed port's pool waits here for the next open in this
+ * process (EAL's memory lives until exit anyway).
+ */
+#define SPARE_POOLS 4
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rte_mempool *spare[SPARE_POOLS];
+
+static struct rte_mempool *pool_get(uint32_t data_room)
+{
+	static unsigned pool_seq;
+	struct rte_mempool *p = NULL;
+	char name[64];
+
+	pthread_mutex_lock(&spare_lock);
+	for (unsigned i = 0; i < SPARE_POOLS && !p; i++) {
+		if (spare[i] && rte_pktmbuf_data_room_size(spare[i]) ==
+				       data_room + RTE_PKTMBUF_HEADROOM) {
+			p = spare[i];
+			spare[i] = NULL;
+		}
+	}
+	snprintf(name, sizeof(name), "ur%d_%u", (int)getpid(), pool_seq++);
+	pthread_mutex_unlock(&spare_lock);
+	if (!p)
+		p = rte_pktmbuf_pool_create(name, POOL_MBUFS, 64, 0,
+					    (uint16_t)(data_room + RTE_PKTMBUF_HEADROOM),
+					    SOCKET_ID_ANY);
+	return p;
+}
+
+static void pool_put(struct rte_mempool *p)
+{
+	pthread_mutex_lock(&spare_lock);
+	/* only a pool with every mbuf back: nothing may still point into it */
+	for (unsigned i = 0; i < SPARE_POOLS && p; i++) {
+		if (!spare[i] && rte_mempool_full(p)) {
+			spare[i] = p;
+			p = NULL;
+		}
+	}
+	pthread_mutex_unlock(&spare_lock);
+	if (p)
+		rte_mempool_free(p);
+}
+
 int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 {
 	unsigned char before[MAX_FDS];
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
-	char args[512], pool_name[64];
-	static unsigned pool_seq;
+	char args[512];
 	bool pci = !strncmp(cfg->port, "pci:", 4);
 	struct uroce_dp *dp;
 	int err;
@@ -210,10 +259,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		goto err_free;
 	}
 	dp->data_room = port_room(cfg);
-	snprintf(pool_name, sizeof(pool_name), "ur%d_%u", (int)getpid(), pool_seq++);
-	dp->pool = rte_pktmbuf_pool_create(pool_name, POOL_MBUFS, 64, 0,
-					   (uint16_t)(dp->data_room + RTE_PKTMBUF_HEADROOM),
-					   SOCKET_ID_ANY);
+	dp->pool = pool_get(dp->data_room);
 	if (!dp->pool) {
 		err = -ENOMEM;
 		goto err_free;
@@ -291,7 +337,7 @@ err_port:
 	if (dp->vdev_name[0])
 		rte_vdev_uninit(dp->vdev_name);
 err_pool:
-	rte_mempool_free(dp->pool);
+	pool_put(dp->pool);
 err_free:
 	free(dp);
 	return err;
@@ -315,7 +361,7 @@ void uroce_dp_close(struct uroce_dp *dp)
 		rte_vdev_uninit(dp->vdev_name);
 	else if (dp->pci_name[0] && info.device)
 		rte_dev_remove(info.device);
-	rte_mempool_free(dp->pool);
+	pool_put(dp->pool);
 	free(dp);
 }
 
