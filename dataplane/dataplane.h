@@ -62,6 +62,13 @@ int uroce_dp_neigh_lookup(struct uroce_dp *dp, const uint8_t gid[16], uint8_t ma
  * frames dropped on a full receive ring (dp_rx_ring_drops). */
 void uroce_dp_housekeeping(struct uroce_dp *dp);
 
+/*
+ * Take only received frames whose destination QP >> shift is in blocks[n]
+ * (and ARP/ND): other processes own the rest (steer_bpf.c). May be called
+ * again with more blocks. -EOPNOTSUPP on ports without a filterable socket.
+ */
+int uroce_dp_steer(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsigned shift);
+
 /* An fd that becomes readable when frames may be waiting, or -1 if none. */
 int uroce_dp_wait_fd(struct uroce_dp *dp);
 

@@ -40,6 +40,7 @@ struct uroce_dp {
 	uint16_t port_id;
 	struct rte_mempool *pool;
 	int wait_fd;            /* the PMD's packet socket, to sleep on */
+	bool steered;           /* a steering filter is on wait_fd (steer.c) */
 	uint32_t data_room;
 
 	struct rte_mbuf *tx[DP_BURST];

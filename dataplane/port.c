@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +92,29 @@ static uint32_t frame_room(unsigned eth_mtu)
 }
 
 /*
+ * af_packet's ring slot and mbuf: a RoCE frame at path MTU 4096 with the
+ * largest header stack (VLAN, IPv6, UDP, BTH, RETH, ImmDt, SR extension,
+ * ICRC) is under 4250 bytes, and the kernel writes a frame 66 bytes into its
+ * slot; 4608 holds 4542 (8 slots per 9 pages). A longer frame - never
+ * RoCE, and with steering on never delivered at all - is truncated into the
+ * slot by the kernel (tp_snaplen), and the PMD copies no more than that, so
+ * mbufs of the slot's size stay safe. Half the MTU 9000 slot: twice the
+ * frames in the same ring memory, which is what a receiver starved of CPU
+ * while several processes share two cores needs (see docs/multi-process.md).
+ */
+#define AFP_ROCE_FRAMESZ 4608u
+#define AFP_FRAMECNT 4096u
+
+static uint32_t port_room(const struct uroce_dp_config *cfg)
+{
+	uint32_t room = frame_room(cfg->eth_mtu);
+
+	if (!strcmp(cfg->port, "af_packet") && room > AFP_ROCE_FRAMESZ)
+		room = AFP_ROCE_FRAMESZ;
+	return room;
+}
+
+/*
  * memif's control socket. A server's socket left behind by a process that
  * died stops the next server from listening: remove it if nobody answers.
  * A client cannot start before its server listens: wait up to 10 s for the
@@ -153,11 +178,11 @@ static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, cha
 {
 	static unsigned seq;
 	const char *port = cfg->port;
-	uint32_t room = frame_room(cfg->eth_mtu);
+	uint32_t room = port_room(cfg);
 
 	if (!strcmp(port, "af_packet")) {
-		/* frames and blocks sized for the interface MTU: the PMD copies
-		 * whole frames into mbufs without checking their tailroom */
+		/* slots the size of our mbufs: the PMD copies a frame into an
+		 * mbuf without checking its tailroom (see port_room) */
 		uint32_t framesz = room, blocksz = framesz;
 
 		while (blocksz % 4096)
@@ -165,7 +190,7 @@ static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, cha
 		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_af_packet_ur%d_%u",
 			 (int)getpid(), seq++);
 		snprintf(args, len, "iface=%s,qpairs=1,blocksz=%u,framesz=%u,framecnt=%u",
-			 cfg->netdev, blocksz, framesz, 2048u);
+			 cfg->netdev, blocksz, framesz, AFP_FRAMECNT);
 	} else if (!strcmp(port, "af_xdp")) {
 		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_af_xdp_ur%d_%u",
 			 (int)getpid(), seq++);
@@ -189,13 +214,61 @@ static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, cha
 	return 0;
 }
 
+/*
+ * Mbuf pools outlive their port. DPDK zero-fills the memory it frees, and
+ * for a pool that is about a quarter of the CPU a program spends opening
+ * and closing a device - which counts when many short programs share a
+ * small machine. A closed port's pool waits here for the next open in this
+ * process (EAL's memory lives until exit anyway).
+ */
+#define SPARE_POOLS 4
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rte_mempool *spare[SPARE_POOLS];
+
+static struct rte_mempool *pool_get(uint32_t data_room)
+{
+	static unsigned pool_seq;
+	struct rte_mempool *p = NULL;
+	char name[64];
+
+	pthread_mutex_lock(&spare_lock);
+	for (unsigned i = 0; i < SPARE_POOLS && !p; i++) {
+		if (spare[i] && rte_pktmbuf_data_room_size(spare[i]) ==
+				       data_room + RTE_PKTMBUF_HEADROOM) {
+			p = spare[i];
+			spare[i] = NULL;
+		}
+	}
+	snprintf(name, sizeof(name), "ur%d_%u", (int)getpid(), pool_seq++);
+	pthread_mutex_unlock(&spare_lock);
+	if (!p)
+		p = rte_pktmbuf_pool_create(name, POOL_MBUFS, 64, 0,
+					    (uint16_t)(data_room + RTE_PKTMBUF_HEADROOM),
+					    SOCKET_ID_ANY);
+	return p;
+}
+
+static void pool_put(struct rte_mempool *p)
+{
+	pthread_mutex_lock(&spare_lock);
+	/* only a pool with every mbuf back: nothing may still point into it */
+	for (unsigned i = 0; i < SPARE_POOLS && p; i++) {
+		if (!spare[i] && rte_mempool_full(p)) {
+			spare[i] = p;
+			p = NULL;
+		}
+	}
+	pthread_mutex_unlock(&spare_lock);
+	if (p)
+		rte_mempool_free(p);
+}
+
 int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 {
 	unsigned char before[MAX_FDS];
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
-	char args[512], pool_name[64];
-	static unsigned pool_seq;
+	char args[512];
 	bool pci = !strncmp(cfg->port, "pci:", 4);
 	struct uroce_dp *dp;
 	int err;
@@ -211,11 +284,8 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		dp_log(dp, "DPDK EAL did not start: %s", strerror(-err));
 		goto err_free;
 	}
-	dp->data_room = frame_room(cfg->eth_mtu);
-	snprintf(pool_name, sizeof(pool_name), "ur%d_%u", (int)getpid(), pool_seq++);
-	dp->pool = rte_pktmbuf_pool_create(pool_name, POOL_MBUFS, 64, 0,
-					   (uint16_t)(dp->data_room + RTE_PKTMBUF_HEADROOM),
-					   SOCKET_ID_ANY);
+	dp->data_room = port_room(cfg);
+	dp->pool = pool_get(dp->data_room);
 	if (!dp->pool) {
 		err = -ENOMEM;
 		goto err_free;
@@ -243,6 +313,10 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 	if (!strcmp(cfg->port, "af_packet")) {
 		/* (the PMD's socket bypasses the qdisc: it never sees its own frames) */
 		dp->wait_fd = find_new_socket(before, AF_PACKET);
+		/* a program the application execs must not inherit a socket
+		 * that keeps receiving copies of our frames */
+		if (dp->wait_fd >= 0)
+			fcntl(dp->wait_fd, F_SETFD, FD_CLOEXEC);
 	} else if (!strcmp(cfg->port, "af_xdp")) {
 		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
 	}
@@ -289,7 +363,7 @@ err_port:
 	if (dp->vdev_name[0])
 		rte_vdev_uninit(dp->vdev_name);
 err_pool:
-	rte_mempool_free(dp->pool);
+	pool_put(dp->pool);
 err_free:
 	free(dp);
 	return err;
@@ -321,7 +395,7 @@ void uroce_dp_close(struct uroce_dp *dp)
 	else if (dp->pci_name[0] && info.device)
 		rte_dev_remove(info.device);
 	rte_log_set_global_level(level);
-	rte_mempool_free(dp->pool);
+	pool_put(dp->pool);
 	free(dp);
 }
 

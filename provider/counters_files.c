@@ -3,8 +3,12 @@
  * hw_counters files: what monitoring scripts read on RoCE NICs
  * (ports/1/hw_counters/<name>), holding the device-wide totals of every
  * process that used the device. One process at a time (elected by a lock)
- * rewrites the ones that changed, every half second and at exit, in place
- * and outside the progress lock: file I/O never holds up the engine.
+ * rewrites the ones that changed every half second; every process rewrites
+ * them once more as it closes the device, so the last one out leaves the
+ * final totals even when the elected one left at the same moment. Rewrites
+ * take a file lock and read the totals inside it, so the files only grow.
+ * All of it in place and outside the progress lock: file I/O never holds
+ * up the engine.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -15,13 +19,11 @@
 
 #include "uroce.h"
 
-void uroce_counters_write(struct uroce_context *ctx)
+static void rewrite(struct uroce_context *ctx)
 {
 	uint64_t totals[UROCE_ROW_COUNTERS];
 	char sys[PATH_MAX], path[PATH_MAX + 64], num[24];
 
-	if (!uroce_shared_try_writer(&ctx->shared))
-		return;
 	if (uroce_shared_totals(ctx->devdir, totals) || uroce_sysfs_dir(sys, sizeof(sys)))
 		return;
 	for (unsigned i = 0; uroce_row_counter_name(i); i++) {
@@ -45,4 +47,14 @@ void uroce_counters_write(struct uroce_context *ctx)
 		}
 		close(fd);
 	}
+}
+
+void uroce_counters_write(struct uroce_context *ctx, bool final)
+{
+	if (!final && !uroce_shared_try_writer(&ctx->shared))
+		return;
+	if (uroce_shared_files_lock(&ctx->shared))
+		return;
+	rewrite(ctx);
+	uroce_shared_files_unlock(&ctx->shared);
 }

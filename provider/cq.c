@@ -103,16 +103,21 @@ static int poll_ring(struct uroce_cq *ucq, int n, struct ibv_wc *wc)
 int uroce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct uroce_cq *ucq = to_ucq(cq);
+	unsigned moved;
 	int got;
 
 	if (n <= 0)
 		return n < 0 ? -1 : 0;
 	got = poll_ring(ucq, n, wc);
-	if (got)
+	if (got) {
+		uroce_progress_idle(true);
 		return got;
+	}
 	/* nothing yet: move the engine along ourselves, then look again */
-	uroce_progress_kick(to_uctx(cq->context));
-	return poll_ring(ucq, n, wc);
+	moved = uroce_progress_kick(to_uctx(cq->context));
+	got = poll_ring(ucq, n, wc);
+	uroce_progress_idle(moved || got);
+	return got;
 }
 
 int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only)

@@ -219,12 +219,18 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 			    &ctx->engine);
 	if (err)
 		goto err_shared;
+	uroce_qpn_init(ctx);
 	err = open_dataplane(ctx);
 	if (err) {
 		uroce_log(ctx, 0, "cannot start the dataplane on %s (port %s): %s",
 			  ctx->conf.netdev, ctx->conf.port, strerror(-err));
 		goto err_engine;
 	}
+	/* from here on the port takes only frames for our QP numbers */
+	uroce_shared_try_writer(&ctx->shared);
+	err = uroce_steer_update(ctx);
+	if (err)
+		goto err_dp;
 	/* async events: ibv_get_async_event reads whole 16-byte records from async_fd */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		goto err_dp;

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #define APP_DRIVING_NS 0ull     /* if set: an application pass this recent means it is driving */
 #define MAX_SLEEP_NS 100000000ull
 #define COUNTER_FILE_NS 500000000ull
+#define YIELD_AFTER_NS 20000ull /* an application spinning this long with nothing moved yields */
 
 
 uint64_t uroce_now_ns(void)
@@ -156,18 +158,60 @@ static void maybe_wake(struct uroce_context *ctx, uint64_t deadline)
 		uroce_log(ctx, 2, "wake write: %s", strerror(errno));
 }
 
-void uroce_progress_kick(struct uroce_context *ctx)
+unsigned uroce_progress_kick(struct uroce_context *ctx)
 {
 	uint64_t now, deadline;
+	unsigned moved;
 
 	if (pthread_mutex_trylock(&ctx->lock))
-		return; /* the holder will see our doorbell before it lets go */
+		return 0; /* the holder will see our doorbell before it lets go */
 	now = uroce_now_ns();
-	run_pass(ctx, now);
+	moved = run_pass(ctx, now);
 	deadline = ur_dev_next_deadline(ctx->engine);
 	pthread_mutex_unlock(&ctx->lock);
 	atomic_store_explicit(&ctx->app_progress_ns, now, memory_order_relaxed);
 	maybe_wake(ctx, deadline);
+	return moved;
+}
+
+static uint64_t yield_after_ns(void)
+{
+	static uint64_t v = UINT64_MAX;
+
+	if (v == UINT64_MAX) {
+		const char *e = getenv("UROCE_YIELD_NS");
+
+		v = e ? strtoull(e, NULL, 0) : YIELD_AFTER_NS;
+	}
+	return v;
+}
+
+/*
+ * An application spinning on an empty CQ (perftest, MPI) is this process's
+ * progress engine, but while nothing moves it only burns CPU that other
+ * processes need: with more busy threads than cores (many programs on one
+ * device, a small machine) the spinner starves the very receivers it waits
+ * for, their rings overflow and go-back-N retransmits whole windows. After
+ * a spell with nothing moved, give the core to whoever else is runnable.
+ * sched_yield() returns at once when nobody is, so an idle machine pays
+ * one system call per spell.
+ */
+void uroce_progress_idle(bool moved)
+{
+	static __thread uint64_t idle_since;
+	uint64_t now, after = yield_after_ns();
+
+	if (moved || !after) {
+		idle_since = 0;
+		return;
+	}
+	now = uroce_now_ns();
+	if (!idle_since) {
+		idle_since = now;
+	} else if (now - idle_since >= after) {
+		sched_yield();
+		idle_since = 0;
+	}
 }
 
 static void sleep_ns(uint64_t ns)
@@ -241,7 +285,13 @@ static void *progress_thread(void *arg)
 		/* file I/O outside the lock: the engine never waits for the disk */
 		if (now >= ctx->next_counter_write) {
 			ctx->next_counter_write = now + COUNTER_FILE_NS;
-			uroce_counters_write(ctx);
+			uroce_counters_write(ctx, false);
+			/* newly elected housekeeper: it also takes block 0 */
+			if (ctx->shared.writer && !ctx->steer_block0 && !ctx->steer_unsupported) {
+				pthread_mutex_lock(&ctx->lock);
+				uroce_steer_update(ctx);
+				pthread_mutex_unlock(&ctx->lock);
+			}
 		}
 		if (moved || pending) {
 			busy_until = now + spin_ns;
@@ -276,5 +326,6 @@ void uroce_progress_stop(struct uroce_context *ctx)
 	if (write(ctx->wake_fd, &one, sizeof(one)) < 0)
 		uroce_log(ctx, 2, "wake write: %s", strerror(errno));
 	pthread_join(ctx->thread, NULL);
-	uroce_counters_write(ctx);
+	uroce_dp_housekeeping(ctx->dp);
+	uroce_counters_write(ctx, true);
 }

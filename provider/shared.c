@@ -17,12 +17,16 @@
 static_assert(DP_CTR_COUNT <= UROCE_DP_COUNTERS, "room for the dataplane counters");
 
 #define ROWS_BYTES ((size_t)UROCE_QPN_BLOCKS * UROCE_ROW_COUNTERS * sizeof(uint64_t))
-#define WRITER_BYTE 0 /* byte 0 elects the hw_counters writer; byte b owns block b */
+#define INFO_BYTES ((size_t)UROCE_QPN_BLOCKS * sizeof(struct uroce_block_info))
+/* Lock file bytes: 0 elects the hw_counters writer; byte b owns block b;
+ * one past the blocks serialises rewrites of the hw_counters files. */
+#define WRITER_BYTE 0
+#define FILES_BYTE UROCE_QPN_BLOCKS
 
-static int lock_byte(int fd, unsigned off)
+static int lock_byte(int fd, unsigned off, int cmd, short type)
 {
 	struct flock fl = {
-		.l_type = F_WRLCK,
+		.l_type = type,
 		.l_whence = SEEK_SET,
 		.l_start = off,
 		.l_len = 1,
@@ -30,31 +34,36 @@ static int lock_byte(int fd, unsigned off)
 
 	/* OFD locks belong to the open file description, not the process:
 	 * two contexts in one process claim distinct blocks too */
-	return fcntl(fd, F_OFD_SETLK, &fl) ? -errno : 0;
+	return fcntl(fd, cmd, &fl) ? -errno : 0;
 }
 
-static int map_rows(const char *devdir, int flags, uint64_t **rows)
+static int map_file(const char *devdir, const char *name, size_t bytes, int flags, void **out)
 {
 	char path[PATH_MAX];
 	int fd;
 	void *p;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/counters", devdir) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", devdir, name) >= sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, flags | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	if ((flags & O_CREAT) && ftruncate(fd, ROWS_BYTES)) {
+	if ((flags & O_CREAT) && ftruncate(fd, (off_t)bytes)) {
 		close(fd);
 		return -errno;
 	}
-	p = mmap(NULL, ROWS_BYTES, (flags & O_RDWR) ? PROT_READ | PROT_WRITE : PROT_READ,
-		 MAP_SHARED, fd, 0);
+	p = mmap(NULL, bytes, (flags & O_RDWR) ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
+		 fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return -errno;
-	*rows = p;
+	*out = p;
 	return 0;
+}
+
+static int map_rows(const char *devdir, int flags, uint64_t **rows)
+{
+	return map_file(devdir, "counters", ROWS_BYTES, flags, (void **)rows);
 }
 
 int uroce_shared_open(const char *devdir, struct uroce_shared *sh)
@@ -69,18 +78,26 @@ int uroce_shared_open(const char *devdir, struct uroce_shared *sh)
 	if (sh->lock_fd < 0)
 		return -errno;
 	err = map_rows(devdir, O_RDWR | O_CREAT, &sh->rows);
-	if (!err) {
-		err = uroce_shared_claim_block(sh);
-		if (err >= 0)
-			return 0;
-		munmap(sh->rows, ROWS_BYTES);
-	}
+	if (err)
+		goto err_lock;
+	err = map_file(devdir, "blocks", INFO_BYTES, O_RDWR | O_CREAT, (void **)&sh->info);
+	if (err)
+		goto err_rows;
+	err = uroce_shared_claim_block(sh);
+	if (err >= 0)
+		return 0;
+	munmap(sh->info, INFO_BYTES);
+err_rows:
+	munmap(sh->rows, ROWS_BYTES);
+err_lock:
 	close(sh->lock_fd);
 	return err;
 }
 
 void uroce_shared_close(struct uroce_shared *sh)
 {
+	if (sh->info)
+		munmap(sh->info, INFO_BYTES);
 	if (sh->rows)
 		munmap(sh->rows, ROWS_BYTES);
 	if (sh->lock_fd >= 0)
@@ -99,12 +116,24 @@ int uroce_shared_claim_block(struct uroce_shared *sh)
 	for (unsigned i = 0; i < UROCE_QPN_BLOCKS - 1; i++) {
 		unsigned b = 1 + (start - 1 + i) % (UROCE_QPN_BLOCKS - 1);
 
-		if (!lock_byte(sh->lock_fd, b)) {
+		if (!lock_byte(sh->lock_fd, b, F_OFD_SETLK, F_WRLCK)) {
 			sh->blocks[sh->nblocks++] = b;
+			sh->info[b].pid = (int32_t)getpid();
 			return (int)b;
 		}
 	}
 	return -ENOSPC;
+}
+
+uint32_t uroce_shared_next_index(const struct uroce_shared *sh, unsigned k)
+{
+	return sh->info[sh->blocks[k]].next % (1u << UROCE_QPN_BLOCK_BITS);
+}
+
+void uroce_shared_index_used(struct uroce_shared *sh, unsigned k, uint32_t index)
+{
+	/* only the block's owner writes here, and it holds the progress lock */
+	sh->info[sh->blocks[k]].next = (index + 1) % (1u << UROCE_QPN_BLOCK_BITS);
 }
 
 uint64_t *uroce_shared_row(struct uroce_shared *sh)
@@ -115,8 +144,24 @@ uint64_t *uroce_shared_row(struct uroce_shared *sh)
 bool uroce_shared_try_writer(struct uroce_shared *sh)
 {
 	if (!sh->writer)
-		sh->writer = lock_byte(sh->lock_fd, WRITER_BYTE) == 0;
+		sh->writer = lock_byte(sh->lock_fd, WRITER_BYTE, F_OFD_SETLK, F_WRLCK) == 0;
 	return sh->writer;
+}
+
+int uroce_shared_files_lock(struct uroce_shared *sh)
+{
+	int err;
+
+	/* held only for one rewrite, so the wait is short */
+	do
+		err = lock_byte(sh->lock_fd, FILES_BYTE, F_OFD_SETLKW, F_WRLCK);
+	while (err == -EINTR);
+	return err;
+}
+
+void uroce_shared_files_unlock(struct uroce_shared *sh)
+{
+	lock_byte(sh->lock_fd, FILES_BYTE, F_OFD_SETLK, F_UNLCK);
 }
 
 int uroce_shared_totals(const char *devdir, uint64_t *out)
@@ -142,26 +187,60 @@ const char *uroce_row_counter_name(unsigned i)
 	return i < DP_CTR_COUNT ? uroce_dp_counter_names[i] : NULL;
 }
 
+/* Remember pid as a user unless already counted. */
+static void add_user(int32_t *pids, int *n, int32_t pid)
+{
+	for (int k = 0; k < *n; k++)
+		if (pids[k] == pid)
+			return;
+	pids[(*n)++] = pid;
+}
+
 int uroce_shared_users(const char *devdir)
 {
 	char path[PATH_MAX];
-	int fd, n = 0;
-	pid_t last = 0;
+	struct uroce_block_info *info;
+	int32_t pids[UROCE_QPN_BLOCKS];
+	off_t todo[UROCE_QPN_BLOCKS + 1][2]; /* ranges left: at most one more than locks found */
+	int fd, n = 0, ntodo = 0, err;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/lock", devdir) >= sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	/* count distinct lock holders; a process usually holds one block */
-	for (unsigned b = 1; b < UROCE_QPN_BLOCKS; b++) {
-		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = b, .l_len = 1};
-
-		if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK && fl.l_pid != last) {
-			n++;
-			last = fl.l_pid;
-		}
+	err = map_file(devdir, "blocks", INFO_BYTES, O_RDONLY, (void **)&info);
+	if (err) {
+		close(fd);
+		return err == -ENOENT ? 0 : err;
 	}
+	/*
+	 * Find the held block locks: F_OFD_GETLK names *a* lock in the range
+	 * that would conflict with ours (we hold none, so any), not the lowest
+	 * one, so each answer splits its range in two left to search. OFD
+	 * locks do not name their holder: the pid comes from the block's record.
+	 */
+	todo[ntodo][0] = 1;
+	todo[ntodo++][1] = UROCE_QPN_BLOCKS;
+	while (ntodo) {
+		off_t lo = todo[ntodo - 1][0], hi = todo[ntodo - 1][1], end;
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = lo,
+				   .l_len = hi - lo};
+
+		ntodo--;
+		if (lo >= hi || fcntl(fd, F_OFD_GETLK, &fl) || fl.l_type == F_UNLCK)
+			continue;
+		end = fl.l_len ? fl.l_start + fl.l_len : hi;
+		for (off_t b = fl.l_start < lo ? lo : fl.l_start; b < end && b < hi; b++)
+			add_user(pids, &n, info[b].pid);
+		if (ntodo + 2 > (int)(sizeof(todo) / sizeof(todo[0])))
+			break;
+		todo[ntodo][0] = lo;
+		todo[ntodo++][1] = fl.l_start;
+		todo[ntodo][0] = end;
+		todo[ntodo++][1] = hi;
+	}
+	munmap(info, INFO_BYTES);
 	close(fd);
 	return n;
 }

@@ -6,7 +6,11 @@
  * lock file; the kernel drops the lock when the process exits or crashes,
  * so its numbers come back by themselves. Each block also owns a row of
  * counters in a shared file; rows are never reset, so the device's totals
- * are the sums of the rows, across every process that ever used it.
+ * are the sums of the rows, across every process that ever used it, the
+ * ones that exited or crashed included. A third file keeps, per block, the
+ * next QP number to hand out and the owner's pid: a process that takes a
+ * block over continues the numbering, so it does not reissue the numbers a
+ * crashed owner's peers are still retrying to (see docs/multi-process.md).
  */
 #ifndef UROCE_SHARED_H
 #define UROCE_SHARED_H
@@ -22,9 +26,16 @@
 #define UROCE_DP_COUNTERS 32  /* room for the dataplane's own counters per row */
 #define UROCE_ROW_COUNTERS (UR_CTR_COUNT + UROCE_DP_COUNTERS)
 
+/* One per block, in the device's `blocks` file; written only by the block's owner. */
+struct uroce_block_info {
+	uint32_t next;  /* index in the block of the next QP number to hand out */
+	int32_t pid;    /* last process to claim the block */
+};
+
 struct uroce_shared {
 	int lock_fd;
 	uint64_t *rows; /* [UROCE_QPN_BLOCKS][UROCE_ROW_COUNTERS], mapped shared */
+	struct uroce_block_info *info; /* [UROCE_QPN_BLOCKS], mapped shared */
 	unsigned nblocks;
 	unsigned blocks[UROCE_MAX_OWN_BLOCKS];
 	bool writer;    /* this process rewrites the hw_counters files */
@@ -36,6 +47,10 @@ void uroce_shared_close(struct uroce_shared *sh);
 
 /* Claim one more block of QP numbers; returns its index or -errno. */
 int uroce_shared_claim_block(struct uroce_shared *sh);
+
+/* Where numbering continues in our k-th block, and the index just handed out there. */
+uint32_t uroce_shared_next_index(const struct uroce_shared *sh, unsigned k);
+void uroce_shared_index_used(struct uroce_shared *sh, unsigned k, uint32_t index);
 
 /* This process's counter row (of its first block). */
 uint64_t *uroce_shared_row(struct uroce_shared *sh);
@@ -51,5 +66,9 @@ int uroce_shared_users(const char *devdir);
 
 /* Try to become the process that writes the hw_counters files. */
 bool uroce_shared_try_writer(struct uroce_shared *sh);
+
+/* Serialise rewrites of the hw_counters files (held for one rewrite). */
+int uroce_shared_files_lock(struct uroce_shared *sh);
+void uroce_shared_files_unlock(struct uroce_shared *sh);
 
 #endif

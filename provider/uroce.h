@@ -67,6 +67,8 @@ struct uroce_context {
 	unsigned active_mtu;       /* bytes, from the interface */
 	uint64_t next_counter_write;
 	uint64_t counters_written[UROCE_ROW_COUNTERS]; /* values in the hw_counters files */
+	bool steer_unsupported;    /* the port cannot filter by QP number */
+	bool steer_block0;         /* the filter also takes block 0 (housekeeper) */
 	int debug;                 /* UROCE_DEBUG level */
 	uint32_t limit[UROCE_OBJ_COUNT];    /* what query_device advertises */
 	atomic_uint nobj[UROCE_OBJ_COUNT];  /* how many exist */
@@ -169,8 +171,10 @@ void uroce_obj_put(struct uroce_context *ctx, enum uroce_obj o);
 /* progress.c */
 int uroce_progress_start(struct uroce_context *ctx);
 void uroce_progress_stop(struct uroce_context *ctx);
-/* Run the engine once from an application call if nobody else is. */
-void uroce_progress_kick(struct uroce_context *ctx);
+/* Run the engine once from an application call if nobody else is; frames moved. */
+unsigned uroce_progress_kick(struct uroce_context *ctx);
+/* An application poll found nothing (moved false): yield after a while of it. */
+void uroce_progress_idle(bool moved);
 uint64_t uroce_now_ns(void);
 extern const struct ur_host_ops uroce_host_ops;
 
@@ -191,7 +195,8 @@ void uroce_neigh_poll(struct uroce_context *ctx, uint64_t now);
 int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_ns);
 int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, struct ur_av *av);
 
-/* qpn.c: called with ctx->lock held */
+/* qpn.c: called with ctx->lock held (init: before the progress thread starts) */
+void uroce_qpn_init(struct uroce_context *ctx);
 int uroce_qpn_alloc(struct uroce_context *ctx, uint32_t *qpn);
 void uroce_qpn_free(struct uroce_context *ctx, uint32_t qpn);
 
@@ -229,6 +234,10 @@ struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int uroce_destroy_ah(struct ibv_ah *ah);
 void uroce_async_event_done(struct ibv_context *ctx, struct ibv_async_event *ev);
 
-void uroce_counters_write(struct uroce_context *ctx);
+/* counters_files.c: the housekeeper's periodic rewrite, or anyone's last one */
+void uroce_counters_write(struct uroce_context *ctx, bool final);
+
+/* steer.c: take the frames for our QP number blocks (ctx->lock held) */
+int uroce_steer_update(struct uroce_context *ctx);
 
 #endif

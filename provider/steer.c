@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Steering, the provider's side: tell the port which received frames are
+ * this process's, whenever that changes. They are the frames for the QP
+ * number blocks this process holds (shared.h), so each packet reaches the
+ * one process that owns its destination QP (dataplane/steer_bpf.c), and
+ * nobody else parses, answers or NAKs it. The device's housekeeper (the
+ * process elected to write the hw_counters files) also takes block 0: QP
+ * numbers 0 and 1 (SMI and GSI, IBTA 3.5.1) belong to no block anyone can
+ * claim, and this way such packets are still seen and counted, once.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uroce.h"
+
+/* Called before the progress thread starts, or with ctx->lock held. */
+int uroce_steer_update(struct uroce_context *ctx)
+{
+	uint32_t blocks[UROCE_MAX_OWN_BLOCKS + 1];
+	unsigned n = 0;
+	const char *off = getenv("UROCE_NO_STEER"); /* to measure what steering saves */
+	int err;
+
+	if (ctx->steer_unsupported || (off && *off && strcmp(off, "0")))
+		return 0;
+	if (ctx->shared.writer)
+		blocks[n++] = 0;
+	for (unsigned k = 0; k < ctx->shared.nblocks; k++)
+		blocks[n++] = ctx->shared.blocks[k];
+	err = uroce_dp_steer(ctx->dp, blocks, n, UROCE_QPN_BLOCK_BITS);
+	if (err == -EOPNOTSUPP) {
+		/* memif is point to point; tap, AF_XDP and NICs: see docs/multi-process.md */
+		ctx->steer_unsupported = true;
+		uroce_log(ctx, 1, "port %s: no receive steering; one process per device",
+			  ctx->conf.port);
+		return 0;
+	}
+	if (err) {
+		uroce_log(ctx, 0, "cannot steer received frames to this process: %s", strerror(-err));
+		return err;
+	}
+	ctx->steer_block0 = ctx->shared.writer;
+	uroce_log(ctx, 2, "steering: %u QPN block(s)%s", ctx->shared.nblocks,
+		  ctx->steer_block0 ? " and block 0" : "");
+	return 0;
+}
