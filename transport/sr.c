@@ -510,8 +510,26 @@ static void complete(struct ur_qp *qp, const struct ur_sr_done *d)
 	}
 }
 
+/* Whether this packet of a message uses the message's receive WQE. */
+static bool uses_rwqe(const struct ur_sr_done *d)
+{
+	return d->kind == UR_KIND_SEND || (ur_opcode_get(d->opcode)->hdrs & UR_HDR_IMMDT);
+}
+
+/*
+ * Messages complete in PSN order and each takes the next receive WQE, so a
+ * packet `ahead` PSNs past the expected one names a WQE at most `ahead`
+ * past the next to complete, and the packet at the expected PSN names that
+ * one exactly. A peer that numbers otherwise would have two messages share
+ * a WQE: refuse it before anything is placed.
+ */
+static bool rseq_fits(const struct ur_qp *qp, const struct ur_sr_done *d, uint32_t ahead)
+{
+	return d->rseq - qp->resp.rq_done <= ahead;
+}
+
 /* Place one SR packet where it belongs; 0 when placed, -1 when it was refused. */
-static int place(struct ur_qp *qp, const struct ur_pkt *pkt, struct ur_sr_done *d)
+static int place(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t ahead, struct ur_sr_done *d)
 {
 	const struct ur_sreth *ext = (const struct ur_sreth *)pkt->sr_ext;
 	const struct ur_opcode_info *op = pkt->op;
@@ -529,6 +547,12 @@ static int place(struct ur_qp *qp, const struct ur_pkt *pkt, struct ur_sr_done *
 	d->se = ur_bth_se(pkt->bth);
 	if (op->hdrs & UR_HDR_IMMDT)
 		d->imm = ur_immdt_raw((const struct ur_immdt *)((const uint8_t *)pkt->bth + op->off_immdt));
+	if (uses_rwqe(d) && !rseq_fits(qp, d, ahead)) {
+		ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
+		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ,
+				      "SR receive sequence number does not fit the PSN");
+		return -1;
+	}
 	if (op->hdrs & UR_HDR_IETH) {
 		/* nothing here can be invalidated by a peer: see do_send() (10.6.7.2) */
 		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
@@ -590,10 +614,22 @@ void ur_sr_advance(struct ur_qp *qp)
 	while (sr->nearly) {
 		uint8_t *f = &sr->rx[rs->epsn & sr->mask];
 
+		const struct ur_sr_done *d = &sr->done[rs->epsn & sr->mask];
+
 		if (!(*f & UR_SR_GOT))
 			break;
+		if (uses_rwqe(d) && !rseq_fits(qp, d, 0)) {
+			/* placed early into a WQE another message completes: fail the QP,
+			 * so the WQEs taken ahead are flushed, none reported done */
+			ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
+			ur_qp_log_error(qp, "responder: SR receive sequence number %u at PSN %#x, expected %u",
+					d->rseq, rs->epsn, rs->rq_done);
+			rs->error = true;
+			ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_INVALID_REQ, rs->epsn);
+			return;
+		}
 		if (*f & UR_SR_LAST)
-			complete(qp, &sr->done[rs->epsn & sr->mask]);
+			complete(qp, d);
 		*f = 0;
 		sr->nearly--;
 		rs->epsn = ur_psn_add(rs->epsn, 1);
@@ -634,7 +670,7 @@ void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "opcode out of sequence");
 		return;
 	}
-	if (place(qp, pkt, &done))
+	if (place(qp, pkt, (uint32_t)d, &done))
 		return;
 	if (d == 0) {
 		rs->nak_sent = false;
