@@ -646,6 +646,80 @@ START_TEST(test_atomic_replay_after_lost_ack)
 }
 END_TEST
 
+/*
+ * A soak in miniature: every request kind interleaved on one QP, 16
+ * outstanding, with loss and reordering both ways. Atomics and READs among WRITEs and
+ * SENDs exercise the implied NAKs and the responder's replay cache
+ * together; every WQE must complete successfully and the counter the
+ * FetchAdds hit must hold exactly their sum.
+ */
+START_TEST(test_mixed_requests_under_loss)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct sim_impair lossy = {.loss = 0.01, .reorder = 0.01, .reorder_depth = 4};
+	struct ur_cqe c[16];
+	struct fx f;
+	uint64_t rng = 0x9e3779b97f4a7c15ull + (uint64_t)_i, counter = 0, adds = 0;
+	const unsigned total = 20000, depth = 16;
+	unsigned posted = 0, done = 0, recvs = 0;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.timeout = 8;
+	qp.rnr_retry = 7;
+	fx_init(&f, 40 + (uint64_t)_i, &link, &qp,
+		UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ |
+			UR_ACCESS_REMOTE_ATOMIC);
+	memcpy(f.b.buf, &counter, 8);
+	sim_node_set_impair(f.a.node, &lossy, NULL);
+	sim_node_set_impair(f.b.node, &lossy, NULL);
+	for (unsigned i = 0; i < 64; i++, recvs++)
+		fx_post_recv(&f, &f.b, 1000000 + i, 0x80000, 9000);
+	while (done < total) {
+		int n;
+
+		while (posted < total && posted - done < depth) {
+			uint64_t r;
+
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			r = rng % 6;
+			if (r == 0) {
+				fx_post_send(&f, &f.a, posted, UR_WR_ATOMIC_FETCH_AND_ADD,
+					     0x10000 + (posted % 64) * 8, 8, (uintptr_t)f.b.buf,
+					     f.b.mr->key, 3, 0);
+				adds += 3;
+			} else if (r == 1) {
+				fx_post_send(&f, &f.a, posted, UR_WR_RDMA_READ, 0x20000, 6000,
+					     (uintptr_t)f.b.buf + 0x40000, f.b.mr->key, 0, 0);
+			} else if (r == 2) {
+				fx_post_send(&f, &f.a, posted, UR_WR_SEND, 0x30000, 1 + rng % 9000, 0,
+					     0, 0, 0);
+			} else {
+				fx_post_send(&f, &f.a, posted, UR_WR_RDMA_WRITE, 0x30000,
+					     1 + (uint32_t)(rng % 20000), (uintptr_t)f.b.buf + 0x50000,
+					     f.b.mr->key, 0, 0);
+			}
+			posted++;
+		}
+		n = fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S);
+		ck_assert_msg(n == 1, "no completion for 1 s after %u of %u", done, total);
+		ck_assert_msg(c[0].status == UR_WC_SUCCESS, "wr %llu: status %d after %u done",
+			      (unsigned long long)c[0].wr_id, c[0].status, done);
+		done++;
+		/* keep the responder's receive queue topped up */
+		while ((n = ur_cq_poll(&f.b.cq, c, 16)) > 0)
+			for (int k = 0; k < n; k++, recvs++) {
+				ck_assert_uint_eq(c[k].status, UR_WC_SUCCESS);
+				fx_post_recv(&f, &f.b, 1000000 + recvs, 0x80000, 9000);
+			}
+	}
+	memcpy(&counter, f.b.buf, 8);
+	ck_assert_uint_eq(counter, adds);
+	fx_fini(&f);
+}
+END_TEST
+
 /* ---- UC and UD: unacknowledged, so loss costs exactly what was lost ---- */
 
 #define UN_MSGS 10
@@ -961,6 +1035,7 @@ static Suite *scenario_suite(void)
 	tcase_add_loop_test(tc, test_rnr_finite_and_infinite, 0, 2);
 	tcase_add_loop_test(tc, test_remote_access_errors, 0, 4);
 	tcase_add_test(tc, test_atomic_replay_after_lost_ack);
+	tcase_add_loop_test(tc, test_mixed_requests_under_loss, 0, 4);
 	tcase_add_test(tc, test_sr_error_flushes_early_receives);
 	tcase_add_test(tc, test_rnr_with_pipelined_sends_keeps_retries);
 	suite_add_tcase(s, tc);
