@@ -149,6 +149,25 @@ static void prepare_memif_socket(const char *port)
 }
 
 /*
+ * A memif client's link comes up only when its handshake with the server
+ * ends, a few milliseconds after start. A NIC's port is up when the
+ * application opens it: datagrams posted before then would be dropped, so
+ * wait for the link (its server is listening: prepare_memif_socket saw to
+ * that), up to 3 s.
+ */
+static void wait_link_up(struct uroce_dp *dp)
+{
+	struct rte_eth_link link;
+
+	for (int i = 0; i < 300; i++) {
+		if (!rte_eth_link_get_nowait(dp->port_id, &link) && link.link_status)
+			return;
+		usleep(10000);
+	}
+	dp_log(dp, "memif link still down after 3 s: frames are dropped until the server connects");
+}
+
+/*
  * Start the port. A memif client connects to its server here, and the
  * server may still be coming up with the socket file of a killed
  * predecessor in place (prepare_memif_socket cannot tell a dead file from a
@@ -170,6 +189,8 @@ static int start_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg)
 	}
 	if (memif_client && level >= 0)
 		rte_log_set_level_pattern("pmd.net.memif*", (uint32_t)level);
+	if (!err && memif_client)
+		wait_link_up(dp);
 	return err;
 }
 
