@@ -240,6 +240,7 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (err) {
+		uroce_log(ctx, 0, "create qp: %s", strerror(-err));
 		uroce_obj_put(ctx, UROCE_OBJ_QP);
 		free(uqp);
 		errno = err == -ENOMEM ? ENOMEM : EINVAL;

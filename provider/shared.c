@@ -106,6 +106,14 @@ void uroce_shared_close(struct uroce_shared *sh)
 	sh->lock_fd = -1;
 }
 
+static bool owns_block(const struct uroce_shared *sh, unsigned b)
+{
+	for (unsigned k = 0; k < sh->nblocks; k++)
+		if (sh->blocks[k] == b)
+			return true;
+	return false;
+}
+
 int uroce_shared_claim_block(struct uroce_shared *sh)
 {
 	/* start at a pid-dependent block so concurrent starters rarely collide */
@@ -116,6 +124,9 @@ int uroce_shared_claim_block(struct uroce_shared *sh)
 	for (unsigned i = 0; i < UROCE_QPN_BLOCKS - 1; i++) {
 		unsigned b = 1 + (start - 1 + i) % (UROCE_QPN_BLOCKS - 1);
 
+		/* our own lock on a block we hold is granted again: skip those */
+		if (owns_block(sh, b))
+			continue;
 		if (!lock_byte(sh->lock_fd, b, F_OFD_SETLK, F_WRLCK)) {
 			sh->blocks[sh->nblocks++] = b;
 			sh->info[b].pid = (int32_t)getpid();

@@ -246,6 +246,15 @@ else
 	show_logs wr_api
 	fails=$((fails + 1))
 fi
+# more QPs than one block of QP numbers (4096): a process claims a second
+if "${in_a[@]}" timeout -s KILL 120 "$build/test/qp_mem" -d uroce0 -n 5000 -c "$ip_b" >"$log/qp_mem" 2>&1 &&
+	grep -q 'created=5000 moved=5000' "$log/qp_mem"; then
+	echo "ok   5000 QPs in one process, INIT -> RTR -> RTS: $(grep -o 'rss_per_qp_b=[0-9]*' "$log/qp_mem")"
+else
+	echo "FAIL qp_mem: 5000 QPs in one process"
+	show_logs qp_mem
+	fails=$((fails + 1))
+fi
 killpeer
 
 if [ $fails -eq 0 ]; then
