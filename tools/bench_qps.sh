@@ -27,8 +27,19 @@ qps_measure() {
 		echo "   $mbps MiB/s, client peak RSS $((BL_RSS_MAX / 1048576)) MiB" >&2
 	done
 	echo "-- $wire: qp_mem, $QP_MEM_N RC QPs to RTS in one process" >&2
-	rc=0
+	rc=0 holder=
+	if [ "$wire" = memif ]; then
+		# a memif client needs its server process: one that opens the
+		# device on the other side and waits (for a peer that never comes)
+		ur_in "$p-a" timeout 120 ibv_rc_pingpong -d uroce0 -g 1 -p 18931 >/dev/null 2>&1 &
+		holder=$!
+		sleep 1
+	fi
 	line=$(ur_in "$p-b" build/test/qp_mem -d uroce0 -n $QP_MEM_N -c "$net.1" 2>"$BL_LOG/qp_mem-$wire.err") || rc=$?
+	if [ -n "$holder" ]; then
+		ip netns pids "$p-a" | xargs -r kill 2>/dev/null
+		wait "$holder" 2>/dev/null || true
+	fi
 	echo "$line" >"$BL_LOG/qp_mem-$wire"
 	if [ $rc != 0 ]; then
 		bl_fail "qp_mem $QP_MEM_N QPs on $wire: exit status $rc: $(echo "$line" | grep -o 'created=[0-9]*') $(echo "$line" | grep -o 'first_error=.*')" \
