@@ -12,7 +12,7 @@ SZ_SIZES="2 8 32 128 512 2048 8192 32768 131072 524288 1048576"
 
 # iterations for a latency run at SIZE: enough for a p99 at small sizes,
 # about 256 MiB each way at large ones
-sz_lat_iters() { awk -v s="$1" 'BEGIN {n = int(268435456 / s); print n < 200 ? 200 : n > 5000 ? 5000 : n}'; }
+sz_lat_iters() { awk -v s="$1" 'BEGIN {n = int(268435456 / s); print (n < 200 ? 200 : (n > 5000 ? 5000 : n))}'; }
 
 # sizes_tcp P NET: kernel TCP request/response of every size over the veth
 sizes_tcp() {

@@ -70,6 +70,7 @@ int main(int argc, char **argv)
 		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1))
 			return 1;
+		alarm(300); /* a client that never comes must not keep us (and a script's wait) */
 		fd = accept(l, NULL, NULL);
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		while (!full(read, fd, buf, size) && !full(write_io, fd, buf, size))
