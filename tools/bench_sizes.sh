@@ -84,7 +84,7 @@ sizes_report() {
 	while read -r w t s it m mbps mmsg; do
 		read -r cg cm fr _ <<<"$(bl_ceiling_goodput "$t" "$s" "${CEIL[$w]}")"
 		read -r g ratio <<<"$(awk -v m="$mbps" -v c="$cg" 'BEGIN {g = m * 8 * 1048576 / 1e9
-			printf "%.4f %s\n", g, c > 0 ? sprintf("%.3f", g / c) : "nan"}')"
+			printf "%.4f %s\n", g, (c > 0 ? sprintf("%.3f", g / c) : "nan")}')"
 		echo "$w,$t,$s,$it,$m,$g,$mmsg,$cg,$(awk -v c="$cm" 'BEGIN {printf "%.6f", c / 1e6}'),$fr,$ratio" >>"$bw"
 		echo "$s $g" >>"$pd/$w-bw-$t.dat"
 	done <"$BL_LOG/sz_bw.txt"
@@ -105,7 +105,7 @@ sizes_report() {
 	while read -r w t s it med p99 avg; do
 		read -r tm tp <<<"$(awk -v s="$s" '$1 == s {printf "%s %s", $2 / 2, $3 / 2}' "$BL_LOG/sz_tcp.txt")"
 		read -r _ _ _ wt <<<"$(bl_ceiling_goodput "$t" "$s" "${CEIL[$w]}")"
-		ratio=$(awk -v a="$med" -v b="${tm:-0}" 'BEGIN {print b > 0 ? sprintf("%.2f", a / b) : "nan"}')
+		ratio=$(awk -v a="$med" -v b="${tm:-0}" 'BEGIN {print (b > 0 ? sprintf("%.2f", a / b) : "nan")}')
 		echo "$w,$t,$s,$it,$med,$p99,$avg,${tm:-nan},${tp:-nan},$wt,$ratio" >>"$lat"
 		echo "$s $med" >>"$pd/$w-lat-$t-med.dat"
 		echo "$s $p99" >>"$pd/$w-lat-$t-p99.dat"
