@@ -30,7 +30,6 @@
 #define TX_BURST 64
 #define SPIN_NS 5000ull         /* keep polling this long after the last packet */
 #define BACKOFF_NS 1000ull      /* lock busy: the application drives; nap (~10 us with wake-up) */
-#define APP_DRIVING_NS 0ull     /* if set: an application pass this recent means it is driving */
 #define MAX_SLEEP_NS 100000000ull
 #define COUNTER_FILE_NS 500000000ull
 #define YIELD_AFTER_NS 20000ull /* an application spinning this long with nothing moved yields */
@@ -170,7 +169,6 @@ unsigned uroce_progress_kick(struct uroce_context *ctx)
 	moved = run_pass(ctx, now);
 	deadline = ur_dev_next_deadline(ctx->engine);
 	pthread_mutex_unlock(&ctx->lock);
-	atomic_store_explicit(&ctx->app_progress_ns, now, memory_order_relaxed);
 	maybe_wake(ctx, deadline);
 	return moved;
 }
@@ -256,22 +254,15 @@ static void *progress_thread(void *arg)
 	struct uroce_context *ctx = arg;
 	uint64_t busy_until = 0;
 	uint64_t spin_ns = getenv("UROCE_SPIN_NS") ? strtoull(getenv("UROCE_SPIN_NS"), NULL, 0) : SPIN_NS;
-	uint64_t app_driving_ns = getenv("UROCE_APP_NS") ? strtoull(getenv("UROCE_APP_NS"), NULL, 0)
-							 : APP_DRIVING_NS;
 
 	/* wake-ups as late as the default 50 us slack would stretch paced gaps */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 
 	while (!atomic_load(&ctx->stop)) {
-		uint64_t now = uroce_now_ns(), deadline;
+		uint64_t now, deadline;
 		unsigned moved;
 		bool pending;
 
-		if (app_driving_ns && now - atomic_load_explicit(&ctx->app_progress_ns,
-								 memory_order_relaxed) < app_driving_ns) {
-			sleep_ns(app_driving_ns / 2); /* the application is driving */
-			continue;
-		}
 		if (pthread_mutex_trylock(&ctx->lock)) {
 			/* the application is running a pass and moves the packets
 			 * itself: waiting on the mutex would cost a futex sleep and
@@ -280,8 +271,7 @@ static void *progress_thread(void *arg)
 			sleep_ns(BACKOFF_NS);
 			continue;
 		}
-		/* read the clock again under the lock: the engine must never see time go
-		 * back, and an application pass may have run while we waited */
+		/* the clock is read under the lock: the engine must never see time go back */
 		now = uroce_now_ns();
 		moved = run_pass(ctx, now);
 		uroce_neigh_poll(ctx, now);

@@ -52,7 +52,6 @@ struct uroce_context {
 	atomic_bool stop;
 	int wake_fd;               /* eventfd that ends the progress thread's sleep */
 	_Atomic uint64_t sleep_until; /* when the sleeping progress thread wakes on its own */
-	_Atomic uint64_t app_progress_ns; /* last time an application call ran progress */
 
 	int async_wr;              /* write end of the async event socket */
 	uint32_t next_pd;
