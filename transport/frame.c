@@ -164,6 +164,7 @@ static enum ur_parse_err parse_ipv6(struct ur_pkt *pkt, const uint8_t *l3, uint3
 enum ur_parse_err ur_frame_parse(struct ur_pkt *pkt, const uint8_t *frame, uint32_t len)
 {
 	uint32_t off = 12, l4_off, l3_total, udp_len, roce_len, pad;
+	uint16_t dport;
 	uint16_t type;
 	const uint8_t *l3, *udp;
 	enum ur_parse_err err;
@@ -193,28 +194,11 @@ enum ur_parse_err ur_frame_parse(struct ur_pkt *pkt, const uint8_t *frame, uint3
 		return UR_PARSE_TRUNCATED;
 	udp = l3 + l4_off;
 	udp_len = ur_get_be16(udp + 4);
-	if (ur_get_be16(udp + 2) == UR_SR_CTRL_PORT) {
-		if (udp_len != l3_total - l4_off || udp_len < UR_UDP_HLEN)
-			return UR_PARSE_TRUNCATED;
-		pkt->frame = frame;
-		pkt->frame_len = len;
-		memcpy(pkt->dmac, frame, 6);
-		memcpy(pkt->smac, frame + 6, 6);
-		pkt->l3 = l3;
-		pkt->l3_len = l3_total;
-		pkt->udp_sport = ur_get_be16(udp);
-		pkt->payload = udp + UR_UDP_HLEN;
-		pkt->payload_len = udp_len - UR_UDP_HLEN;
-		return UR_PARSE_CONTROL;
-	}
-	if (ur_get_be16(udp + 2) != UR_ROCE_UDP_PORT)
+	dport = ur_get_be16(udp + 2);
+	if (dport != UR_ROCE_UDP_PORT && dport != UR_SR_CTRL_PORT)
 		return UR_PARSE_NOT_ROCE;
 	if (udp_len != l3_total - l4_off)
 		return UR_PARSE_TRUNCATED;
-	roce_len = udp_len - UR_UDP_HLEN;
-	if (roce_len < sizeof(struct ur_bth) + UR_ICRC_SIZE)
-		return UR_PARSE_TRUNCATED;
-
 	pkt->frame = frame;
 	pkt->frame_len = len;
 	memcpy(pkt->dmac, frame, 6);
@@ -222,6 +206,15 @@ enum ur_parse_err ur_frame_parse(struct ur_pkt *pkt, const uint8_t *frame, uint3
 	pkt->l3 = l3;
 	pkt->l3_len = l3_total;
 	pkt->udp_sport = ur_get_be16(udp);
+	if (dport == UR_SR_CTRL_PORT) {
+		pkt->payload = udp + UR_UDP_HLEN;
+		pkt->payload_len = udp_len - UR_UDP_HLEN;
+		return UR_PARSE_CONTROL;
+	}
+	roce_len = udp_len - UR_UDP_HLEN;
+	if (roce_len < sizeof(struct ur_bth) + UR_ICRC_SIZE)
+		return UR_PARSE_TRUNCATED;
+
 	pkt->bth = (const struct ur_bth *)(udp + UR_UDP_HLEN);
 	pkt->opcode = ur_bth_opcode(pkt->bth);
 	op = ur_opcode_get(pkt->opcode);
