@@ -452,12 +452,6 @@ static void count_parse_error(struct ur_dev *dev, enum ur_parse_err e)
  * Soft-RoCE checks (rxe_recv.c check_addr). The BTH carries no source QP
  * for RC and UC, so the addresses are all there is to check.
  */
-static bool from_peer(const struct ur_qp *qp, const struct ur_pkt *pkt)
-{
-	return memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16) == 0 &&
-	       memcmp(pkt->dgid.raw, qp->attr.av.path.sgid.raw, 16) == 0;
-}
-
 void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t now)
 {
 	struct ur_pkt pkt;
@@ -506,7 +500,7 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 		ur_count(dev, UR_CTR_rx_drop_bad_qp_state);
 		return;
 	}
-	if (qp->type != UR_QPT_UD && !from_peer(qp, &pkt)) {
+	if (qp->type != UR_QPT_UD && !ur_qp_from_peer(qp, &pkt)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
 		return;
 	}

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cc.h"
 #include "device.h"
@@ -217,6 +218,13 @@ void ur_resp_flush(struct ur_qp *qp);
 /* uc.c: the UC responder's sequence rules */
 bool ur_uc_accept(struct ur_qp *qp, const struct ur_pkt *pkt, int32_t d);
 void ur_uc_drop_message(struct ur_qp *qp);
+
+/* Whether a packet comes from the peer a connected QP was given, to the address it has. */
+static inline bool ur_qp_from_peer(const struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	return memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16) == 0 &&
+	       memcmp(pkt->dgid.raw, qp->attr.av.path.sgid.raw, 16) == 0;
+}
 
 /* ud.c: datagrams */
 void ur_ud_prepare(struct ur_qp *qp, const struct ur_send_wqe *w);

@@ -50,10 +50,6 @@ void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t n
 	}
 	ur_qp_log_error(qp, "responder: %s at PSN %#x (%s): NAK %#x", why, pkt->psn,
 			ur_opcode_name(pkt->opcode), nak);
-	if (qp->type != UR_QPT_RC) {
-		ur_qp_to_error(qp, true);
-		return;
-	}
 	rs->error = true;
 	ur_resp_schedule_ack(qp, UR_AETH_NAK | nak, pkt->psn);
 }

@@ -71,6 +71,11 @@ void ur_sr_reset(struct ur_qp *qp)
 	sr->hello_due = sr->agree_due = sr->sack_due = false;
 	sr->nqueued = sr->nearly = 0;
 	sr->have_high = false;
+	/* the round trip of the old connection says nothing about the next */
+	sr->rtt_timing = false;
+	sr->srtt_ns = sr->rttvar_ns = 0;
+	sr->backoff = 0;
+	sr->peer_window = 0;
 }
 
 /* ---- negotiation ---- */
@@ -136,9 +141,7 @@ void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
 	st = qp ? qp_state(qp) : UR_QPS_RESET;
 	/* only the connected peer, only a device that runs SR, only RTR/RTS */
 	if (!qp || !qp->sr || (st != UR_QPS_RTR && st != UR_QPS_RTS) ||
-	    (ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num ||
-	    memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16) ||
-	    memcmp(pkt->dgid.raw, qp->attr.av.path.sgid.raw, 16)) {
+	    (ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num || !ur_qp_from_peer(qp, pkt)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
 		return;
 	}

@@ -74,11 +74,6 @@ void ur_ud_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt)
 		ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
 		return;
 	}
-	/* a Q_Key other than the QP's: silently dropped, no WQE used */
-	if (ur_deth_qkey(deth) != qp->attr.qkey) {
-		ur_count(qp->dev, UR_CTR_rx_drop_qkey);
-		return;
-	}
 	if (!rs->have_rwqe) {
 		if (!ur_resp_take_rwqe(qp, rs->rwqe)) {
 			ur_count(qp->dev, UR_CTR_out_of_buffer);
