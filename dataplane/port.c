@@ -177,7 +177,7 @@ static void wait_link_up(struct uroce_dp *dp)
 static int start_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg)
 {
 	bool memif_client = !strncmp(cfg->port, "memif", 5) && !strstr(cfg->port, "role=server");
-	int err, level = rte_log_get_level(rte_log_register("pmd.net.memif"));
+	int err, level = memif_client ? rte_log_get_level(rte_log_register("pmd.net.memif")) : -1;
 
 	for (int tries = 0;; tries++) {
 		err = rte_eth_dev_start(dp->port_id);

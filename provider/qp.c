@@ -213,6 +213,7 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		err = uroce_qp_ex_init(uqp, attr->send_ops_flags);
 		if (err) {
+			uroce_obj_put(ctx, UROCE_OBJ_QP);
 			free(uqp);
 			errno = err;
 			return NULL;

@@ -149,7 +149,8 @@ int exp_converge(int argc, char **argv)
 			ok = parse_size(optarg, &c.bottleneck.ecn_kmax);
 			break;
 		case 'P':
-			ok = parse_double(optarg, &c.bottleneck.ecn_pmax) && c.bottleneck.ecn_pmax <= 1;
+			ok = parse_double(optarg, &c.bottleneck.ecn_pmax) && c.bottleneck.ecn_pmax >= 0 &&
+			     c.bottleneck.ecn_pmax <= 1;
 			break;
 		case 'd':
 			ok = exp_dcqcn_spec(&c, optarg);

@@ -205,6 +205,17 @@ static void pattern_fill(uint8_t *p, size_t len, uint64_t seed)
 	}
 }
 
+/* Spread `from` over three pieces of the gather area and describe them in sge[0..2]. */
+static void gather3(uint8_t *g, const size_t off[3], const uint32_t len[3], const uint8_t *from,
+		    uint32_t lkey, struct ibv_sge *sge)
+{
+	for (int j = 0; j < 3; j++) {
+		memcpy(g + off[j], from, len[j]);
+		sge[j] = (struct ibv_sge){(uintptr_t)(g + off[j]), len[j], lkey};
+		from += len[j];
+	}
+}
+
 /* Offset of the first wrong byte, or -1. */
 static long pattern_check(const uint8_t *p, size_t len, uint64_t seed, uint8_t *want)
 {
@@ -1197,16 +1208,8 @@ static int pattern_post_round(struct session *s, struct cqp *c, unsigned round,
 		wr.wr.rdma.rkey = rem->data_rkey;
 		sge[0] = (struct ibv_sge){(uintptr_t)(src + d->off), d->len, lkey};
 		if (d->kind == D_MSGE) {
-			uint8_t *g = c->mem + m->gather;
-			size_t o = 0;
-
-			for (int j = 0; j < 3; j++) {
-				memcpy(g + l->gather_off[0][j], src + d->off + o,
-				       l->gather_len[0][j]);
-				sge[j] = (struct ibv_sge){(uintptr_t)(g + l->gather_off[0][j]),
-							  l->gather_len[0][j], lkey};
-				o += l->gather_len[0][j];
-			}
+			gather3(c->mem + m->gather, l->gather_off[0], l->gather_len[0],
+				src + d->off, lkey, sge);
 			wr.num_sge = 3;
 		}
 		if (d->kind == D_INLINE)
@@ -1255,16 +1258,8 @@ static int pattern_post_round(struct session *s, struct cqp *c, unsigned round,
 		pattern_fill(srcr + r->off, r->len, seed_of(c->idx, round, K_RECV, (unsigned)k));
 		sge[0] = (struct ibv_sge){(uintptr_t)(srcr + r->off), r->len, lkey};
 		if (r->kind == R_SEND_MSGE) {
-			uint8_t *g = c->mem + m->gather;
-			size_t o = 0;
-
-			for (int j = 0; j < 3; j++) {
-				memcpy(g + l->gather_off[1][j], srcr + r->off + o,
-				       l->gather_len[1][j]);
-				sge[j] = (struct ibv_sge){(uintptr_t)(g + l->gather_off[1][j]),
-							  l->gather_len[1][j], lkey};
-				o += l->gather_len[1][j];
-			}
+			gather3(c->mem + m->gather, l->gather_off[1], l->gather_len[1],
+				srcr + r->off, lkey, sge);
 			wr.num_sge = 3;
 			name = "3-SGE SEND";
 		} else if (r->kind == R_SEND_INLINE) {
