@@ -51,8 +51,8 @@ static void rewrite(struct uroce_context *ctx)
 
 void uroce_counters_write(struct uroce_context *ctx, bool final)
 {
-	if (!final && !uroce_shared_try_writer(&ctx->shared))
-		return;
+	if (!final && !ctx->shared.writer)
+		return; /* another process writes the files (elected under ctx->lock) */
 	if (uroce_shared_files_lock(&ctx->shared))
 		return;
 	rewrite(ctx);

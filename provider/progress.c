@@ -277,19 +277,19 @@ static void *progress_thread(void *arg)
 		uroce_neigh_poll(ctx, now);
 		pending = ur_dev_tx_pending(ctx->engine);
 		deadline = ur_dev_next_deadline(ctx->engine);
-		if (now >= ctx->next_counter_write)
+		if (now >= ctx->next_counter_write) {
 			uroce_dp_housekeeping(ctx->dp);
+			/* the writer flag and steering change only here, under the
+			 * lock; a newly elected housekeeper also takes block 0 */
+			uroce_shared_try_writer(&ctx->shared);
+			if (ctx->shared.writer && !ctx->steer_block0 && !ctx->steer_unsupported)
+				uroce_steer_update(ctx);
+		}
 		pthread_mutex_unlock(&ctx->lock);
 		/* file I/O outside the lock: the engine never waits for the disk */
 		if (now >= ctx->next_counter_write) {
 			ctx->next_counter_write = now + COUNTER_FILE_NS;
 			uroce_counters_write(ctx, false);
-			/* newly elected housekeeper: it also takes block 0 */
-			if (ctx->shared.writer && !ctx->steer_block0 && !ctx->steer_unsupported) {
-				pthread_mutex_lock(&ctx->lock);
-				uroce_steer_update(ctx);
-				pthread_mutex_unlock(&ctx->lock);
-			}
 		}
 		if (moved || pending) {
 			busy_until = now + spin_ns;
