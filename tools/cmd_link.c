@@ -369,6 +369,21 @@ static int link_del(const char *name, bool quiet)
 	return 0;
 }
 
+/*
+ * The run tree is keyed by the network namespace's inode number, which the
+ * kernel hands out again once a namespace is gone: a device left by a
+ * deleted namespace can then seem to exist in a new one. Its interface
+ * tells: absent here, or here with another MAC address.
+ */
+static bool device_is_stale(const struct uroce_devconf *d)
+{
+	uint8_t mac[6];
+	unsigned mtu;
+
+	return !if_nametoindex(d->netdev) || netdev_info(d->netdev, mac, &mtu) ||
+	       memcmp(mac, d->mac, 6) != 0;
+}
+
 static int link_add(int argc, char **argv)
 {
 	struct uroce_devconf c = {0}, existing;
@@ -447,13 +462,18 @@ static int link_add(int argc, char **argv)
 	if (!c.max_mtu)
 		c.max_mtu = 4096;
 	c.speed_mbps = netdev_speed(c.netdev);
-	if (!uroce_devconf_load(name, &existing)) {
-		fprintf(stderr, "uroce link add: device '%s' exists already\n", name);
-		return 1;
-	}
 	if (geteuid()) {
 		fprintf(stderr, "uroce link add: needs root (it writes /dev/infiniband and nftables rules)\n");
 		return 1;
+	}
+	if (!uroce_devconf_load(name, &existing)) {
+		if (!device_is_stale(&existing)) {
+			fprintf(stderr, "uroce link add: device '%s' exists already\n", name);
+			return 1;
+		}
+		fprintf(stderr, "uroce link add: replacing '%s', left by a namespace deleted without "
+			"'uroce link del' (its interface is gone or has another address)\n", name);
+		link_del(name, true);
 	}
 	build_gids(&c);
 	err = alloc_uverbs(c.uverbs, sizeof(c.uverbs));
