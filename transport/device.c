@@ -373,6 +373,9 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 		case UR_TIMER_SR_RTO:
 			qp = ur_container_of(t, struct ur_sr, rto)->qp;
 			break;
+		case UR_TIMER_ACK:
+			qp = ur_container_of(t, struct ur_qp, resp.ack.hold);
+			break;
 		default:
 			continue;
 		}
@@ -419,8 +422,14 @@ unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget)
 			ready_push_front(dev, qp);
 			break;
 		}
-		if (qp_state(qp) != UR_QPS_ERR)
+		if (qp_state(qp) != UR_QPS_ERR) {
+			unsigned q = quantum;
+
 			more = ur_req_emit(qp, now, &quantum);
+			/* a held ACK was waiting for a request to follow: it has left */
+			if (quantum < q)
+				qp->resp.ack.hold_until = 0;
+		}
 		ur_dev_account(dev, qp);
 		left -= before - quantum;
 		if (more == -ENOBUFS) {

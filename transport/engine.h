@@ -102,6 +102,7 @@ struct ur_dev_config {
 	uint64_t sr_rto_low_ns;    /* SR: retransmission timeout with few packets in flight */
 	uint64_t sr_rto_high_ns;   /* SR: retransmission timeout otherwise */
 	uint32_t sr_low_inflight;  /* SR: "few" means fewer than this */
+	uint64_t ack_delay_ns;     /* a QP sending requests holds a plain ACK this long for one to ride behind (0: never) */
 	struct ur_dcqcn_params dcqcn_params;
 };
 
@@ -176,6 +177,8 @@ struct ur_qp_init {
 
 int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out);
 void ur_qp_destroy(struct ur_qp *qp);
+/* An ACK held for a request to ride behind leaves on the next transmit (before destroy). */
+void ur_qp_release_ack(struct ur_qp *qp);
 /* Returns 0 or -EINVAL for an illegal transition or attribute set (IBTA 10.3.1). */
 int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask, uint64_t now);
 void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr);

@@ -240,13 +240,22 @@ static int alloc_resources(struct ur_qp *qp, uint32_t n)
 	return 0;
 }
 
+/* The QP's own timers (congestion control and selective repeat keep theirs). */
+static void cancel_timers(struct ur_qp *qp)
+{
+	struct ur_timer_heap *h = &qp->dev->timers;
+
+	ur_timer_cancel(h, &qp->req.retx);
+	ur_timer_cancel(h, &qp->req.rnr);
+	ur_timer_cancel(h, &qp->pace);
+	ur_timer_cancel(h, &qp->resp.ack.hold);
+}
+
 static void reset_state(struct ur_qp *qp)
 {
 	struct ur_dev *dev = qp->dev;
 
-	ur_timer_cancel(&dev->timers, &qp->req.retx);
-	ur_timer_cancel(&dev->timers, &qp->req.rnr);
-	ur_timer_cancel(&dev->timers, &qp->pace);
+	cancel_timers(qp);
 	ur_dev_unschedule(dev, qp);
 	memset(&qp->req, 0, offsetof(struct ur_requester, retx));
 	ur_dev_account(dev, qp);
@@ -394,9 +403,7 @@ void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 
 	atomic_store_explicit(&qp->state, UR_QPS_ERR, memory_order_relaxed);
 	ur_dev_account(dev, qp);
-	ur_timer_cancel(&dev->timers, &qp->req.retx);
-	ur_timer_cancel(&dev->timers, &qp->req.rnr);
-	ur_timer_cancel(&dev->timers, &qp->pace);
+	cancel_timers(qp);
 	ur_cc_stop(qp);
 	if (qp->sr) {
 		ur_timer_cancel(&dev->timers, &qp->sr->hello_timer);
@@ -469,6 +476,9 @@ void ur_qp_timer_fired(struct ur_qp *qp, struct ur_timer *t, uint64_t now)
 	case UR_TIMER_SR_RTO:
 		ur_sr_rto_timer(qp, now);
 		break;
+	case UR_TIMER_ACK:
+		ur_dev_schedule(qp->dev, qp);
+		break;
 	default:
 		break;
 	}
@@ -505,6 +515,7 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 	qp->req.retx.kind = UR_TIMER_RETX;
 	qp->req.rnr.kind = UR_TIMER_RNR;
 	qp->pace.kind = UR_TIMER_PACE;
+	qp->resp.ack.hold.kind = UR_TIMER_ACK;
 	ur_cc_init(qp);
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = ur_mtu_enum(dev->cfg.max_mtu);
@@ -573,9 +584,7 @@ void ur_qp_destroy(struct ur_qp *qp)
 	atomic_store_explicit(&qp->state, UR_QPS_RESET, memory_order_relaxed);
 	ur_dev_account(dev, qp); /* its packets in flight no longer count */
 
-	ur_timer_cancel(&dev->timers, &qp->req.retx);
-	ur_timer_cancel(&dev->timers, &qp->req.rnr);
-	ur_timer_cancel(&dev->timers, &qp->pace);
+	cancel_timers(qp);
 	ur_cc_stop(qp);
 	ur_dev_unschedule(dev, qp);
 	ur_dev_del_qp(dev, qp);

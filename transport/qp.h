@@ -27,6 +27,7 @@ enum ur_qp_timer_kind {
 	UR_TIMER_RATE,  /* DCQCN rate increase (alpha decays lazily, see dcqcn.h) */
 	UR_TIMER_SR_HELLO, /* selective repeat negotiation */
 	UR_TIMER_SR_RTO,   /* selective repeat retransmission timeout */
+	UR_TIMER_ACK,      /* a held ACK is due */
 };
 
 struct ur_sr;
@@ -51,6 +52,8 @@ struct ur_resp_ack {
 	bool pending;
 	uint8_t syndrome;
 	uint32_t psn;
+	uint64_t hold_until;   /* a plain ACK waits for a request until then (0: send now) */
+	struct ur_timer hold;  /* UR_TIMER_ACK: the wait is over */
 };
 
 struct ur_requester {

@@ -16,6 +16,38 @@ static const uint8_t *pkt_hdr(const struct ur_pkt *pkt, unsigned off)
 	return (const uint8_t *)pkt->bth + off;
 }
 
+/*
+ * Traffic goes both ways on this QP: its requester asked for an ACK lately.
+ * In a ping-pong (ib_write_lat, ib_send_lat, RPC) the application answers
+ * what it just received within microseconds; an ACK held that long leaves
+ * right behind the answer, so the peer finds both in one receive poll, in
+ * the thread already waiting on its CQ, and never needs its progress thread
+ * woken for the answer. A responder may coalesce ACKs (each covers all
+ * before it); the hold is microseconds against ACK timeouts of milliseconds.
+ */
+#define UR_ACK_HOLD_WINDOW_NS 1000000ull /* "lately": within a millisecond */
+
+static bool requester_busy(const struct ur_qp *qp)
+{
+	const struct ur_dev *dev = qp->dev;
+
+	return dev->cfg.ack_delay_ns && qp->req.ackreq_ns &&
+	       dev->now - qp->req.ackreq_ns < UR_ACK_HOLD_WINDOW_NS;
+}
+
+/* Far below any timeout the peer may run: it has this QP's settings, likely. */
+static uint64_t ack_hold_ns(const struct ur_qp *qp)
+{
+	const struct ur_dev_config *cfg = &qp->dev->cfg;
+	uint64_t ns = cfg->ack_delay_ns;
+
+	if (qp->timeout_ns)
+		ns = UR_MIN(ns, qp->timeout_ns / 8);
+	if (qp->sr)
+		ns = UR_MIN(ns, cfg->sr_rto_low_ns / 8);
+	return ns;
+}
+
 void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	struct ur_responder *rs = &qp->resp;
@@ -26,10 +58,33 @@ void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) != UR_AETH_ACK &&
 	    (syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK && ur_psn_lt(psn, rs->ack.psn))
 		return;
+	if ((syndrome & UR_AETH_TYPE_MASK) != UR_AETH_ACK || !requester_busy(qp))
+		rs->ack.hold_until = 0;
+	else if (!rs->ack.pending)
+		rs->ack.hold_until = qp->dev->now + ack_hold_ns(qp);
 	rs->ack.pending = true;
 	rs->ack.syndrome = syndrome;
 	rs->ack.psn = psn;
 	ur_dev_schedule(qp->dev, qp);
+}
+
+void ur_qp_release_ack(struct ur_qp *qp)
+{
+	struct ur_resp_ack *a = &qp->resp.ack;
+
+	if (!a->pending || !a->hold_until)
+		return;
+	a->hold_until = 0;
+	ur_timer_cancel(&qp->dev->timers, &a->hold);
+	ur_dev_schedule(qp->dev, qp);
+}
+
+/* Whether a pending ACK or NAK may leave now (see ur_resp_schedule_ack). */
+static bool ack_due(const struct ur_qp *qp)
+{
+	const struct ur_resp_ack *a = &qp->resp.ack;
+
+	return a->pending && (!a->hold_until || qp->dev->now >= a->hold_until);
 }
 
 /*
@@ -608,7 +663,7 @@ bool ur_resp_has_work(const struct ur_qp *qp)
 {
 	const struct ur_responder *rs = &qp->resp;
 
-	return rs->ack.pending || qp->cc.cnp_due || (rs->nres && rs->res[rs->res_head % rs->nres].pending) ||
+	return ack_due(qp) || qp->cc.cnp_due || (rs->nres && rs->res[rs->res_head % rs->nres].pending) ||
 	       (qp->sr && (qp->sr->sack_due || ur_sr_ctrl_pending(qp)));
 }
 
@@ -708,6 +763,7 @@ static int emit_ack(struct ur_qp *qp)
 	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);
 	ur_count(qp->dev, is_ack ? UR_CTR_tx_acks : UR_CTR_tx_naks);
 	rs->ack.pending = false;
+	ur_timer_cancel(&qp->dev->timers, &rs->ack.hold);
 	if (rs->error)
 		ur_qp_to_error(qp, true);
 	return 0;
@@ -748,11 +804,13 @@ int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 				return err;
 			if (!res->pending)
 				skip_finished(rs);
-		} else if (rs->ack.pending || (qp->sr && qp->sr->sack_due)) {
+		} else if (ack_due(qp) || (qp->sr && qp->sr->sack_due)) {
 			err = emit_ack(qp);
 			if (err)
 				return err;
 		} else {
+			if (rs->ack.pending)
+				ur_timer_arm(&qp->dev->timers, &rs->ack.hold, rs->ack.hold_until);
 			return 0;
 		}
 		(*budget)--;

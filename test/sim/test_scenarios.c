@@ -647,6 +647,60 @@ START_TEST(test_atomic_replay_after_lost_ack)
 END_TEST
 
 /*
+ * A held ACK: on a QP that also sends requests, the ACK waits up to
+ * ack_delay_ns for the next request and leaves right behind it; with none,
+ * it leaves when the hold ends; a QP that only responds ACKs at once.
+ */
+static uint64_t us_until_completion(struct fx *f, struct fx_side *s)
+{
+	uint64_t t0 = sim_now(f->s);
+	struct ur_cqe c;
+
+	ck_assert_int_eq(fx_wait(f, s, &c, 1, SIM_PS_PER_S), 1);
+	ck_assert_uint_eq(c.status, UR_WC_SUCCESS);
+	return (sim_now(f->s) - t0) / SIM_PS_PER_US;
+}
+
+START_TEST(test_ack_held_for_the_answer)
+{
+	const uint32_t rw = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct ur_cqe c;
+	struct fx f;
+
+	ur_dev_config_default(&cfg);
+	cfg.ack_delay_ns = 50000;
+	fx_default_link(&link); /* 1 us each way */
+	fx_init_cfg(&f, 8, &cfg, &link, NULL, rw);
+
+	/* B has sent nothing yet: its ACK leaves at once */
+	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 8, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	ck_assert_uint_le(us_until_completion(&f, &f.a), 5);
+
+	/* now B writes too, so its ACKs wait for its next request... */
+	fx_post_send(&f, &f.b, 2, UR_WR_RDMA_WRITE, 0, 8, (uintptr_t)f.a.buf, f.a.mr->key, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.b, &c, 1, SIM_PS_PER_S), 1);
+	fx_post_send(&f, &f.a, 3, UR_WR_RDMA_WRITE, 0, 8, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, &c, 1, 10 * SIM_PS_PER_US), 0);
+	/* ...and leave right behind it */
+	fx_post_send(&f, &f.b, 4, UR_WR_RDMA_WRITE, 0, 8, (uintptr_t)f.a.buf, f.a.mr->key, 0, 0);
+	ck_assert_uint_le(us_until_completion(&f, &f.a), 3);
+	ck_assert_int_eq(fx_wait(&f, &f.b, &c, 1, SIM_PS_PER_S), 1);
+
+	/* with no answer the hold ends after ack_delay_ns */
+	fx_post_send(&f, &f.a, 5, UR_WR_RDMA_WRITE, 0, 8, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	{
+		uint64_t us = us_until_completion(&f, &f.a);
+
+		ck_assert_uint_ge(us, 50);
+		ck_assert_uint_le(us, 55);
+	}
+	fx_fini(&f);
+}
+END_TEST
+
+/*
  * A soak in miniature: every request kind interleaved on one QP, 16
  * outstanding, with loss and reordering both ways. Atomics and READs among WRITEs and
  * SENDs exercise the implied NAKs and the responder's replay cache
@@ -1035,6 +1089,7 @@ static Suite *scenario_suite(void)
 	tcase_add_loop_test(tc, test_rnr_finite_and_infinite, 0, 2);
 	tcase_add_loop_test(tc, test_remote_access_errors, 0, 4);
 	tcase_add_test(tc, test_atomic_replay_after_lost_ack);
+	tcase_add_test(tc, test_ack_held_for_the_answer);
 	tcase_add_loop_test(tc, test_mixed_requests_under_loss, 0, 4);
 	tcase_add_test(tc, test_sr_error_flushes_early_receives);
 	tcase_add_test(tc, test_rnr_with_pipelined_sends_keeps_retries);
