@@ -148,10 +148,14 @@ static unsigned run_pass(struct uroce_context *ctx, uint64_t now)
 	return n;
 }
 
-/* A pass by a caller that holds ctx->lock already (destroy_qp sends what a QP owes). */
-void uroce_progress_pass_locked(struct uroce_context *ctx)
+/* Transmit what is ready, for a caller that holds ctx->lock already
+ * (destroy_qp sends the ACK a QP held); nothing is received. */
+void uroce_progress_tx_locked(struct uroce_context *ctx)
 {
-	run_pass(ctx, uroce_now_ns());
+	uint64_t now = uroce_now_ns();
+
+	ur_dev_tx(ctx->engine, now, TX_BURST);
+	uroce_dp_tx_flush(ctx->dp, now);
 }
 
 /* Wake the sleeping progress thread if the engine now needs it earlier. */

@@ -436,8 +436,8 @@ int uroce_destroy_qp(struct ibv_qp *qp)
 	pthread_mutex_lock(&ctx->lock);
 	neigh_wait_del(ctx, uqp);
 	/* the peer's last request is ours, and it waits for the ACK we held */
-	ur_qp_release_ack(uqp->qp);
-	uroce_progress_pass_locked(ctx);
+	if (ur_qp_release_ack(uqp->qp))
+		uroce_progress_tx_locked(ctx);
 	ur_qp_destroy(uqp->qp);
 	uroce_qpn_free(ctx, qp->qp_num);
 	dropped = uroce_drain_events(ctx->vctx.context.async_fd, ctx->async_wr, (uintptr_t)qp,

@@ -172,7 +172,7 @@ int uroce_progress_start(struct uroce_context *ctx);
 void uroce_progress_stop(struct uroce_context *ctx);
 /* Run the engine once from an application call if nobody else is; frames moved. */
 unsigned uroce_progress_kick(struct uroce_context *ctx);
-void uroce_progress_pass_locked(struct uroce_context *ctx);
+void uroce_progress_tx_locked(struct uroce_context *ctx);
 /* An application poll found nothing (moved false): yield after a while of it. */
 void uroce_progress_idle(bool moved);
 uint64_t uroce_now_ns(void);

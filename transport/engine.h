@@ -177,8 +177,9 @@ struct ur_qp_init {
 
 int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out);
 void ur_qp_destroy(struct ur_qp *qp);
-/* An ACK held for a request to ride behind leaves on the next transmit (before destroy). */
-void ur_qp_release_ack(struct ur_qp *qp);
+/* An ACK held for a request to ride behind leaves on the next transmit
+ * (before destroy); false if none was held. */
+bool ur_qp_release_ack(struct ur_qp *qp);
 /* Returns 0 or -EINVAL for an illegal transition or attribute set (IBTA 10.3.1). */
 int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask, uint64_t now);
 void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr);

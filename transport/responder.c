@@ -68,15 +68,16 @@ void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 	ur_dev_schedule(qp->dev, qp);
 }
 
-void ur_qp_release_ack(struct ur_qp *qp)
+bool ur_qp_release_ack(struct ur_qp *qp)
 {
 	struct ur_resp_ack *a = &qp->resp.ack;
 
 	if (!a->pending || !a->hold_until)
-		return;
+		return false;
 	a->hold_until = 0;
 	ur_timer_cancel(&qp->dev->timers, &a->hold);
 	ur_dev_schedule(qp->dev, qp);
+	return true;
 }
 
 /* Whether a pending ACK or NAK may leave now (see ur_resp_schedule_ack). */
