@@ -138,7 +138,7 @@ int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 		*bad = wr;
 	if (n) {
 		ur_qp_doorbell(uqp->qp);
-		uroce_progress_kick(to_uctx(qp->context));
+		uroce_progress_post(to_uctx(qp->context));
 	}
 	return err;
 }

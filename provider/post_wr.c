@@ -302,7 +302,7 @@ static int wr_complete(struct ibv_qp_ex *ex)
 	pthread_spin_unlock(&uqp->sq_lock);
 	if (n) {
 		ur_qp_doorbell(uqp->qp);
-		uroce_progress_kick(to_uctx(ex->qp_base.context));
+		uroce_progress_post(to_uctx(ex->qp_base.context));
 	}
 	return 0;
 }

@@ -32,6 +32,8 @@
 #define BACKOFF_NS 1000ull      /* lock busy: the application drives; nap (~10 us with wake-up) */
 #define MAX_SLEEP_NS 100000000ull
 #define COUNTER_FILE_NS 500000000ull
+#define POST_WAIT_NS 40000ull   /* a post may wait this long for a pass it did not run */
+#define APP_RECENT_NS 10000ull  /* an application pass this recent may be followed by posts */
 #define YIELD_AFTER_NS 50000ull /* an application spinning this long with nothing moved yields */
 
 
@@ -179,8 +181,28 @@ unsigned uroce_progress_kick(struct uroce_context *ctx)
 	moved = run_pass(ctx, now);
 	deadline = ur_dev_next_deadline(ctx->engine);
 	pthread_mutex_unlock(&ctx->lock);
+	atomic_store_explicit(&ctx->app_pass_ns, now, memory_order_relaxed);
 	maybe_wake(ctx, deadline);
 	return moved;
+}
+
+/*
+ * After a post: run a pass now only if no pass is coming soon anyway. An
+ * awake progress thread runs one within microseconds, and so does the
+ * application's next ibv_poll_cq; meanwhile the posts of a burst gather and
+ * leave in one transmit burst (one sendto over af_packet) instead of one
+ * each. A progress thread asleep for longer would not see the doorbell in
+ * time: kick then. It sleeps briefly while an application is passing.
+ */
+void uroce_progress_post(struct uroce_context *ctx)
+{
+	uint64_t until;
+
+	/* the doorbell before the look at sleep_until; sleep_until() pairs */
+	atomic_thread_fence(memory_order_seq_cst);
+	until = atomic_load_explicit(&ctx->sleep_until, memory_order_seq_cst);
+	if (until && until > uroce_now_ns() + POST_WAIT_NS)
+		uroce_progress_kick(ctx);
 }
 
 static uint64_t yield_after_ns(void)
@@ -313,6 +335,11 @@ static void *progress_thread(void *arg)
 			continue;
 		if (deadline > now + COUNTER_FILE_NS)
 			deadline = now + COUNTER_FILE_NS;
+		/* an application that just ran a pass will likely post again
+		 * and may not kick (uroce_progress_post): wake up soon */
+		if (now - atomic_load_explicit(&ctx->app_pass_ns, memory_order_relaxed) < APP_RECENT_NS &&
+		    deadline > now + POST_WAIT_NS / 2)
+			deadline = now + POST_WAIT_NS / 2;
 		sleep_until(ctx, now, deadline);
 	}
 	return NULL;

@@ -52,6 +52,7 @@ struct uroce_context {
 	atomic_bool stop;
 	int wake_fd;               /* eventfd that ends the progress thread's sleep */
 	_Atomic uint64_t sleep_until; /* when the sleeping progress thread wakes on its own */
+	_Atomic uint64_t app_pass_ns; /* when an application thread last ran a pass */
 
 	int async_wr;              /* write end of the async event socket */
 	uint32_t next_pd;
@@ -172,6 +173,8 @@ int uroce_progress_start(struct uroce_context *ctx);
 void uroce_progress_stop(struct uroce_context *ctx);
 /* Run the engine once from an application call if nobody else is; frames moved. */
 unsigned uroce_progress_kick(struct uroce_context *ctx);
+/* After ringing a doorbell: a pass now, unless one is coming anyway. */
+void uroce_progress_post(struct uroce_context *ctx);
 void uroce_progress_tx_locked(struct uroce_context *ctx);
 /* An application poll found nothing (moved false): yield after a while of it. */
 void uroce_progress_idle(bool moved);
