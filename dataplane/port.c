@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 #include <linux/if_packet.h>
 
+#include <rte_alarm.h>
 #include <rte_bus_vdev.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
@@ -390,6 +392,45 @@ err_free:
 	return err;
 }
 
+struct stop_in_intr {
+	uint16_t port;
+	atomic_bool done;
+};
+
+static void stop_port_cb(void *arg)
+{
+	struct stop_in_intr *st = arg;
+
+	rte_eth_dev_stop(st->port);
+	rte_eth_dev_close(st->port);
+	atomic_store(&st->done, true);
+}
+
+/*
+ * memif's stop and close unmap the rings that the peer shares. DPDK's
+ * interrupt thread does the same when the peer hangs up, without a lock
+ * against an application thread doing it at once: when both programs end
+ * together, the regions were freed twice ("EAL: Error: Invalid memory"),
+ * and a program crashed or hung at exit. Alarm callbacks run in that same
+ * thread, so stopping from one serialises the two.
+ */
+static void stop_port(struct uroce_dp *dp)
+{
+	struct stop_in_intr st = {.port = dp->port_id};
+
+	if (strncmp(dp->cfg.port, "memif", 5) || rte_eal_alarm_set(1, stop_port_cb, &st)) {
+		stop_port_cb(&st);
+		return;
+	}
+	for (int ms = 0; !atomic_load(&st.done); ms++) {
+		if (ms == 5000 && rte_eal_alarm_cancel(stop_port_cb, &st) > 0) {
+			stop_port_cb(&st); /* the interrupt thread is stuck: do it here */
+			return;
+		}
+		usleep(1000);
+	}
+}
+
 void uroce_dp_close(struct uroce_dp *dp)
 {
 	struct rte_eth_dev_info info;
@@ -409,8 +450,7 @@ void uroce_dp_close(struct uroce_dp *dp)
 	level = rte_log_get_global_level();
 	if (!strncmp(dp->cfg.port, "memif", 5) && level <= RTE_LOG_ERR)
 		rte_log_set_global_level(RTE_LOG_CRIT);
-	rte_eth_dev_stop(dp->port_id);
-	rte_eth_dev_close(dp->port_id);
+	stop_port(dp);
 	if (dp->vdev_name[0])
 		rte_vdev_uninit(dp->vdev_name);
 	else if (dp->pci_name[0] && info.device)
