@@ -434,7 +434,6 @@ static void stop_port(struct uroce_dp *dp)
 void uroce_dp_close(struct uroce_dp *dp)
 {
 	struct rte_eth_dev_info info;
-	uint32_t level;
 
 	if (!dp)
 		return;
@@ -444,18 +443,11 @@ void uroce_dp_close(struct uroce_dp *dp)
 	dp_impair_close(dp);
 	dp_capture_close(dp);
 	rte_eth_dev_info_get(dp->port_id, &info);
-	/* DPDK 22.11's memif teardown sometimes logs "EAL: Error: Invalid
-	 * memory" from rte_free as the process exits; nothing is affected, and
-	 * it is not the user's concern */
-	level = rte_log_get_global_level();
-	if (!strncmp(dp->cfg.port, "memif", 5) && level <= RTE_LOG_ERR)
-		rte_log_set_global_level(RTE_LOG_CRIT);
 	stop_port(dp);
 	if (dp->vdev_name[0])
 		rte_vdev_uninit(dp->vdev_name);
 	else if (dp->pci_name[0] && info.device)
 		rte_dev_remove(info.device);
-	rte_log_set_global_level(level);
 	pool_put(dp->pool);
 	free(dp);
 }

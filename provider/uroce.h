@@ -175,6 +175,7 @@ void uroce_progress_stop(struct uroce_context *ctx);
 unsigned uroce_progress_kick(struct uroce_context *ctx);
 /* After ringing a doorbell: a pass now, unless one is coming anyway. */
 void uroce_progress_post(struct uroce_context *ctx);
+/* Transmit what is ready; the caller holds ctx->lock (destroy_qp). */
 void uroce_progress_tx_locked(struct uroce_context *ctx);
 /* An application poll found nothing (moved false): yield after a while of it. */
 void uroce_progress_idle(bool moved);
