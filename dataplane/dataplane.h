@@ -37,6 +37,15 @@ struct uroce_dp_config {
 	void *log_arg;
 };
 
+/*
+ * A long-lived thread that moves frames (the progress thread) registers
+ * with DPDK: with an lcore id of its own it gets a per-thread mbuf cache
+ * instead of an atomic ring operation for each mbuf it allocates or frees.
+ * Unregister before the thread ends.
+ */
+void uroce_dp_thread_register(void);
+void uroce_dp_thread_unregister(void);
+
 int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out);
 void uroce_dp_close(struct uroce_dp *dp);
 
@@ -68,6 +77,14 @@ void uroce_dp_housekeeping(struct uroce_dp *dp);
  * again with more blocks. -EOPNOTSUPP on ports without a filterable socket.
  */
 int uroce_dp_steer(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsigned shift);
+
+/*
+ * Touch the port's packet rings once, so that traffic does not pay for the
+ * first access to each page (warm.c). Call outside the engine's lock: it
+ * takes tens of milliseconds. Returns whether it is done; a memif server's
+ * rings exist only after its client connected, so call it again later.
+ */
+bool uroce_dp_warm(struct uroce_dp *dp);
 
 /* An fd that becomes readable when frames may be waiting, or -1 if none. */
 int uroce_dp_wait_fd(struct uroce_dp *dp);

@@ -41,6 +41,7 @@ struct uroce_dp {
 	struct rte_mempool *pool;
 	int wait_fd;            /* the PMD's packet socket, to sleep on */
 	bool steered;           /* a steering filter is on wait_fd (steer.c) */
+	bool warm;              /* the rings' pages were touched (warm.c) */
 	uint32_t data_room;
 
 	struct rte_mbuf *tx[DP_BURST];

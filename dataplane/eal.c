@@ -21,6 +21,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_lcore.h>
 #include <rte_log.h>
 
 #include "dp_internal.h"
@@ -116,4 +117,17 @@ int dp_eal_start(const char *pci_bdf)
 	ret = eal_state > 0 ? 0 : eal_state;
 	pthread_mutex_unlock(&eal_lock);
 	return ret;
+}
+
+void uroce_dp_thread_register(void)
+{
+	/* out of lcore ids (RTE_MAX_LCORE): the thread works on without a cache */
+	if (rte_thread_register())
+		rte_errno = 0;
+}
+
+void uroce_dp_thread_unregister(void)
+{
+	if (rte_lcore_id() != LCORE_ID_ANY)
+		rte_thread_unregister();
 }

@@ -375,6 +375,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 	}
 	dp_log(dp, "port %s on %s up (DPDK port %u, frame room %u, wait fd %d)", cfg->port,
 	       cfg->netdev, dp->port_id, dp->data_room, dp->wait_fd);
+	uroce_dp_warm(dp);
 	*out = dp;
 	return 0;
 

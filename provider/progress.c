@@ -32,6 +32,7 @@
 #define BACKOFF_NS 1000ull      /* lock busy: the application drives; nap (~10 us with wake-up) */
 #define MAX_SLEEP_NS 100000000ull
 #define COUNTER_FILE_NS 500000000ull
+#define WARM_RETRY_NS 10000000ull  /* look for rings to touch (uroce_dp_warm) this often */
 #define POST_WAIT_NS 40000ull   /* a post may wait this long for a pass it did not run */
 #define APP_RECENT_NS 10000ull  /* an application pass this recent may be followed by posts */
 #define YIELD_AFTER_NS 50000ull /* an application spinning this long with nothing moved yields */
@@ -288,11 +289,13 @@ static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadli
 static void *progress_thread(void *arg)
 {
 	struct uroce_context *ctx = arg;
-	uint64_t busy_until = 0;
+	uint64_t busy_until = 0, next_warm = 0;
+	bool warm = false;
 	uint64_t spin_ns = getenv("UROCE_SPIN_NS") ? strtoull(getenv("UROCE_SPIN_NS"), NULL, 0) : SPIN_NS;
 
 	/* wake-ups as late as the default 50 us slack would stretch paced gaps */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	uroce_dp_thread_register();
 
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now, deadline;
@@ -322,6 +325,11 @@ static void *progress_thread(void *arg)
 				uroce_steer_update(ctx);
 		}
 		pthread_mutex_unlock(&ctx->lock);
+		/* a memif server's rings appear when its client connects */
+		if (!warm && now >= next_warm) {
+			warm = uroce_dp_warm(ctx->dp);
+			next_warm = now + WARM_RETRY_NS;
+		}
 		/* file I/O outside the lock: the engine never waits for the disk */
 		if (now >= ctx->next_counter_write) {
 			ctx->next_counter_write = now + COUNTER_FILE_NS;
@@ -342,6 +350,7 @@ static void *progress_thread(void *arg)
 			deadline = now + POST_WAIT_NS / 2;
 		sleep_until(ctx, now, deadline);
 	}
+	uroce_dp_thread_unregister();
 	return NULL;
 }
 
