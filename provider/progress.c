@@ -30,6 +30,7 @@
 #define TX_BURST 64
 #define SPIN_NS 5000ull         /* keep polling this long after the last packet */
 #define BACKOFF_NS 1000ull      /* lock busy: the application drives; nap (~10 us with wake-up) */
+#define BACKOFF_MAX_NS 64000ull /* the naps double up to this while it keeps the lock */
 #define MAX_SLEEP_NS 100000000ull
 #define COUNTER_FILE_NS 500000000ull
 #define WARM_RETRY_NS 10000000ull  /* look for rings to touch (uroce_dp_warm) this often */
@@ -289,7 +290,7 @@ static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadli
 static void *progress_thread(void *arg)
 {
 	struct uroce_context *ctx = arg;
-	uint64_t busy_until = 0, next_warm = 0;
+	uint64_t busy_until = 0, backoff = BACKOFF_NS, next_warm = 0;
 	bool warm = false;
 	uint64_t spin_ns = getenv("UROCE_SPIN_NS") ? strtoull(getenv("UROCE_SPIN_NS"), NULL, 0) : SPIN_NS;
 
@@ -306,10 +307,16 @@ static void *progress_thread(void *arg)
 			/* the application is running a pass and moves the packets
 			 * itself: waiting on the mutex would cost a futex sleep and
 			 * wake-up each time, the largest cost in a profile of
-			 * ib_write_bw's initiator; look again shortly */
-			sleep_ns(BACKOFF_NS);
+			 * ib_write_bw's initiator. Look again shortly, and less
+			 * often the longer it keeps the lock: each nap costs a
+			 * timer and a system call, which is CPU the application
+			 * and its peer need (a third of a core, profiled) */
+			sleep_ns(backoff);
+			if (backoff < BACKOFF_MAX_NS)
+				backoff *= 2;
 			continue;
 		}
+		backoff = BACKOFF_NS;
 		/* the clock is read under the lock: the engine must never see time go back */
 		now = uroce_now_ns();
 		moved = run_pass(ctx, now);
