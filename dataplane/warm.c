@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rte_ethdev.h>
+
 #include "dp_internal.h"
 
 /* Does this line of /proc/self/maps map one of dp's rings? */
@@ -38,12 +40,17 @@ static bool is_ring(const struct uroce_dp *dp, const char *line, unsigned long s
 bool uroce_dp_warm(struct uroce_dp *dp)
 {
 	unsigned long ino = 0, pages = 0;
+	struct rte_eth_link link;
 	struct stat st;
 	char line[512];
 	FILE *f;
 
 	if (dp->warm)
 		return true;
+	/* no client yet: no regions (and no need to read the maps) */
+	if (!strncmp(dp->cfg.port, "memif", 5) &&
+	    (rte_eth_link_get_nowait(dp->port_id, &link) || !link.link_status))
+		return false;
 	if (dp->wait_fd >= 0 && !fstat(dp->wait_fd, &st))
 		ino = (unsigned long)st.st_ino;
 	f = fopen("/proc/self/maps", "r");

@@ -32,6 +32,8 @@
 #define BACKOFF_NS 1000ull      /* lock busy: the application drives; nap (~10 us with wake-up) */
 #define BACKOFF_MAX_NS 64000ull /* the naps double up to this while it keeps the lock */
 #define MAX_SLEEP_NS 100000000ull
+#define NAP_MIN_NS 20000ull     /* without an fd (memif), nap this long when just idle */
+#define NAP_MAX_NS 500000ull    /* and at most this long however long idle (nap_ns) */
 #define COUNTER_FILE_NS 500000000ull
 #define WARM_RETRY_NS 10000000ull  /* look for rings to touch (uroce_dp_warm) this often */
 #define POST_WAIT_NS 40000ull   /* a post may wait this long for a pass it did not run */
@@ -259,8 +261,25 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * How long a progress thread without a file descriptor to sleep on (memif)
+ * naps: 20 us while traffic may come at any moment, longer the longer it
+ * has been idle. Each wake-up costs this VM several microseconds of CPU,
+ * and an idle memif target at 20 us naps used a third of a core. The cap
+ * bounds what an idle device adds to the first packet that ends the idle
+ * spell, and keeps the frames a fast sender can queue in the meantime well
+ * inside memif's 2048-slot ring.
+ */
+static uint64_t nap_ns(uint64_t idle_ns)
+{
+	uint64_t nap = idle_ns / 16;
+
+	return nap < NAP_MIN_NS ? NAP_MIN_NS : nap > NAP_MAX_NS ? NAP_MAX_NS : nap;
+}
+
 /* Block until a frame may be there, the engine's deadline, or a wake-up. */
-static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadline)
+static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadline,
+			uint64_t idle_ns)
 {
 	struct pollfd p[2] = {{.fd = ctx->wake_fd, .events = POLLIN},
 			      {.fd = uroce_dp_wait_fd(ctx->dp), .events = POLLIN}};
@@ -277,10 +296,12 @@ static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadli
 		struct timespec ts = {.tv_sec = (time_t)(wait / 1000000000ull),
 				      .tv_nsec = (long)(wait % 1000000000ull)};
 
-		if (p[1].fd >= 0)
-			ppoll(p, 2, &ts, NULL);
-		else
-			sleep_ns(wait < 20000 ? wait : 20000); /* no fd to sleep on: nap briefly */
+		if (p[1].fd < 0 && wait > nap_ns(idle_ns)) {
+			wait = nap_ns(idle_ns); /* no fd to say a frame came: nap */
+			ts.tv_sec = 0;
+			ts.tv_nsec = (long)wait;
+		}
+		ppoll(p, p[1].fd >= 0 ? 2 : 1, &ts, NULL);
 	}
 	atomic_store(&ctx->sleep_until, 0);
 	if (read(ctx->wake_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
@@ -355,7 +376,7 @@ static void *progress_thread(void *arg)
 		if (now - atomic_load_explicit(&ctx->app_pass_ns, memory_order_relaxed) < APP_RECENT_NS &&
 		    deadline > now + POST_WAIT_NS / 2)
 			deadline = now + POST_WAIT_NS / 2;
-		sleep_until(ctx, now, deadline);
+		sleep_until(ctx, now, deadline, now - busy_until);
 	}
 	uroce_dp_thread_unregister();
 	return NULL;
