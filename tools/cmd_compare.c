@@ -498,6 +498,7 @@ int cmd_compare(int argc, char **argv)
 	unsigned n = 0;
 	char csv[PATH_MAX];
 	FILE *f;
+	int err;
 	ssize_t len;
 	int c, rc = 0;
 
@@ -575,8 +576,9 @@ int cmd_compare(int argc, char **argv)
 	self_path[len] = 0;
 	o.sim.seed = o.seed;
 	o.sim.quiet = !isatty(STDERR_FILENO);
-	if (mkdir(o.out_dir, 0755) && errno != EEXIST) {
-		fprintf(stderr, "uroce compare: cannot create %s: %s\n", o.out_dir, strerror(errno));
+	err = make_dirs(o.out_dir);
+	if (err) {
+		fprintf(stderr, "uroce compare: cannot create %s: %s\n", o.out_dir, strerror(-err));
 		return 1;
 	}
 	signal(SIGINT, on_signal);

@@ -47,25 +47,11 @@ int cmd_experiment(int argc, char **argv)
 
 int exp_mkdir(const char *dir)
 {
-	char buf[4096];
+	int err = make_dirs(dir);
 
-	if (strlen(dir) >= sizeof(buf))
-		return -1;
-	strcpy(buf, dir);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0755) && errno != EEXIST)
-			goto fail;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) && errno != EEXIST)
-		goto fail;
-	return 0;
-fail:
-	fprintf(stderr, "uroce experiment: cannot create %s: %s\n", buf, strerror(errno));
-	return -1;
+	if (err)
+		fprintf(stderr, "uroce experiment: cannot create %s: %s\n", dir, strerror(-err));
+	return err ? -1 : 0;
 }
 
 FILE *exp_open(const char *dir, const char *name, char *path, size_t len)

@@ -99,22 +99,6 @@ static int write_file(const char *dir, const char *rel, const char *fmt, ...)
 	return fclose(f) ? -errno : 0;
 }
 
-static int mkdirs(const char *path)
-{
-	char buf[PATH_MAX];
-
-	pathf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(buf, 0755) && errno != EEXIST ? -errno : 0;
-}
-
 static int rm_tree(const char *path)
 {
 	struct stat st;
@@ -240,7 +224,7 @@ static void build_gids(struct uroce_devconf *c)
 
 static int alloc_uverbs(char *name, size_t len)
 {
-	if (mkdirs(CDEV_DIR))
+	if (make_dirs(CDEV_DIR))
 		return -errno;
 	for (int n = 0; n < 1024; n++) {
 		char path[64];
@@ -269,7 +253,7 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 	snprintf(guid_txt, sizeof(guid_txt), "%02x%02x:%02x%02x:%02x%02x:%02x%02x", guid[0],
 		 guid[1], guid[2], guid[3], guid[4], guid[5], guid[6], guid[7]);
 	pathf(dir, sizeof(dir), "%s/class/infiniband_verbs/%s", sys, c->uverbs);
-	err |= mkdirs(dir);
+	err |= make_dirs(dir);
 	pathf(p, sizeof(p), "%s/class/infiniband_verbs", sys);
 	err |= write_file(p, "abi_version", "6\n");
 	err |= write_file(dir, "ibdev", "%s\n", c->name);
@@ -278,15 +262,15 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 
 	pathf(dir, sizeof(dir), "%s/class/infiniband/%s", sys, c->name);
 	pathf(p, sizeof(p), "%s/ports/1/gids", dir);
-	err |= mkdirs(p);
+	err |= make_dirs(p);
 	pathf(p, sizeof(p), "%s/ports/1/gid_attrs/types", dir);
-	err |= mkdirs(p);
+	err |= make_dirs(p);
 	pathf(p, sizeof(p), "%s/ports/1/gid_attrs/ndevs", dir);
-	err |= mkdirs(p);
+	err |= make_dirs(p);
 	pathf(p, sizeof(p), "%s/ports/1/pkeys", dir);
-	err |= mkdirs(p);
+	err |= make_dirs(p);
 	pathf(p, sizeof(p), "%s/ports/1/hw_counters", dir);
-	err |= mkdirs(p);
+	err |= make_dirs(p);
 	err |= write_file(dir, "node_type", "1: CA\n");
 	err |= write_file(dir, "node_guid", "%s\n", guid_txt);
 	err |= write_file(dir, "sys_image_guid", "%s\n", guid_txt);
@@ -484,7 +468,7 @@ static int link_add(int argc, char **argv)
 	}
 	uroce_sysfs_dir(sys, sizeof(sys));
 	uroce_dev_dir(name, dir, sizeof(dir));
-	err = mkdirs(dir);
+	err = make_dirs(dir);
 	if (!err)
 		err = uroce_devconf_save(&c);
 	if (!err)

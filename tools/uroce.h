@@ -14,6 +14,9 @@ int cmd_link(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 
+/* Create a directory and its missing parents (mkdir -p): 0 or -errno. */
+int make_dirs(const char *path);
+
 /* Where the provider library is: next to a build tree's uroce, or installed. */
 const char *uroce_provider_path(void);
 
