@@ -513,6 +513,29 @@ static void complete(struct ur_qp *qp, const struct ur_sr_done *d)
 	}
 }
 
+/*
+ * A SEND failed at the expected PSN: its receive WQE is the next to
+ * complete, so it reports the error itself, as with go-back-N (LOC_LEN_ERR
+ * for a SEND too long, LOC_PROT_ERR for a bad lkey). The QP then fails and
+ * the WQEs behind it flush. One that failed early, ahead of messages still
+ * missing, cannot complete before them: it flushes with the rest.
+ */
+static void fail_next_recv(struct ur_qp *qp, const struct ur_recv_wqe *r, enum ur_wc_status status,
+			   uint32_t byte_len)
+{
+	struct ur_cqe c = {
+		.wr_id = r->wr_id,
+		.status = status,
+		.opcode = UR_WC_RECV,
+		.byte_len = byte_len,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	qp->resp.rq_done++;
+	ur_qp_post_cqe(qp, qp->rcq, &c);
+}
+
 /* Whether this packet of a message uses the message's receive WQE. */
 static bool uses_rwqe(const struct ur_sr_done *d)
 {
@@ -572,10 +595,14 @@ static int place(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t ahead, str
 		}
 		if ((uint64_t)off + len > r->length) {
 			ur_count(qp->dev, UR_CTR_resp_local_length_error);
+			if (!ahead)
+				fail_next_recv(qp, r, UR_WC_LOC_LEN_ERR, off);
 			ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
 			return -1;
 		}
 		if (ur_resp_scatter(qp, r, off, pkt->payload, len)) {
+			if (!ahead)
+				fail_next_recv(qp, r, UR_WC_LOC_PROT_ERR, off);
 			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
 			return -1;
 		}

@@ -610,6 +610,43 @@ START_TEST(test_sr_error_flushes_early_receives)
 }
 END_TEST
 
+/*
+ * A SEND longer than its receive buffer, in order, over selective repeat:
+ * the receive fails with a local length error and the sender learns it
+ * from an invalid request NAK (a class C error), as with go-back-N. The
+ * receives behind it flush.
+ */
+START_TEST(test_sr_send_too_long)
+{
+	struct sim_link_cfg link;
+	struct ur_dev_config cfg;
+	struct ur_cqe c[8];
+	struct fx f;
+
+	fx_default_link(&link);
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	fx_init_cfg(&f, 10, &cfg, &link, NULL, UR_ACCESS_LOCAL_WRITE);
+	sim_node_kick(f.a.node);
+	sim_node_kick(f.b.node);
+	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
+	ck_assert(ur_qp_selective(f.a.qp) && ur_qp_selective(f.b.qp));
+	fx_post_recv(&f, &f.b, 100, 0, 64);
+	fx_post_recv(&f, &f.b, 101, 4096, 4096);
+	fx_post_send(&f, &f.a, 1, UR_WR_SEND, 0, 128, 0, 0, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.b, c, 2, SIM_PS_PER_S / 10), 2);
+	ck_assert_uint_eq(c[0].wr_id, 100);
+	ck_assert_uint_eq(c[0].status, UR_WC_LOC_LEN_ERR);
+	ck_assert_uint_eq(c[1].wr_id, 101);
+	ck_assert_uint_eq(c[1].status, UR_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S / 10), 1);
+	ck_assert_uint_eq(c[0].wr_id, 1);
+	ck_assert_uint_eq(c[0].status, UR_WC_REM_INV_REQ_ERR);
+	ck_assert_uint_eq(ur_dev_counters(sim_node_dev(f.b.node))[UR_CTR_resp_local_length_error], 1);
+	fx_fini(&f);
+}
+END_TEST
+
 /* Lose the first Atomic Acknowledge: the retried FetchAdd is answered from the replay cache. */
 START_TEST(test_atomic_replay_after_lost_ack)
 {
@@ -1092,6 +1129,7 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_ack_held_for_the_answer);
 	tcase_add_loop_test(tc, test_mixed_requests_under_loss, 0, 4);
 	tcase_add_test(tc, test_sr_error_flushes_early_receives);
+	tcase_add_test(tc, test_sr_send_too_long);
 	tcase_add_test(tc, test_rnr_with_pipelined_sends_keeps_retries);
 	suite_add_tcase(s, tc);
 
