@@ -81,10 +81,11 @@ int uroce_dp_steer(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsi
 /*
  * Touch the port's packet rings once, so that traffic does not pay for the
  * first access to each page (warm.c). Call outside the engine's lock: it
- * takes tens of milliseconds. Returns whether it is done; a memif server's
- * rings exist only after its client connected, so call it again later.
+ * takes tens of milliseconds, once: later calls return at once. A memif
+ * server's rings exist only after its client connected, so call it again
+ * later until then.
  */
-bool uroce_dp_warm(struct uroce_dp *dp);
+void uroce_dp_warm(struct uroce_dp *dp);
 
 /* An fd that becomes readable when frames may be waiting, or -1 if none. */
 int uroce_dp_wait_fd(struct uroce_dp *dp);

@@ -37,7 +37,7 @@ static bool is_ring(const struct uroce_dp *dp, const char *line, unsigned long s
 	return strstr(line, want) != NULL;
 }
 
-bool uroce_dp_warm(struct uroce_dp *dp)
+void uroce_dp_warm(struct uroce_dp *dp)
 {
 	unsigned long ino = 0, pages = 0;
 	struct rte_eth_link link;
@@ -46,16 +46,17 @@ bool uroce_dp_warm(struct uroce_dp *dp)
 	FILE *f;
 
 	if (dp->warm)
-		return true;
-	/* no client yet: no regions (and no need to read the maps) */
+		return;
+	/* a memif server's regions appear when its client connects: until
+	 * its link is up there is nothing to touch, and the next call looks again */
 	if (!strncmp(dp->cfg.port, "memif", 5) &&
 	    (rte_eth_link_get_nowait(dp->port_id, &link) || !link.link_status))
-		return false;
+		return;
 	if (dp->wait_fd >= 0 && !fstat(dp->wait_fd, &st))
 		ino = (unsigned long)st.st_ino;
 	f = fopen("/proc/self/maps", "r");
 	if (!f)
-		return false;
+		return;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long from, to;
 		char perms[8];
@@ -68,11 +69,7 @@ bool uroce_dp_warm(struct uroce_dp *dp)
 			__atomic_fetch_or((uint8_t *)a, 0, __ATOMIC_RELAXED);
 	}
 	fclose(f);
-	/* a memif server's regions appear when its client connects: until
-	 * then there is nothing to touch, and the next call looks again */
-	if (pages) {
-		dp->warm = true;
-		dp_log(dp, "touched %lu pages of packet rings", pages);
-	}
-	return dp->warm;
+	/* once is enough; a port without rings here (tap, a NIC) has none to find */
+	dp->warm = true;
+	dp_log(dp, "touched %lu pages of packet rings", pages);
 }

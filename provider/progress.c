@@ -292,15 +292,12 @@ static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadli
 	 * failed: one of us sees the other (seq_cst on both sides). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!ur_dev_doorbell_pending(ctx->engine)) {
+		/* no fd to say a frame came (memif): nap, however far the deadline */
+		uint64_t nap = p[1].fd < 0 && wait > nap_ns(idle_ns) ? nap_ns(idle_ns) : wait;
 		/* to the nanosecond: a paced QP's next packet is due in microseconds */
-		struct timespec ts = {.tv_sec = (time_t)(wait / 1000000000ull),
-				      .tv_nsec = (long)(wait % 1000000000ull)};
+		struct timespec ts = {.tv_sec = (time_t)(nap / 1000000000ull),
+				      .tv_nsec = (long)(nap % 1000000000ull)};
 
-		if (p[1].fd < 0 && wait > nap_ns(idle_ns)) {
-			wait = nap_ns(idle_ns); /* no fd to say a frame came: nap */
-			ts.tv_sec = 0;
-			ts.tv_nsec = (long)wait;
-		}
 		ppoll(p, p[1].fd >= 0 ? 2 : 1, &ts, NULL);
 	}
 	atomic_store(&ctx->sleep_until, 0);
@@ -312,7 +309,6 @@ static void *progress_thread(void *arg)
 {
 	struct uroce_context *ctx = arg;
 	uint64_t busy_until = 0, backoff = BACKOFF_NS, next_warm = 0;
-	bool warm = false;
 	uint64_t spin_ns = getenv("UROCE_SPIN_NS") ? strtoull(getenv("UROCE_SPIN_NS"), NULL, 0) : SPIN_NS;
 
 	/* wake-ups as late as the default 50 us slack would stretch paced gaps */
@@ -354,8 +350,8 @@ static void *progress_thread(void *arg)
 		}
 		pthread_mutex_unlock(&ctx->lock);
 		/* a memif server's rings appear when its client connects */
-		if (!warm && now >= next_warm) {
-			warm = uroce_dp_warm(ctx->dp);
+		if (now >= next_warm) {
+			uroce_dp_warm(ctx->dp);
 			next_warm = now + WARM_RETRY_NS;
 		}
 		/* file I/O outside the lock: the engine never waits for the disk */

@@ -483,57 +483,54 @@ static struct ur_recv_wqe *rwqe_for(struct ur_qp *qp, uint32_t rseq)
 	return (struct ur_recv_wqe *)(sr->rwqes + (rseq & sr->mask) * sr->rwqe_stride);
 }
 
-static void complete(struct ur_qp *qp, const struct ur_sr_done *d)
+/* Complete the receive WQE of message d, the next one due, with `status`. */
+static void complete_rwqe(struct ur_qp *qp, const struct ur_sr_done *d, enum ur_wc_status status)
 {
 	struct ur_sr *sr = qp->sr;
+	const struct ur_recv_wqe *r =
+		(const struct ur_recv_wqe *)(sr->rwqes + (d->rseq & sr->mask) * sr->rwqe_stride);
+	struct ur_cqe c = {
+		.wr_id = r->wr_id,
+		.status = status,
+		.opcode = d->kind == UR_KIND_SEND ? UR_WC_RECV : UR_WC_RECV_RDMA_WITH_IMM,
+		.byte_len = d->byte_len,
+		.imm = d->imm,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+		.solicited = d->se,
+	};
+
+	if (ur_opcode_get(d->opcode)->hdrs & UR_HDR_IMMDT)
+		c.wc_flags |= UR_WC_WITH_IMM;
+	qp->resp.rq_done++;
+	ur_qp_post_cqe(qp, qp->rcq, &c);
+}
+
+static void complete(struct ur_qp *qp, const struct ur_sr_done *d)
+{
 	struct ur_responder *rs = &qp->resp;
 
 	rs->msn = (rs->msn + 1) & UR_PSN_MASK;
 	if (d->kind == UR_KIND_WRITE && !(ur_opcode_get(d->opcode)->hdrs & UR_HDR_IMMDT))
 		return;
-	{
-		const struct ur_recv_wqe *r =
-			(const struct ur_recv_wqe *)(sr->rwqes + (d->rseq & sr->mask) * sr->rwqe_stride);
-		const struct ur_opcode_info *op = ur_opcode_get(d->opcode);
-		struct ur_cqe c = {
-			.wr_id = r->wr_id,
-			.status = UR_WC_SUCCESS,
-			.opcode = d->kind == UR_KIND_SEND ? UR_WC_RECV : UR_WC_RECV_RDMA_WITH_IMM,
-			.byte_len = d->byte_len,
-			.imm = d->imm,
-			.qp_num = qp->qpn,
-			.src_qp = qp->attr.dest_qp_num,
-			.solicited = d->se,
-		};
-
-		if (op->hdrs & UR_HDR_IMMDT)
-			c.wc_flags |= UR_WC_WITH_IMM;
-		rs->rq_done++;
-		ur_qp_post_cqe(qp, qp->rcq, &c);
-	}
+	complete_rwqe(qp, d, UR_WC_SUCCESS);
 }
 
 /*
  * A SEND failed at the expected PSN: its receive WQE is the next to
  * complete, so it reports the error itself, as with go-back-N (LOC_LEN_ERR
- * for a SEND too long, LOC_PROT_ERR for a bad lkey). The QP then fails and
- * the WQEs behind it flush. One that failed early, ahead of messages still
- * missing, cannot complete before them: it flushes with the rest.
+ * for a SEND too long, LOC_PROT_ERR for a bad lkey), with the bytes placed
+ * before this packet. The QP then fails and the WQEs behind it flush. One
+ * that failed early, ahead of messages still missing, cannot complete
+ * before them: it flushes with the rest.
  */
-static void fail_next_recv(struct ur_qp *qp, const struct ur_recv_wqe *r, enum ur_wc_status status,
-			   uint32_t byte_len)
+static void fail_send(struct ur_qp *qp, struct ur_sr_done *d, uint32_t ahead, uint32_t placed,
+		      enum ur_wc_status status)
 {
-	struct ur_cqe c = {
-		.wr_id = r->wr_id,
-		.status = status,
-		.opcode = UR_WC_RECV,
-		.byte_len = byte_len,
-		.qp_num = qp->qpn,
-		.src_qp = qp->attr.dest_qp_num,
-	};
-
-	qp->resp.rq_done++;
-	ur_qp_post_cqe(qp, qp->rcq, &c);
+	if (ahead)
+		return;
+	d->byte_len = placed;
+	complete_rwqe(qp, d, status);
 }
 
 /* Whether this packet of a message uses the message's receive WQE. */
@@ -595,14 +592,12 @@ static int place(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t ahead, str
 		}
 		if ((uint64_t)off + len > r->length) {
 			ur_count(qp->dev, UR_CTR_resp_local_length_error);
-			if (!ahead)
-				fail_next_recv(qp, r, UR_WC_LOC_LEN_ERR, off);
+			fail_send(qp, d, ahead, off, UR_WC_LOC_LEN_ERR);
 			ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
 			return -1;
 		}
 		if (ur_resp_scatter(qp, r, off, pkt->payload, len)) {
-			if (!ahead)
-				fail_next_recv(qp, r, UR_WC_LOC_PROT_ERR, off);
+			fail_send(qp, d, ahead, off, UR_WC_LOC_PROT_ERR);
 			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
 			return -1;
 		}

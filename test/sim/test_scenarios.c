@@ -565,6 +565,22 @@ START_TEST(test_rnr_with_pipelined_sends_keeps_retries)
 }
 END_TEST
 
+/* Two QPs on the default link that negotiated selective repeat; B may only write locally. */
+static void fx_init_sr_pair(struct fx *f, uint64_t seed)
+{
+	struct sim_link_cfg link;
+	struct ur_dev_config cfg;
+
+	fx_default_link(&link);
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	fx_init_cfg(f, seed, &cfg, &link, NULL, UR_ACCESS_LOCAL_WRITE);
+	sim_node_kick(f->a.node);
+	sim_node_kick(f->b.node);
+	sim_run(f->s, sim_now(f->s) + SIM_PS_PER_S / 1000);
+	ck_assert(ur_qp_selective(f->a.qp) && ur_qp_selective(f->b.qp));
+}
+
 /*
  * Selective repeat takes receive WQEs ahead for SENDs that arrive early. If
  * the QP then enters the error state, those WQEs complete with a flush like
@@ -572,22 +588,13 @@ END_TEST
  */
 START_TEST(test_sr_error_flushes_early_receives)
 {
-	struct sim_link_cfg link;
 	struct sim_impair lose_next = {0};
-	struct ur_dev_config cfg;
 	struct ur_qp_attr err = {.qp_state = UR_QPS_ERR};
 	struct ur_cqe c[8];
 	struct fx f;
 	int n;
 
-	fx_default_link(&link);
-	ur_dev_config_default(&cfg);
-	cfg.retx_mode = UR_RETX_SR;
-	fx_init_cfg(&f, 9, &cfg, &link, NULL, UR_ACCESS_LOCAL_WRITE);
-	sim_node_kick(f.a.node);
-	sim_node_kick(f.b.node);
-	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
-	ck_assert(ur_qp_selective(f.a.qp) && ur_qp_selective(f.b.qp));
+	fx_init_sr_pair(&f, 9);
 	for (int i = 0; i < 4; i++)
 		fx_post_recv(&f, &f.b, 100 + i, 4096 * i, 4096);
 	/* lose the first SEND: the second arrives early and takes two receive WQEs */
@@ -618,19 +625,10 @@ END_TEST
  */
 START_TEST(test_sr_send_too_long)
 {
-	struct sim_link_cfg link;
-	struct ur_dev_config cfg;
 	struct ur_cqe c[8];
 	struct fx f;
 
-	fx_default_link(&link);
-	ur_dev_config_default(&cfg);
-	cfg.retx_mode = UR_RETX_SR;
-	fx_init_cfg(&f, 10, &cfg, &link, NULL, UR_ACCESS_LOCAL_WRITE);
-	sim_node_kick(f.a.node);
-	sim_node_kick(f.b.node);
-	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
-	ck_assert(ur_qp_selective(f.a.qp) && ur_qp_selective(f.b.qp));
+	fx_init_sr_pair(&f, 10);
 	fx_post_recv(&f, &f.b, 100, 0, 64);
 	fx_post_recv(&f, &f.b, 101, 4096, 4096);
 	fx_post_send(&f, &f.a, 1, UR_WR_SEND, 0, 128, 0, 0, 0, 0);
