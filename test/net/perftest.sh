@@ -50,7 +50,7 @@ check() {
 	rc_s=$?
 	if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ] || ! grep -Eq "$re" "$log/$name.cli"; then
 		echo "FAIL $name (client $rc_c, server $rc_s, $((SECONDS - t0)) s)"
-		sed 's/^/  client: /' "$log/$name.cli" | tail -8
+		sed "s/^/  client: /" "$log/$name.cli" | tail -20
 		sed 's/^/  server: /' "$log/$name.srv" | tail -8
 		fails=$((fails + 1))
 	else
