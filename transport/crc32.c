@@ -236,45 +236,64 @@ static inline UR_TARGET_VPCLMUL __m512i ur_fold512(__m512i v, __m512i k, __m512i
 		       d);
 }
 
+/* Load 64 bytes at p, and store them at dst too when copying. */
+static inline UR_TARGET_VPCLMUL __m512i ur_load512(const uint8_t *p, uint8_t *dst)
+{
+	__m512i z = _mm512_loadu_si512(p);
+
+	if (dst)
+		_mm512_storeu_si512(dst, z);
+	return z;
+}
+
 /*
  * Four 512-bit lanes (sixteen 128-bit ones) from 256 bytes on, one below
  * that. Measured here, the one-lane path already beats ur_crc32_pclmul() at
  * 64 bytes (13.6 against 9.7 GB/s) and is twice as fast at 128 to 255.
+ *
+ * With dst, every byte read is also stored there: the copy rides on the
+ * loads the CRC needs anyway. Inlined into both callers, so the plain CRC
+ * carries no test of dst at run time.
  */
-UR_TARGET_VPCLMUL uint32_t ur_crc32_vpclmul(uint32_t crc, const void *buf, size_t len)
+static inline __attribute__((always_inline)) UR_TARGET_VPCLMUL uint32_t
+ur_crc32_vpclmul_body(uint32_t crc, uint8_t *dst, const uint8_t *p, size_t len)
 {
-	const uint8_t *p = buf;
 	__m512i z0, z1, z2, z3, k;
 	__m256i y;
 	__m128i x;
 
-	if (len < 64)
-		return ur_crc32_pclmul(crc, buf, len);
-	z0 = _mm512_xor_si512(_mm512_loadu_si512(p),
+	z0 = _mm512_xor_si512(ur_load512(p, dst),
 			      _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)~crc)));
 	p += 64;
+	dst = dst ? dst + 64 : NULL;
 	len -= 64;
 	k = _mm512_broadcast_i32x4(_mm_set_epi64x(UR_X480, UR_X544));
 	if (len >= 192) {
-		z1 = _mm512_loadu_si512(p);
-		z2 = _mm512_loadu_si512(p + 64);
-		z3 = _mm512_loadu_si512(p + 128);
+		z1 = ur_load512(p, dst);
+		z2 = ur_load512(p + 64, dst ? dst + 64 : NULL);
+		z3 = ur_load512(p + 128, dst ? dst + 128 : NULL);
 		p += 192;
+		dst = dst ? dst + 192 : NULL;
 		len -= 192;
 		k = _mm512_broadcast_i32x4(_mm_set_epi64x(UR_X2016, UR_X2080));
 		for (; len >= 256; len -= 256, p += 256) {
-			z0 = ur_fold512(z0, k, _mm512_loadu_si512(p));
-			z1 = ur_fold512(z1, k, _mm512_loadu_si512(p + 64));
-			z2 = ur_fold512(z2, k, _mm512_loadu_si512(p + 128));
-			z3 = ur_fold512(z3, k, _mm512_loadu_si512(p + 192));
+			z0 = ur_fold512(z0, k, ur_load512(p, dst));
+			z1 = ur_fold512(z1, k, ur_load512(p + 64, dst ? dst + 64 : NULL));
+			z2 = ur_fold512(z2, k, ur_load512(p + 128, dst ? dst + 128 : NULL));
+			z3 = ur_fold512(z3, k, ur_load512(p + 192, dst ? dst + 192 : NULL));
+			dst = dst ? dst + 256 : NULL;
 		}
 		k = _mm512_broadcast_i32x4(_mm_set_epi64x(UR_X480, UR_X544));
 		z0 = ur_fold512(z0, k, z1);
 		z0 = ur_fold512(z0, k, z2);
 		z0 = ur_fold512(z0, k, z3);
 	}
-	for (; len >= 64; len -= 64, p += 64)
-		z0 = ur_fold512(z0, k, _mm512_loadu_si512(p));
+	for (; len >= 64; len -= 64, p += 64) {
+		z0 = ur_fold512(z0, k, ur_load512(p, dst));
+		dst = dst ? dst + 64 : NULL;
+	}
+	if (dst)
+		memcpy(dst, p, len);
 
 	/*
 	 * Four 128-bit lanes to one: lanes 0, 1, 2 fold forward by 384, 256
@@ -286,6 +305,23 @@ UR_TARGET_VPCLMUL uint32_t ur_crc32_vpclmul(uint32_t crc, const void *buf, size_
 	y = _mm256_xor_si256(_mm512_castsi512_si256(z0), _mm512_extracti64x4_epi64(z0, 1));
 	x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
 	return ur_finish(x, p, len);
+}
+
+UR_TARGET_VPCLMUL uint32_t ur_crc32_vpclmul(uint32_t crc, const void *buf, size_t len)
+{
+	if (len < 64)
+		return ur_crc32_pclmul(crc, buf, len);
+	return ur_crc32_vpclmul_body(crc, NULL, buf, len);
+}
+
+UR_TARGET_VPCLMUL uint32_t ur_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src,
+						 size_t len)
+{
+	if (len < 64) {
+		memcpy(dst, src, len);
+		return ur_crc32_pclmul(crc, src, len);
+	}
+	return ur_crc32_vpclmul_body(crc, dst, src, len);
 }
 #endif /* UR_CRC32_HAVE_X86 */
 
@@ -343,6 +379,18 @@ static uint32_t ur_crc32_first(uint32_t crc, const void *buf, size_t len)
 uint32_t ur_crc32(uint32_t crc, const void *buf, size_t len)
 {
 	return atomic_load_explicit(&ur_crc32_active, memory_order_relaxed)(crc, buf, len);
+}
+
+uint32_t ur_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+#ifdef UR_CRC32_HAVE_X86
+	/* below a few lanes' worth, two passes measured faster */
+	if (len >= 256 &&
+	    atomic_load_explicit(&ur_crc32_active, memory_order_relaxed) == ur_crc32_vpclmul)
+		return ur_crc32_copy_vpclmul(crc, dst, src, len);
+#endif
+	memcpy(dst, src, len);
+	return ur_crc32(crc, dst, len);
 }
 
 size_t ur_crc32_impls(const struct ur_crc32_impl **impls)

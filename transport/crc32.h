@@ -16,6 +16,13 @@
 
 uint32_t ur_crc32(uint32_t crc, const void *buf, size_t len);
 
+/*
+ * Copy len bytes from src to dst (which must not overlap) and return
+ * ur_crc32(crc, src, len). Where the CPU allows, one pass does both, which
+ * is what a sender building a packet from registered memory wants.
+ */
+uint32_t ur_crc32_copy(uint32_t crc, void *dst, const void *src, size_t len);
+
 /* Slice-by-8 tables: any CPU, any byte order. */
 uint32_t ur_crc32_portable(uint32_t crc, const void *buf, size_t len);
 
@@ -25,6 +32,7 @@ uint32_t ur_crc32_portable(uint32_t crc, const void *buf, size_t len);
 uint32_t ur_crc32_pclmul(uint32_t crc, const void *buf, size_t len);
 /* The same on 512-bit registers: need VPCLMULQDQ and AVX512F too. */
 uint32_t ur_crc32_vpclmul(uint32_t crc, const void *buf, size_t len);
+uint32_t ur_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src, size_t len);
 #endif
 
 struct ur_crc32_impl {

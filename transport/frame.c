@@ -95,12 +95,19 @@ unsigned ur_frame_tmpl_emit(const struct ur_frame_tmpl *t, uint8_t *frame, uint3
 	return t->len;
 }
 
-void ur_frame_seal(const struct ur_frame_tmpl *t, uint8_t *frame, uint32_t frame_len)
+void ur_frame_seal_copy(const struct ur_frame_tmpl *t, uint8_t *frame, uint32_t frame_len,
+			uint8_t *dst, const void *src, uint32_t copy_len)
 {
 	uint8_t *l3 = frame + t->l3_off;
 	uint32_t l3_len = frame_len - t->l3_off - UR_ICRC_SIZE;
 
-	ur_icrc_store(l3 + l3_len, ur_icrc_compute(l3, l3_len));
+	ur_icrc_store(l3 + l3_len,
+		      ur_icrc_compute_copy(l3, l3_len, dst, src, copy_len));
+}
+
+void ur_frame_seal(const struct ur_frame_tmpl *t, uint8_t *frame, uint32_t frame_len)
+{
+	ur_frame_seal_copy(t, frame, frame_len, NULL, NULL, 0);
 }
 
 static enum ur_parse_err parse_ipv4(struct ur_pkt *pkt, const uint8_t *l3, uint32_t avail,

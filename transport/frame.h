@@ -74,6 +74,9 @@ unsigned ur_frame_tmpl_emit(const struct ur_frame_tmpl *t, uint8_t *frame, uint3
 
 /* Seal a frame: pad count is in the BTH already; compute and store the ICRC. */
 void ur_frame_seal(const struct ur_frame_tmpl *t, uint8_t *frame, uint32_t frame_len);
+/* ur_frame_seal() after copying copy_len bytes from src to dst inside the frame, in one pass. */
+void ur_frame_seal_copy(const struct ur_frame_tmpl *t, uint8_t *frame, uint32_t frame_len,
+			uint8_t *dst, const void *src, uint32_t copy_len);
 
 /* Parsed view of a received frame. Pointers refer into the frame. */
 struct ur_pkt {

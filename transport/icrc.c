@@ -58,16 +58,35 @@ static size_t ur_icrc_ip_hlen(const uint8_t *l3, size_t len)
 	}
 }
 
-/* The ICRC of l3[0..len), or false when the headers are not there. */
-static bool ur_icrc_calc(const uint8_t *l3, size_t len, uint32_t *icrc)
+/*
+ * The ICRC of l3[0..len), or false when the headers are not there. First
+ * the copy_len bytes at src are copied to dst (inside l3), in the same pass
+ * as the CRC when they lie past the masked headers.
+ */
+static bool ur_icrc_calc(const uint8_t *l3, size_t len, uint8_t *dst, const void *src,
+			 size_t copy_len, uint32_t *icrc)
 {
 	uint8_t buf[UR_ICRC_LRH_LEN + UR_ICRC_MAX_MASKED];
 	uint8_t *ip = buf + UR_ICRC_LRH_LEN;
 	uint8_t *udp, *bth;
-	size_t hlen = ur_icrc_ip_hlen(l3, len);
-	size_t masked = hlen + UR_UDP_HLEN + UR_BTH_LEN;
+	size_t copy_off = copy_len ? (size_t)(dst - l3) : len;
+	size_t hlen, masked;
 	uint32_t crc;
 
+	/* the bytes that say how long the headers are must be in place first */
+	if (copy_len && copy_off < UR_IPV4_HLEN) {
+		memcpy(dst, src, copy_len);
+		copy_len = 0;
+		copy_off = len;
+	}
+	hlen = ur_icrc_ip_hlen(l3, len);
+	masked = hlen + UR_UDP_HLEN + UR_BTH_LEN;
+	/* the one-pass copy only runs over unmasked bytes */
+	if (copy_len && (!hlen || copy_off < masked || copy_off + copy_len > len)) {
+		memcpy(dst, src, copy_len);
+		copy_len = 0;
+		copy_off = len;
+	}
 	if (!hlen || len < masked)
 		return false;
 	memset(buf, 0xff, UR_ICRC_LRH_LEN);
@@ -90,7 +109,10 @@ static bool ur_icrc_calc(const uint8_t *l3, size_t len, uint32_t *icrc)
 	bth[offsetof(struct ur_bth, resv8a)] = 0xff;
 
 	crc = ur_crc32(0, buf, UR_ICRC_LRH_LEN + masked);
-	*icrc = ur_crc32(crc, l3 + masked, len - masked);
+	crc = ur_crc32(crc, l3 + masked, copy_off - masked);
+	if (copy_len)
+		crc = ur_crc32_copy(crc, dst, src, copy_len);
+	*icrc = ur_crc32(crc, l3 + copy_off + copy_len, len - copy_off - copy_len);
 	return true;
 }
 
@@ -98,7 +120,15 @@ uint32_t ur_icrc_compute(const uint8_t *l3, size_t len)
 {
 	uint32_t icrc;
 
-	return ur_icrc_calc(l3, len, &icrc) ? icrc : 0;
+	return ur_icrc_calc(l3, len, NULL, NULL, 0, &icrc) ? icrc : 0;
+}
+
+uint32_t ur_icrc_compute_copy(const uint8_t *l3, size_t len, uint8_t *dst, const void *src,
+			      size_t copy_len)
+{
+	uint32_t icrc;
+
+	return ur_icrc_calc(l3, len, dst, src, copy_len, &icrc) ? icrc : 0;
 }
 
 /*
@@ -127,7 +157,7 @@ bool ur_icrc_valid(const uint8_t *l3, size_t len_with_icrc)
 
 	if (len_with_icrc < UR_ICRC_SIZE)
 		return false;
-	if (!ur_icrc_calc(l3, len_with_icrc - UR_ICRC_SIZE, &icrc))
+	if (!ur_icrc_calc(l3, len_with_icrc - UR_ICRC_SIZE, NULL, NULL, 0, &icrc))
 		return false;
 	return icrc == ur_icrc_load(l3 + len_with_icrc - UR_ICRC_SIZE);
 }

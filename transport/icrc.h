@@ -22,6 +22,14 @@
 uint32_t ur_icrc_compute(const uint8_t *l3, size_t len);
 
 /*
+ * ur_icrc_compute() after copying copy_len bytes from src to dst, which lies
+ * inside l3[0..len) and does not overlap src: a sender's payload copy and
+ * its CRC done in one pass over the bytes.
+ */
+uint32_t ur_icrc_compute_copy(const uint8_t *l3, size_t len, uint8_t *dst, const void *src,
+			      size_t copy_len);
+
+/*
  * The trailer holds the CRC least significant byte first, as Linux rdma_rxe
  * and RoCE NICs send it (so a dissector that reads it as a big-endian number
  * shows it byte-swapped).

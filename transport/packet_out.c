@@ -26,6 +26,7 @@ int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_
 	}
 	o->hdr_len = qp->tmpl.len;
 	o->ext_len = ext_len;
+	o->payload_src = NULL;
 	o->bth = o->buf.data + o->hdr_len;
 	/* Zero every header byte so nothing from an earlier frame in this buffer leaks. */
 	memset(o->bth, 0, op->hdr_len + ext_len);
@@ -54,7 +55,8 @@ uint32_t ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint
 	}
 	memset(end, 0, pad);
 	ur_frame_tmpl_emit(&qp->tmpl, o->buf.data, roce_len, tos, qp->ip_id++);
-	ur_frame_seal(&qp->tmpl, o->buf.data, frame_len);
+	ur_frame_seal_copy(&qp->tmpl, o->buf.data, frame_len, end - payload_len,
+			   o->payload_src, o->payload_src ? payload_len : 0);
 	ur_count(dev, UR_CTR_tx_packets);
 	ur_count_n(dev, UR_CTR_tx_bytes, frame_len);
 	dev->ops->tx_put(dev->host, &o->buf, frame_len);

@@ -268,6 +268,8 @@ struct ur_pkt_out {
 	uint32_t hdr_len; /* L2-L4 prefix length */
 	uint32_t ext_len; /* SR extension bytes after the IBTA headers */
 	bool unresolved;  /* no destination MAC yet: built into scratch, not sent */
+	/* payload still to be copied into place by ur_pkt_finish(), or NULL */
+	const void *payload_src;
 };
 /* Start a packet; `ext_len` > 0 marks it SR and reserves its extension (zeroed). */
 int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_t psn,

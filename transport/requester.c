@@ -11,11 +11,17 @@
 #include "qp.h"
 #include "sr.h"
 
-/* Copy `len` payload bytes of `w` starting at `off` into `dst`; -EACCES on a bad lkey. */
-static int wqe_gather(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t off, uint8_t *dst,
-		      uint32_t len)
+/*
+ * Put `len` payload bytes of `w` from `off` into packet `o`; -EACCES on a bad
+ * lkey. Bytes that lie in one registered region are left for
+ * ur_pkt_finish() to copy while it computes the ICRC; others (inline data,
+ * a packet spanning SGEs) are copied now.
+ */
+static int wqe_gather(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t off,
+		      struct ur_pkt_out *o, uint32_t len)
 {
 	const struct ur_mr_table *mrs = &qp->dev->mrs;
+	uint8_t *dst = ur_pkt_payload(o);
 
 	if (w->flags & UR_SEND_INLINE) {
 		memcpy(dst, (const uint8_t *)w->sge + off, len);
@@ -33,6 +39,10 @@ static int wqe_gather(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t of
 		n = UR_MIN(len, s->length - off);
 		if (ur_mr_check(mrs, s->lkey, qp->pd, s->addr + off, n, 0, &mr))
 			return -EACCES;
+		if (n == len && dst == ur_pkt_payload(o)) {
+			o->payload_src = ur_mr_ptr(mr, s->addr + off);
+			return 0;
+		}
 		memcpy(dst, ur_mr_ptr(mr, s->addr + off), n);
 		dst += n;
 		len -= n;
@@ -278,7 +288,7 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 			ur_sreth_set_rkey(e, w->rkey);
 		}
 	}
-	if (len && wqe_gather(qp, w, off, ur_pkt_payload(&o), len)) {
+	if (len && wqe_gather(qp, w, off, &o, len)) {
 		ur_pkt_abort(qp, &o);
 		ur_qp_log_error(qp, "local protection error: lkey of WQE wr_id %#llx",
 				(unsigned long long)w->wr_id);

@@ -709,7 +709,7 @@ static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
 		ur_aeth_set_msn(aeth, rs->msn);
 	}
 	if (len)
-		memcpy(ur_pkt_payload(&o), ur_mr_ptr(mr, res->va + off), len);
+		o.payload_src = ur_mr_ptr(mr, res->va + off);
 	ur_cc_data_sent(qp,
 			ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn,
 				      len),

@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,44 @@ START_TEST(test_variants_every_alignment)
 				      impls[k].name, _i, len);
 		ck_assert_msg(ur_crc32(seed, p, len) == want, "ur_crc32: align %d len %zu", _i,
 			      len);
+	}
+}
+END_TEST
+
+static bool untouched(const uint8_t *from, const uint8_t *to)
+{
+	while (from < to)
+		if (*from++ != 0xa5)
+			return false;
+	return true;
+}
+
+/*
+ * Loop index = source alignment 0..63, the destination at another: the copy
+ * variant returns the CRC of the source, copies every byte, and writes
+ * nothing outside the destination. Sources ending at the guard page show it
+ * reads nothing past them.
+ */
+START_TEST(test_copy_every_alignment)
+{
+	enum { GUARD = 64 };
+	static uint8_t out[GUARD + MAX_SWEEP_LEN + MAX_ALIGN + GUARD];
+	uint8_t *dst = out + GUARD + (size_t)(_i * 7 % MAX_ALIGN);
+
+	for (size_t len = 0; len <= MAX_SWEEP_LEN; len++) {
+		const uint8_t *srcs[2] = { area + _i, area + area_len - len };
+
+		for (int j = 0; j < 2; j++) {
+			uint32_t seed = seed_for(len);
+
+			memset(out, 0xa5, sizeof(out));
+			ck_assert_msg(ur_crc32_copy(seed, dst, srcs[j], len) ==
+					  ur_crc32_portable(seed, srcs[j], len),
+				      "align %d len %zu", _i, len);
+			ck_assert_msg(!memcmp(dst, srcs[j], len), "align %d len %zu", _i, len);
+			ck_assert_msg(untouched(out, dst) && untouched(dst + len, out + sizeof(out)),
+				      "align %d len %zu: wrote outside", _i, len);
+		}
 	}
 }
 END_TEST
@@ -301,6 +340,7 @@ static Suite *crc32_suite(void)
 	tcase_add_test(tc, test_portable_matches_reference);
 	tcase_add_loop_test(tc, test_variants_every_alignment, 0, MAX_ALIGN);
 	tcase_add_test(tc, test_variants_at_guard_pages);
+	tcase_add_loop_test(tc, test_copy_every_alignment, 0, MAX_ALIGN);
 	tcase_add_test(tc, test_variants_random_large);
 	tcase_add_loop_test(tc, test_composition, 0, (int)nimpls);
 	tcase_add_test(tc, test_constants_rederived);
