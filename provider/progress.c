@@ -340,6 +340,11 @@ static void *progress_thread(void *arg)
 		uroce_neigh_poll(ctx, now);
 		pending = ur_dev_tx_pending(ctx->engine);
 		deadline = ur_dev_next_deadline(ctx->engine);
+		/* Sleeping past the ACK timeout would make each first send
+		 * after a lull wake us to arm its retransmit timer: ib_send_bw's
+		 * initiator wrote the eventfd 12,000 times a second. */
+		if (deadline > now && deadline - now > ur_dev_quiet_ns(ctx->engine))
+			deadline = now + ur_dev_quiet_ns(ctx->engine);
 		if (now >= ctx->next_counter_write) {
 			uroce_dp_housekeeping(ctx->dp);
 			/* the writer flag and steering change only here, under the

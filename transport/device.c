@@ -399,6 +399,11 @@ uint64_t ur_dev_next_deadline(const struct ur_dev *dev)
 	return ur_timer_next(&dev->timers);
 }
 
+uint64_t ur_dev_quiet_ns(const struct ur_dev *dev)
+{
+	return dev->min_timeout_ns ? dev->min_timeout_ns : UR_TIME_NEVER;
+}
+
 /* Packets a QP may send per turn: enough for bursts, small enough for fairness. */
 #define UR_TX_QUANTUM 16
 

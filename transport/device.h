@@ -38,6 +38,8 @@ struct ur_dev {
 	_Atomic(struct ur_qp *) db_head;
 
 	uint64_t now; /* time of the call in progress */
+	/* the shortest ACK timeout any QP has had (0: none), see ur_dev_quiet_ns() */
+	uint64_t min_timeout_ns;
 	/* Frames for a peer whose MAC is not known yet are built here and not
 	 * sent: the protocol runs as if they were lost, so the QP times out
 	 * with RETRY_EXC_ERR if the neighbour never answers. */

@@ -135,6 +135,13 @@ bool ur_dev_tx_pending(const struct ur_dev *dev);
 bool ur_dev_doorbell_pending(const struct ur_dev *dev);
 /* When ur_dev_poll must next run (UR_TIME_NEVER when idle). */
 uint64_t ur_dev_next_deadline(const struct ur_dev *dev);
+/*
+ * The longest a host need sleep between passes, however far the deadline:
+ * a retransmit timer armed meanwhile falls due no sooner, so a host that
+ * sleeps no longer need not be woken each time a send arms one
+ * (UR_TIME_NEVER when no QP has an ACK timeout).
+ */
+uint64_t ur_dev_quiet_ns(const struct ur_dev *dev);
 
 /* Memory regions. */
 int ur_dev_reg_mr(struct ur_dev *dev, uint64_t iova, void *base, uint64_t length,

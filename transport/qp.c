@@ -296,6 +296,8 @@ static void enter_rts(struct ur_qp *qp, enum ur_qp_state from, uint64_t now)
 	struct ur_requester *rq = &qp->req;
 
 	qp->timeout_ns = qp->attr.timeout ? 4096ull << qp->attr.timeout : 0;
+	if (qp->timeout_ns && (!qp->dev->min_timeout_ns || qp->timeout_ns < qp->dev->min_timeout_ns))
+		qp->dev->min_timeout_ns = qp->timeout_ns;
 	if (from == UR_QPS_RTR) {
 		rq->psn = rq->una = rq->max_psn = rq->nak_psn = qp->attr.sq_psn;
 		rq->nak_psn = ur_psn_add(rq->nak_psn, UR_PSN_MASK);

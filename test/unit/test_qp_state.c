@@ -917,6 +917,8 @@ START_TEST(test_query_reports_what_was_set)
 		ck_assert_uint_eq(q.max_dest_rd_atomic, 7);
 		ck_assert_uint_eq(q.min_rnr_timer, 21);
 		ck_assert_uint_eq(q.timeout, 17);
+		/* the host may sleep this long with nothing armed (ur_dev_quiet_ns) */
+		ck_assert_uint_eq(ur_dev_quiet_ns(dev), 4096ull << 17);
 		ck_assert_uint_eq(q.retry_cnt, 3);
 		ck_assert_uint_eq(q.rnr_retry, 7);
 		ck_assert_uint_eq(q.max_rd_atomic, 9);
