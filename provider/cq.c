@@ -128,6 +128,7 @@ int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	 * seq_cst pairs with the engine's fence after publishing a CQE. */
 	atomic_store_explicit(&ucq->cq.arm, solicited_only ? UR_CQ_ARM_SOLICITED : UR_CQ_ARM_NEXT,
 			      memory_order_seq_cst);
+	atomic_store_explicit(&to_uctx(cq->context)->events_used, true, memory_order_relaxed);
 	return 0;
 }
 

@@ -53,6 +53,7 @@ struct uroce_context {
 	int wake_fd;               /* eventfd that ends the progress thread's sleep */
 	_Atomic uint64_t sleep_until; /* when the sleeping progress thread wakes on its own */
 	_Atomic uint64_t app_pass_ns; /* when an application thread last ran a pass */
+	atomic_bool events_used;      /* a CQ was armed: the application may block */
 
 	int async_wr;              /* write end of the async event socket */
 	uint32_t next_pd;
