@@ -534,6 +534,11 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 		ur_qp_log_error(qp, "transport retry count exhausted: no ACK for PSN %#x after %u retries of %llu us",
 				rq->una, qp->attr.retry_cnt,
 				(unsigned long long)(qp->timeout_ns / 1000));
+		/* enough of the requester's state to tell a dead peer from a stuck QP */
+		ur_dev_log(qp->dev, "qp %#x: next PSN %#x, oldest WQE opcode %u state %u PSNs %#x+%u, "
+			   "response PSN %#x, %u READs/atomics out, READ gap %d",
+			   qp->qpn, rq->psn, w->opcode, w->state, w->first_psn, w->npkts,
+			   w->resp_psn, rq->rd_out, rq->read_gap);
 		ur_comp_wqe_error(qp, w, UR_WC_RETRY_EXC_ERR);
 		return;
 	}

@@ -563,6 +563,8 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 			return;
 		}
 		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+		ur_dev_log(qp->dev, "qp %#x: READ asked again at PSN %#x for %u bytes matches no READ kept",
+			   qp->qpn, pkt->psn, ur_reth_dmalen(reth));
 		return;
 	}
 	case UR_KIND_ATOMIC:
