@@ -41,17 +41,23 @@ log=$(mktemp -d)
 check() {
 	local name=$1 re=$2 srv=$3 cli=$4
 	local t0=$SECONDS rc_s rc_c
-	ur_in "$p-a" env UROCE_MODE="$mode_a" timeout 120 $srv >"$log/$name.srv" 2>&1 &
+	# line-buffered, so a side killed by timeout still leaves its output;
+	# the provider's debug log kept, for a failure that does not come back
+	ur_in "$p-a" env UROCE_MODE="$mode_a" UROCE_DEBUG=1 UROCE_DEBUG_FILE="$log/$name.dbg" \
+		timeout 120 stdbuf -oL $srv >"$log/$name.srv" 2>&1 &
 	local spid=$!
 	sleep 1.5
-	ur_in "$p-b" env UROCE_MODE="$mode_b" timeout 120 $cli "$net.1" >"$log/$name.cli" 2>&1
+	ur_in "$p-b" env UROCE_MODE="$mode_b" UROCE_DEBUG=1 UROCE_DEBUG_FILE="$log/$name.dbg" \
+		timeout 120 stdbuf -oL $cli "$net.1" >"$log/$name.cli" 2>&1
 	rc_c=$?
 	wait $spid
 	rc_s=$?
 	if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ] || ! grep -Eq "$re" "$log/$name.cli"; then
 		echo "FAIL $name (client $rc_c, server $rc_s, $((SECONDS - t0)) s)"
 		sed "s/^/  client: /" "$log/$name.cli" | tail -20
-		sed 's/^/  server: /' "$log/$name.srv" | tail -8
+		sed 's/^/  server: /' "$log/$name.srv" | tail -20
+		[ -s "$log/$name.dbg" ] && grep -vE ' -> |open|GID|MTU|neighbour|ARP' "$log/$name.dbg" |
+			sed 's/^/  debug: /' | tail -20
 		fails=$((fails + 1))
 	else
 		echo "ok   $name ($((SECONDS - t0)) s): $(grep -E "$re" "$log/$name.cli" | tail -1 | tr -s ' \t' ' ')"
