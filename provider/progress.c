@@ -354,15 +354,10 @@ static void *progress_thread(void *arg)
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now, deadline;
 		unsigned moved;
-		bool pending;
+		bool pending, drives;
 
-		if (app_drives(ctx, last_pass)) {
-			sleep_ns(backoff);
-			if (backoff < drive_nap_max)
-				backoff *= 2;
-			continue;
-		}
-		if (pthread_mutex_trylock(&ctx->lock)) {
+		drives = app_drives(ctx, last_pass);
+		if (drives || pthread_mutex_trylock(&ctx->lock)) {
 			/* the application is running passes and moves the packets
 			 * itself: waiting on the mutex would cost a futex sleep and
 			 * wake-up each time, the largest cost in a profile of
@@ -371,7 +366,7 @@ static void *progress_thread(void *arg)
 			 * timer and a system call, which is CPU the application
 			 * and its peer need (a third of a core, profiled) */
 			sleep_ns(backoff);
-			if (backoff < BACKOFF_MAX_NS)
+			if (backoff < (drives ? drive_nap_max : BACKOFF_MAX_NS))
 				backoff *= 2;
 			continue;
 		}

@@ -314,8 +314,8 @@ UR_TARGET_VPCLMUL uint32_t ur_crc32_vpclmul(uint32_t crc, const void *buf, size_
 	return ur_crc32_vpclmul_body(crc, NULL, buf, len);
 }
 
-UR_TARGET_VPCLMUL uint32_t ur_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src,
-						 size_t len)
+static UR_TARGET_VPCLMUL uint32_t ur_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src,
+							size_t len)
 {
 	if (len < 64) {
 		memcpy(dst, src, len);

@@ -32,7 +32,6 @@ uint32_t ur_crc32_portable(uint32_t crc, const void *buf, size_t len);
 uint32_t ur_crc32_pclmul(uint32_t crc, const void *buf, size_t len);
 /* The same on 512-bit registers: need VPCLMULQDQ and AVX512F too. */
 uint32_t ur_crc32_vpclmul(uint32_t crc, const void *buf, size_t len);
-uint32_t ur_crc32_copy_vpclmul(uint32_t crc, void *dst, const void *src, size_t len);
 #endif
 
 struct ur_crc32_impl {

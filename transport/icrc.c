@@ -59,6 +59,21 @@ static size_t ur_icrc_ip_hlen(const uint8_t *l3, size_t len)
 }
 
 /*
+ * Whether copy_len bytes at l3 + copy_off can be copied in the CRC's pass:
+ * only unmasked bytes can, and the bytes that say how long the headers are
+ * (the first 20) must be in place before they are read.
+ */
+static bool ur_icrc_copy_in_pass(const uint8_t *l3, size_t len, size_t copy_off, size_t copy_len)
+{
+	size_t hlen;
+
+	if (copy_off < UR_IPV4_HLEN)
+		return false;
+	hlen = ur_icrc_ip_hlen(l3, len);
+	return hlen && copy_off >= hlen + UR_UDP_HLEN + UR_BTH_LEN && copy_off + copy_len <= len;
+}
+
+/*
  * The ICRC of l3[0..len), or false when the headers are not there. First
  * the copy_len bytes at src are copied to dst (inside l3), in the same pass
  * as the CRC when they lie past the masked headers.
@@ -73,20 +88,13 @@ static bool ur_icrc_calc(const uint8_t *l3, size_t len, uint8_t *dst, const void
 	size_t hlen, masked;
 	uint32_t crc;
 
-	/* the bytes that say how long the headers are must be in place first */
-	if (copy_len && copy_off < UR_IPV4_HLEN) {
+	if (copy_len && !ur_icrc_copy_in_pass(l3, len, copy_off, copy_len)) {
 		memcpy(dst, src, copy_len);
 		copy_len = 0;
 		copy_off = len;
 	}
 	hlen = ur_icrc_ip_hlen(l3, len);
 	masked = hlen + UR_UDP_HLEN + UR_BTH_LEN;
-	/* the one-pass copy only runs over unmasked bytes */
-	if (copy_len && (!hlen || copy_off < masked || copy_off + copy_len > len)) {
-		memcpy(dst, src, copy_len);
-		copy_len = 0;
-		copy_off = len;
-	}
 	if (!hlen || len < masked)
 		return false;
 	memset(buf, 0xff, UR_ICRC_LRH_LEN);

@@ -227,7 +227,7 @@ for mode in gbn sr; do
 	dropped0=$(counter "$ns_b" dp_impair_dropped)
 	sr0=$(counter "$ns_b" sr_negotiated)
 	# with the debug log kept: a rare failure here (READ retries exhausted,
-	# once in ~50 runs) should leave the provider's account of it behind
+	# once in about 60 runs) should leave the provider's account of it behind
 	extra_env=(UROCE_MODE=$mode UROCE_IMPAIR=loss=0.01,seed=$id UROCE_DEBUG=1
 		UROCE_DEBUG_FILE="$log/pattern-loss-$mode.dbg")
 	pair "pattern-loss-$mode" --deadline 300 -- --test pattern --qps 8 --iters 3 --deadline 300
