@@ -41,7 +41,7 @@
 #define YIELD_AFTER_NS 50000ull /* an application spinning this long with nothing moved yields */
 #define APP_DRIVES_NS 50000ull  /* a polling application that passed this recently drives */
 #define HOUSEKEEP_NS 1000000ull /* a pass at least this often for neighbours and counters */
-#define DRIVE_NAP_MAX_NS 256000ull /* naps grow to this while a memif application drives */
+#define DRIVE_NAP_MAX_NS HOUSEKEEP_NS /* naps grow to this while a memif application drives */
 
 
 uint64_t uroce_now_ns(void)
@@ -337,8 +337,12 @@ static void *progress_thread(void *arg)
 	uint64_t busy_until = 0, backoff = BACKOFF_NS, next_warm = 0, last_pass = 0;
 	/*
 	 * How long to nap while the application drives. Over memif its passes
-	 * come microseconds apart, and 256 us naps instead of 64 us gave 40-49%
-	 * more ib_write_bw and ib_send_bw -s 64 (3 of 3 alternating rounds).
+	 * come microseconds apart, and each wake-up here costs this VM tens of
+	 * microseconds of a core the application needs: 256 us naps instead of
+	 * 64 us gave 40-49% more ib_write_bw and ib_send_bw -s 64 (3 of 3
+	 * alternating rounds), and naps up to the housekeeping pass (1 ms)
+	 * instead of 256 us 25-70% more ib_send_bw -s 64 (4 of 4), ib_write_bw
+	 * +5% (median of 8), ib_read_bw and ib_write_lat unchanged.
 	 * Over af_packet the kernel's whole transmit path runs inside its
 	 * sendto, its passes are long and sparse, and the longer naps lost
 	 * 8-13% of ib_write_bw there: keep waking as often as when the lock is
