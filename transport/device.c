@@ -220,11 +220,17 @@ void ur_dev_account(struct ur_dev *dev, struct ur_qp *qp)
 		out = UR_MAX(ur_psn_diff(qp->req.psn, qp->req.una), 0);
 	dev->inflight += (uint32_t)out - qp->inflight_counted;
 	qp->inflight_counted = (uint32_t)out;
-	/* room again: the waiting QPs go back on the round robin, oldest first */
-	while (dev->capped && dev->inflight < dev->cfg.max_dev_inflight) {
+	/* Room again: the waiting QPs go back on the round robin, oldest
+	 * first, one for each packet there is room for. Waking them all made
+	 * a thousand capped QPs each take a turn only to wait again. */
+	for (uint32_t room = dev->inflight < dev->cfg.max_dev_inflight
+				     ? dev->cfg.max_dev_inflight - dev->inflight : 0;
+	     dev->capped && room; room--) {
 		struct ur_qp *w = dev->capped;
 
 		dev->capped = w->capped_next;
+		if (!dev->capped)
+			dev->capped_tail = NULL;
 		w->capped = false;
 		w->capped_next = NULL;
 		ur_dev_schedule(dev, w);
@@ -233,8 +239,6 @@ void ur_dev_account(struct ur_dev *dev, struct ur_qp *qp)
 
 bool ur_dev_room(struct ur_dev *dev, struct ur_qp *qp)
 {
-	struct ur_qp **tail;
-
 	if (qp->type != UR_QPT_RC)
 		return true;
 	ur_dev_account(dev, qp); /* count what it sent in this turn */
@@ -242,9 +246,11 @@ bool ur_dev_room(struct ur_dev *dev, struct ur_qp *qp)
 		return true;
 	if (!qp->capped) {
 		/* FIFO, so every waiting QP gets its turn */
-		for (tail = &dev->capped; *tail; tail = &(*tail)->capped_next)
-			;
-		*tail = qp;
+		if (dev->capped_tail)
+			dev->capped_tail->capped_next = qp;
+		else
+			dev->capped = qp;
+		dev->capped_tail = qp;
 		qp->capped = true;
 		qp->capped_next = NULL;
 	}
@@ -256,12 +262,16 @@ void ur_dev_unschedule(struct ur_dev *dev, struct ur_qp *qp)
 	struct ur_qp **pp = &dev->ready_head, *prev = NULL;
 
 	if (qp->capped) {
-		struct ur_qp **cp = &dev->capped;
+		struct ur_qp **cp = &dev->capped, *before = NULL;
 
-		while (*cp && *cp != qp)
+		while (*cp && *cp != qp) {
+			before = *cp;
 			cp = &(*cp)->capped_next;
+		}
 		if (*cp)
 			*cp = qp->capped_next;
+		if (dev->capped_tail == qp)
+			dev->capped_tail = before;
 		qp->capped = false;
 		qp->capped_next = NULL;
 	}

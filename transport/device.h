@@ -32,6 +32,7 @@ struct ur_dev {
 	 * wait on `capped` until ACKs make room. */
 	uint32_t inflight;
 	struct ur_qp *capped;
+	struct ur_qp *capped_tail;
 
 	/* Doorbells rung by application threads: a lock-free stack the engine
 	 * empties with one exchange, so pushes never wait for the engine. */

@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "engine.h"
 #include "psn.h"
+#include "qp.h"
 
 #define POOL 8
 #define PD 3
@@ -1227,6 +1229,83 @@ END_TEST
  * set) and this QP's number; a datagram longer than the MTU is not sent and
  * completes without error (C10-93.1.1); all complete once transmitted.
  */
+/* A QP with its work posted, in RTS, rung: one 0-byte WRITE (one packet). */
+static struct ur_qp *rts_qp_with_write(uint32_t qpn)
+{
+	struct ur_qp_init init = {
+	    .type = UR_QPT_RC,
+	    .qpn = qpn,
+	    .send_cq = &scq,
+	    .recv_cq = &rcq,
+	    .max_send_wr = 4,
+	    .max_recv_wr = 4,
+	    .host_ctx = &qp_ctx,
+	};
+	struct ur_qp *q;
+
+	ck_assert_int_eq(ur_qp_create(dev, &init, &q), 0);
+	drive(q, UR_QPT_RC, UR_QPS_RTS);
+	post_send(q, qpn, UR_WR_RDMA_WRITE, true);
+	ur_qp_doorbell(q);
+	return q;
+}
+
+/*
+ * QPs over the device's cap on unacknowledged packets wait in a FIFO (with
+ * a tail, so a thousand of them join in constant time); one that goes
+ * away leaves it whole, and room for one packet lets one QP back on the
+ * round robin, the oldest.
+ */
+START_TEST(test_capped_qps_wait_in_order)
+{
+	struct ur_qp *q[4], *first, *second, *late;
+
+	dev->cfg.max_dev_inflight = 2;
+	for (int i = 0; i < 4; i++)
+		q[i] = rts_qp_with_write(0x200 + (uint32_t)i);
+	ur_dev_poll(dev, now);
+	ck_assert_uint_eq(ur_dev_tx(dev, now, 64), 2);
+	ck_assert_uint_eq(dev->inflight, 2);
+	first = dev->capped;
+	ck_assert_ptr_nonnull(first);
+	second = first->capped_next;
+	ck_assert_ptr_nonnull(second);
+	ck_assert_ptr_null(second->capped_next);
+	ck_assert_ptr_eq(dev->capped_tail, second);
+
+	/* the last one leaves; a newcomer joins behind the first */
+	for (int i = 0; i < 4; i++)
+		if (q[i] == second)
+			q[i] = NULL;
+	ur_qp_destroy(second);
+	ck_assert_ptr_eq(dev->capped_tail, first);
+	ck_assert_ptr_null(first->capped_next);
+	late = rts_qp_with_write(0x300);
+	ur_dev_poll(dev, now);
+	ck_assert_uint_eq(ur_dev_tx(dev, now, 64), 0);
+	ck_assert_ptr_eq(first->capped_next, late);
+	ck_assert_ptr_eq(dev->capped_tail, late);
+
+	/* room for one packet: the oldest goes, the newcomer waits on */
+	dev->cfg.max_dev_inflight = 3;
+	ur_dev_account(dev, first);
+	ck_assert(!first->capped);
+	ck_assert_ptr_eq(dev->capped, late);
+	ck_assert_ptr_eq(dev->capped_tail, late);
+	ck_assert_uint_eq(ur_dev_tx(dev, now, 64), 1);
+	ck_assert_uint_eq(dev->inflight, 3);
+	ck_assert(late->capped);
+
+	for (int i = 0; i < 4; i++)
+		if (q[i])
+			ur_qp_destroy(q[i]);
+	ur_qp_destroy(late);
+	ck_assert_ptr_null(dev->capped);
+	ck_assert_ptr_null(dev->capped_tail);
+	ck_assert_uint_eq(dev->inflight, 0);
+}
+END_TEST
+
 START_TEST(test_ud_datagrams)
 {
 	static const uint8_t far_mac[6] = {0x02, 0, 0, 0, 0, 0x77};
@@ -1498,6 +1577,7 @@ static Suite *qp_state_suite(void)
 	tcase_add_test(tf, test_sqe_to_rts_resumes_after_failed_wqe);
 	tcase_add_test(tf, test_sqd_path_change_applies);
 	tcase_add_test(tf, test_ud_datagrams);
+	tcase_add_test(tf, test_capped_qps_wait_in_order);
 	tcase_add_test(tf, test_uc_sqd_drained_once_sent);
 	tcase_add_test(tf, test_gsi_datagram_parses_and_is_counted);
 	suite_add_tcase(s, tf);
