@@ -351,7 +351,8 @@ static void *progress_thread(void *arg)
 	 * 8-13% of ib_write_bw there: keep waking as often as when the lock is
 	 * busy.
 	 */
-	uint64_t drive_nap_max = uroce_dp_wait_fd(ctx->dp) >= 0 ? BACKOFF_MAX_NS : DRIVE_NAP_MAX_NS;
+	bool no_fd = uroce_dp_wait_fd(ctx->dp) < 0; /* memif: nothing wakes a nap early */
+	uint64_t drive_nap_max = no_fd ? DRIVE_NAP_MAX_NS : BACKOFF_MAX_NS;
 	uint64_t spin_ns = getenv("UROCE_SPIN_NS") ? strtoull(getenv("UROCE_SPIN_NS"), NULL, 0) : SPIN_NS;
 
 	/* wake-ups as late as the default 50 us slack would stretch paced gaps */
@@ -386,7 +387,7 @@ static void *progress_thread(void *arg)
 		 * alternating rounds), ib_write_bw 1.03-1.5x. Over af_packet
 		 * that lost ib_write_lat the quick look the short naps give it:
 		 * 12-20% -> 22-27% of iterations over 50 us. */
-		if (!polls || drive_nap_max == BACKOFF_MAX_NS)
+		if (!polls || !no_fd)
 			backoff = BACKOFF_NS;
 		/* the clock is read under the lock: the engine must never see time go back */
 		now = uroce_now_ns();

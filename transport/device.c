@@ -215,6 +215,7 @@ void ur_dev_account(struct ur_dev *dev, struct ur_qp *qp)
 {
 	enum ur_qp_state st = qp_state(qp);
 	int32_t out = 0;
+	uint32_t room;
 
 	if (qp->type == UR_QPT_RC && (st == UR_QPS_RTS || st == UR_QPS_SQD || st == UR_QPS_SQE))
 		out = UR_MAX(ur_psn_diff(qp->req.psn, qp->req.una), 0);
@@ -223,9 +224,8 @@ void ur_dev_account(struct ur_dev *dev, struct ur_qp *qp)
 	/* Room again: the waiting QPs go back on the round robin, oldest
 	 * first, one for each packet there is room for. Waking them all made
 	 * a thousand capped QPs each take a turn only to wait again. */
-	for (uint32_t room = dev->inflight < dev->cfg.max_dev_inflight
-				     ? dev->cfg.max_dev_inflight - dev->inflight : 0;
-	     dev->capped && room; room--) {
+	room = dev->cfg.max_dev_inflight - UR_MIN(dev->inflight, dev->cfg.max_dev_inflight);
+	while (dev->capped && room--) {
 		struct ur_qp *w = dev->capped;
 
 		dev->capped = w->capped_next;

@@ -1223,12 +1223,6 @@ START_TEST(test_uc_sqd_drained_once_sent)
 }
 END_TEST
 
-/*
- * UD sends: each datagram goes where its WQE's address handle says, with a
- * DETH carrying the WR's Q_Key (or the QP's when the WR's has its high bit
- * set) and this QP's number; a datagram longer than the MTU is not sent and
- * completes without error (C10-93.1.1); all complete once transmitted.
- */
 /* A QP with its work posted, in RTS, rung: one 0-byte WRITE (one packet). */
 static struct ur_qp *rts_qp_with_write(uint32_t qpn)
 {
@@ -1306,6 +1300,12 @@ START_TEST(test_capped_qps_wait_in_order)
 }
 END_TEST
 
+/*
+ * UD sends: each datagram goes where its WQE's address handle says, with a
+ * DETH carrying the WR's Q_Key (or the QP's when the WR's has its high bit
+ * set) and this QP's number; a datagram longer than the MTU is not sent and
+ * completes without error (C10-93.1.1); all complete once transmitted.
+ */
 START_TEST(test_ud_datagrams)
 {
 	static const uint8_t far_mac[6] = {0x02, 0, 0, 0, 0, 0x77};
