@@ -386,7 +386,7 @@ static void *progress_thread(void *arg)
 		 * in their wake-ups; now it sends 1.4-2.6x as many (3 of 3
 		 * alternating rounds), ib_write_bw 1.03-1.5x. Over af_packet
 		 * that lost ib_write_lat the quick look the short naps give it:
-		 * 12-20% -> 22-27% of iterations over 50 us. */
+		 * 12-20% -> 22-28% of iterations over 50 us. */
 		if (!polls || !no_fd)
 			backoff = BACKOFF_NS;
 		/* the clock is read under the lock: the engine must never see time go back */
