@@ -28,17 +28,21 @@ void ur_uc_drop_message(struct ur_qp *qp)
  * Whether a UC request packet whose PSN is `d` ahead of the expected one
  * may be executed; counts what it drops. A First or Only packet always
  * starts a new message (rxe, by contrast, also drops the message that
- * follows one interrupted by a loss).
+ * follows one interrupted by a loss). A packet at the expected PSN whose
+ * opcode does not continue the open message, or continues none, broke its
+ * message as surely as a gap: UC has no NAK for it (9.8.3), so it goes the
+ * same way.
  */
 bool ur_uc_accept(struct ur_qp *qp, const struct ur_pkt *pkt, int32_t d)
 {
 	struct ur_responder *rs = &qp->resp;
 	bool starts = pkt->op->pos & UR_POS_FIRST;
+	bool in_sequence = rs->in_msg ? pkt->op->kind == rs->in_msg && !starts : starts;
 
-	if (d == 0 && !rs->uc_drop && !(starts && rs->in_msg))
+	if (d == 0 && !rs->uc_drop && in_sequence)
 		return true;
 	/* a packet went missing inside the open message, or inside this one */
-	if (!rs->uc_drop && (rs->in_msg || (d != 0 && !starts)))
+	if (!rs->uc_drop && (rs->in_msg || !starts))
 		ur_count(qp->dev, UR_CTR_rx_drop_uc_message);
 	ur_uc_drop_message(qp);
 	if (!starts) {

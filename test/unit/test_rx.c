@@ -1473,6 +1473,51 @@ START_TEST(test_uc_lost_middle_drops_message)
 }
 END_TEST
 
+/*
+ * A UC packet at the expected PSN whose opcode does not continue the open
+ * message (or continues none) is a broken message too: it is dropped, and
+ * never lands in, or completes again, a receive WQE that already completed.
+ */
+START_TEST(test_uc_opcode_out_of_sequence)
+{
+	struct ur_cqe c[4];
+	struct spec s;
+
+	uc_recv(1, 0);
+	s = req(UR_OP_UC_SEND_ONLY, RQ_PSN, 8);
+	send_spec(&s);
+	ck_assert_uint_eq(drain(&rcq, c, 4), 1);
+	ck_assert_uint_eq(c[0].wr_id, 1);
+	memset(mem, 0, BUF_LEN);
+	/* a LAST with no message open */
+	s = req(UR_OP_UC_SEND_LAST, RQ_PSN + 1, 16);
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(delta(UR_CTR_rx_drop_uc_message), 1);
+	ck_assert(ur_cq_empty(&rcq));
+	/* a SEND's LAST inside a WRITE */
+	s = req(UR_OP_UC_WRITE_FIRST, RQ_PSN + 2, MTU);
+	s.va = IOVA + 4096;
+	s.rkey = mr_rw->key;
+	s.dmalen = MTU + 16;
+	send_spec(&s);
+	s = req(UR_OP_UC_SEND_LAST, RQ_PSN + 3, 16);
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(delta(UR_CTR_rx_drop_uc_message), 1);
+	ck_assert(ur_cq_empty(&rcq));
+	ck_assert(all_zero(mem, 4096)); /* the completed WQE's buffer */
+	/* the next message starts afresh, in a new receive WQE */
+	uc_recv(2, 0);
+	s = req(UR_OP_UC_SEND_ONLY, RQ_PSN + 4, 24);
+	send_spec(&s);
+	ck_assert_uint_eq(drain(&rcq, c, 4), 1);
+	ck_assert_uint_eq(c[0].wr_id, 2);
+	ck_assert_uint_eq(c[0].byte_len, 24);
+	ck_assert_uint_eq(ur_qp_state(uc), UR_QPS_RTS);
+}
+END_TEST
+
 /* A UC peer's bad WRITE is dropped: it cannot take our QP down (no NAK exists for UC). */
 START_TEST(test_uc_bad_write_dropped)
 {
@@ -1545,6 +1590,7 @@ static Suite *rx_suite(void)
 	tcase_add_test(tu, test_uc_gap_resynchronises);
 	tcase_add_test(tu, test_uc_lost_middle_drops_message);
 	tcase_add_test(tu, test_uc_bad_write_dropped);
+	tcase_add_test(tu, test_uc_opcode_out_of_sequence);
 	return s;
 }
 
