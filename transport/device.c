@@ -431,7 +431,7 @@ unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget)
 			break;
 		quantum = UR_MIN(left, UR_TX_QUANTUM);
 		before = quantum;
-		more = ur_resp_emit(qp, now, &quantum);
+		more = ur_resp_emit(qp, &quantum);
 		if (more == -ENOBUFS) {
 			left -= before - quantum;
 			ready_push_front(dev, qp);

@@ -214,7 +214,7 @@ void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t n
 			   const char *why);
 void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt);
 void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
-int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget);
+int ur_resp_emit(struct ur_qp *qp, unsigned *budget);
 bool ur_resp_has_work(const struct ur_qp *qp);
 void ur_resp_flush(struct ur_qp *qp);
 

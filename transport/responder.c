@@ -662,12 +662,36 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		ur_sr_advance(qp);
 }
 
-bool ur_resp_has_work(const struct ur_qp *qp)
+/* The oldest READ or atomic still answering, if it may answer now. */
+static struct ur_resp_res *res_ready(const struct ur_qp *qp)
 {
 	const struct ur_responder *rs = &qp->resp;
+	struct ur_resp_res *res = rs->nres ? &rs->res[rs->res_head % rs->nres] : NULL;
 
-	return ack_due(qp) || qp->cc.cnp_due || (rs->nres && rs->res[rs->res_head % rs->nres].pending) ||
-	       (qp->sr && (qp->sr->sack_due || ur_sr_ctrl_pending(qp)));
+	return res && res->pending && !rs->error ? res : NULL;
+}
+
+/* A READ response waits for the pacer; the pace timer schedules the QP again. */
+static bool paced(const struct ur_qp *qp)
+{
+	return qp->next_tx_ns > qp->dev->now;
+}
+
+/*
+ * Whether ur_resp_emit would send something now, by its own rules. Saying
+ * yes to what it holds back (a paced READ response, and the ACKs queued
+ * behind it) made ur_dev_tx put the QP straight back on the round robin
+ * and spin on it forever.
+ */
+bool ur_resp_has_work(const struct ur_qp *qp)
+{
+	const struct ur_resp_res *res = res_ready(qp);
+
+	if (qp->cc.cnp_due || (qp->sr && ur_sr_ctrl_pending(qp)))
+		return true;
+	if (res)
+		return res->kind != UR_KIND_READ_REQ || !paced(qp);
+	return ack_due(qp) || (qp->sr && qp->sr->sack_due);
 }
 
 static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
@@ -773,7 +797,7 @@ static int emit_ack(struct ur_qp *qp)
 }
 
 /* Send what the responder owes, oldest first: READ responses and atomic ACKs, then the ACK/NAK. */
-int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
+int ur_resp_emit(struct ur_qp *qp, unsigned *budget)
 {
 	struct ur_responder *rs = &qp->resp;
 	int err;
@@ -791,11 +815,11 @@ int ur_resp_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 		(*budget)--;
 	}
 	while (*budget) {
-		struct ur_resp_res *res = rs->nres ? &rs->res[rs->res_head % rs->nres] : NULL;
+		struct ur_resp_res *res = res_ready(qp);
 
-		if (res && res->pending && !rs->error) {
+		if (res) {
 			if (res->kind == UR_KIND_READ_REQ) {
-				if (qp->next_tx_ns > now) {
+				if (paced(qp)) {
 					ur_timer_arm(&qp->dev->timers, &qp->pace, qp->next_tx_ns);
 					return 0;
 				}

@@ -23,6 +23,7 @@
 #include "frame.h"
 #include "icrc.h"
 #include "psn.h"
+#include "qp.h" /* white box: the pacer's next_tx_ns */
 
 #define POOL 8
 #define MAX_SENT 64
@@ -1241,6 +1242,31 @@ START_TEST(test_dereg_before_read_response)
 END_TEST
 
 /*
+ * A READ response the pacer holds back (DCQCN cut the QP's rate) waits for
+ * the pace timer, and the transmit pass returns meanwhile: it used to put
+ * the QP straight back on the round robin and spin on it forever.
+ */
+START_TEST(test_paced_read_response_waits)
+{
+	struct spec s;
+
+	s = req(UR_OP_RC_READ_REQUEST, RQ_PSN, 0);
+	s.va = IOVA;
+	s.rkey = mr_rw->key;
+	s.dmalen = 3 * MTU;
+	rc->next_tx_ns = now + 100000;
+	snapshot();
+	send_spec(&s);
+	ck_assert_uint_eq(delta(UR_CTR_rx_read_requests), 1);
+	ck_assert_uint_eq(sent_since(), 0);
+	now += 100000;
+	pump();
+	ck_assert_uint_eq(sent_since(), 3);
+	ck_assert_uint_eq(ur_qp_state(rc), UR_QPS_RTS);
+}
+END_TEST
+
+/*
  * SEND with Invalidate may only invalidate memory windows and fast-registered
  * regions (10.6.7.2); uroce has neither, so a peer naming one of our
  * registered regions must not disable it: the receive fails with
@@ -1584,6 +1610,7 @@ static Suite *rx_suite(void)
 	tcase_add_test(ta, test_qp_access_flags);
 	tcase_add_test(ta, test_dereg_mid_write);
 	tcase_add_test(ta, test_dereg_before_read_response);
+	tcase_add_test(tp, test_paced_read_response_waits);
 	tcase_add_test(ta, test_send_with_invalidate_refused);
 	tcase_add_test(tl, test_responses_exact_and_clean);
 	tcase_add_test(tl, test_requests_clean);
