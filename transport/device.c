@@ -439,10 +439,15 @@ unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget)
 		}
 		if (qp_state(qp) != UR_QPS_ERR) {
 			unsigned q = quantum;
+			uint32_t wqe = qp->req.wqe;
 
 			more = ur_req_emit(qp, now, &quantum);
-			/* a held ACK was waiting for a request to follow: it has left */
-			if (quantum < q)
+			/* A held ACK was waiting for a request to follow. It leaves
+			 * behind the request's last packet (or all that may go now):
+			 * the peer, woken by it from ibv_poll_cq, may then spin on
+			 * memory the rest of the request would fill, with no one
+			 * polling its port. */
+			if (quantum < q && (qp->req.wqe != wqe || more == 0))
 				qp->resp.ack.hold_until = 0;
 		}
 		ur_dev_account(dev, qp);

@@ -723,6 +723,20 @@ START_TEST(test_ack_held_for_the_answer)
 	ck_assert_uint_le(us_until_completion(&f, &f.a), 3);
 	ck_assert_int_eq(fx_wait(&f, &f.b, &c, 1, SIM_PS_PER_S), 1);
 
+	/* An answer of many packets (24, more than a QP sends per turn): the
+	 * ACK leaves behind its last one, so when A's WRITE completes, B's is
+	 * all in place (a ping-pong's application spins on its last byte). */
+	memset(f.a.buf + 4096, 0, 24 * 4096);
+	memset(f.b.buf + 4096, 0x5a, 24 * 4096);
+	fx_post_send(&f, &f.a, 6, UR_WR_RDMA_WRITE, 0, 8, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, &c, 1, 10 * SIM_PS_PER_US), 0);
+	fx_post_send(&f, &f.b, 7, UR_WR_RDMA_WRITE, 4096, 24 * 4096, (uintptr_t)f.a.buf + 4096,
+		     f.a.mr->key, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, &c, 1, SIM_PS_PER_S), 1);
+	ck_assert_uint_eq(c.status, UR_WC_SUCCESS);
+	ck_assert_uint_eq(f.a.buf[4096 + 24 * 4096 - 1], 0x5a);
+	ck_assert_int_eq(fx_wait(&f, &f.b, &c, 1, SIM_PS_PER_S), 1);
+
 	/* with no answer the hold ends after ack_delay_ns */
 	fx_post_send(&f, &f.a, 5, UR_WR_RDMA_WRITE, 0, 8, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
 	{
