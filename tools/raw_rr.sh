@@ -1,5 +1,5 @@
 #!/bin/bash
-# The raw request/response latency of a wire: test/bench/raw_rr's ping-pong
+# The raw request/response latency of a wire: dataplane/raw_rr's ping-pong
 # between the two namespaces, same PMD as uroce, nothing above it. Each way
 # carries FRAMES frames in one burst (default 2: a RoCE request and the ACK
 # of the peer's last one, as ib_write_lat's steady state sends them).
@@ -8,7 +8,7 @@
 #   raw_rr.sh memif NS_A - NS_B - [N [FRAMES]]
 set -u
 kind=$1 ns_a=$2 if_a=$3 ns_b=$4 if_b=$5 n=${6:-20000} frames=${7:-2}
-bin=$(cd "$(dirname "$0")/.." && pwd)/build/test/raw_rr
+bin=$(cd "$(dirname "$0")/.." && pwd)/build/dataplane/raw_rr
 out=$(mktemp -d)
 trap 'kill $srv 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
 eal="--no-pci --no-telemetry --log-level=*:error --no-huge -m 256"
