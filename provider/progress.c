@@ -151,6 +151,10 @@ static unsigned run_pass(struct uroce_context *ctx, uint64_t now)
 	unsigned n;
 
 	n = uroce_dp_rx(ctx->dp, rx_frame, &a, RX_BURST, now);
+	/* a burst of large frames takes tens of microseconds to take in: the
+	 * timers and the transmit stage (held ACKs start there) see that time */
+	if (n)
+		now = uroce_now_ns();
 	ur_dev_poll(ctx->engine, now);
 	n += ur_dev_tx(ctx->engine, now, TX_BURST);
 	uroce_dp_tx_flush(ctx->dp, now);

@@ -52,7 +52,8 @@ struct ur_resp_ack {
 	bool pending;
 	uint8_t syndrome;
 	uint32_t psn;
-	uint64_t hold_until;   /* a plain ACK waits for a request until then (0: send now) */
+	uint64_t hold_until;   /* a plain ACK waits for a request until then (0: send now;
+				* UR_TIME_NEVER: from the next transmit stage, see ur_resp_emit) */
 	struct ur_timer hold;  /* UR_TIMER_ACK: the wait is over */
 };
 

@@ -61,7 +61,7 @@ void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
 	if ((syndrome & UR_AETH_TYPE_MASK) != UR_AETH_ACK || !requester_busy(qp))
 		rs->ack.hold_until = 0;
 	else if (!rs->ack.pending)
-		rs->ack.hold_until = qp->dev->now + ack_hold_ns(qp);
+		rs->ack.hold_until = UR_TIME_NEVER; /* ur_resp_emit starts the clock */
 	rs->ack.pending = true;
 	rs->ack.syndrome = syndrome;
 	rs->ack.psn = psn;
@@ -801,6 +801,15 @@ int ur_resp_emit(struct ur_qp *qp, unsigned *budget)
 {
 	struct ur_responder *rs = &qp->resp;
 	int err;
+
+	/*
+	 * A hold runs from the transmit stage of the pass that received the
+	 * request, not from the start of that pass: a pass that takes in 32
+	 * frames of 4 KiB ran longer than a 50 us hold here, and the ACK then
+	 * left alone, ahead of the answer it was waiting for.
+	 */
+	if (rs->ack.pending && rs->ack.hold_until == UR_TIME_NEVER)
+		rs->ack.hold_until = qp->dev->now + ack_hold_ns(qp);
 
 	if (ur_sr_ctrl_pending(qp)) {
 		err = ur_sr_emit_ctrl(qp, budget);

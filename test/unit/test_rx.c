@@ -23,7 +23,8 @@
 #include "frame.h"
 #include "icrc.h"
 #include "psn.h"
-#include "qp.h" /* white box: the pacer's next_tx_ns */
+#include "device.h" /* white box: the ACK hold's setting */
+#include "qp.h"     /* white box: the pacer's next_tx_ns */
 
 #define POOL 8
 #define MAX_SENT 64
@@ -1266,6 +1267,59 @@ START_TEST(test_paced_read_response_waits)
 }
 END_TEST
 
+/* One pass that reaches its transmit stage `dt` ns after it started receiving. */
+static void late_transmit_stage(uint64_t dt)
+{
+	now += dt;
+	ur_dev_poll(dev, now);
+	ur_dev_tx(dev, now, 64);
+}
+
+/*
+ * An ACK held for the next request (our requester sent lately) is held
+ * from the transmit stage of the pass that received the request: a pass
+ * that took 60 us to take in its burst used to find a 50 us hold over
+ * already, and its ACK left alone, ahead of the answer it was waiting for.
+ */
+START_TEST(test_ack_hold_starts_at_the_transmit_stage)
+{
+	struct ur_wq *sq = ur_qp_sq(rc);
+	struct ur_send_wqe *w = ur_wq_reserve(sq, 0);
+	struct spec s;
+	struct frame f;
+
+	dev->cfg.ack_delay_ns = 50000;
+	/* our own WRITE asks for an ACK: from now on our ACKs wait for requests */
+	ck_assert_ptr_nonnull(w);
+	memset(w, 0, sq->stride);
+	w->opcode = UR_WR_RDMA_WRITE;
+	w->length = 8;
+	w->remote_addr = 0x1000;
+	w->rkey = 0x5555;
+	w->num_sge = 1;
+	w->sge[0].addr = IOVA;
+	w->sge[0].length = 8;
+	w->sge[0].lkey = mr_rw->key;
+	ur_wq_commit(sq, 1);
+	ur_qp_doorbell(rc);
+	sent_before = host.nsent;
+	pump();
+	ck_assert_uint_eq(sent_since(), 1);
+
+	s = write_only(RQ_PSN, 0, 16);
+	build(&f, &s);
+	sent_before = host.nsent;
+	rx_only(&f);
+	late_transmit_stage(60000);
+	ck_assert_uint_eq(sent_since(), 0);
+	late_transmit_stage(49000);
+	ck_assert_uint_eq(sent_since(), 0);
+	late_transmit_stage(2000); /* no request came: the hold is over */
+	ck_assert_uint_eq(sent_since(), 1);
+	assert_answer(UR_AETH_ACK | UR_AETH_CREDIT_INVALID, RQ_PSN);
+}
+END_TEST
+
 /*
  * SEND with Invalidate may only invalidate memory windows and fast-registered
  * regions (10.6.7.2); uroce has neither, so a peer naming one of our
@@ -1611,6 +1665,7 @@ static Suite *rx_suite(void)
 	tcase_add_test(ta, test_dereg_mid_write);
 	tcase_add_test(ta, test_dereg_before_read_response);
 	tcase_add_test(tp, test_paced_read_response_waits);
+	tcase_add_test(tp, test_ack_hold_starts_at_the_transmit_stage);
 	tcase_add_test(ta, test_send_with_invalidate_refused);
 	tcase_add_test(tl, test_responses_exact_and_clean);
 	tcase_add_test(tl, test_requests_clean);
