@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The raw request/response latency of a wire: a ping-pong of one small
- * Ethernet frame between two DPDK processes on the same PMD uroce uses,
+ * The raw request/response latency of a wire: a ping-pong of small
+ * Ethernet frames between two DPDK processes on the same PMD uroce uses,
  * both busy-polling, nothing above the PMD. It is the floor under
  * ib_write_lat on that wire, as testpmd's txonly -> rxonly rate is the
  * ceiling over ib_write_bw (tools/raw_ceiling.sh).

@@ -1267,6 +1267,26 @@ START_TEST(test_paced_read_response_waits)
 }
 END_TEST
 
+/* Queue a request on the RC QP from `len` bytes of mr_rw at `addr` (no doorbell). */
+static void post_request(uint64_t wr_id, enum ur_wr_opcode op, uint64_t addr, uint32_t len)
+{
+	struct ur_wq *sq = ur_qp_sq(rc);
+	struct ur_send_wqe *w = ur_wq_reserve(sq, 0);
+
+	ck_assert_ptr_nonnull(w);
+	memset(w, 0, sq->stride);
+	w->wr_id = wr_id;
+	w->opcode = op;
+	w->length = len;
+	w->remote_addr = 0x1000;
+	w->rkey = 0x5555;
+	w->num_sge = 1;
+	w->sge[0].addr = addr;
+	w->sge[0].length = len;
+	w->sge[0].lkey = mr_rw->key;
+	ur_wq_commit(sq, 1);
+}
+
 /* One pass that reaches its transmit stage `dt` ns after it started receiving. */
 static void late_transmit_stage(uint64_t dt)
 {
@@ -1283,24 +1303,12 @@ static void late_transmit_stage(uint64_t dt)
  */
 START_TEST(test_ack_hold_starts_at_the_transmit_stage)
 {
-	struct ur_wq *sq = ur_qp_sq(rc);
-	struct ur_send_wqe *w = ur_wq_reserve(sq, 0);
 	struct spec s;
 	struct frame f;
 
 	dev->cfg.ack_delay_ns = 50000;
 	/* our own WRITE asks for an ACK: from now on our ACKs wait for requests */
-	ck_assert_ptr_nonnull(w);
-	memset(w, 0, sq->stride);
-	w->opcode = UR_WR_RDMA_WRITE;
-	w->length = 8;
-	w->remote_addr = 0x1000;
-	w->rkey = 0x5555;
-	w->num_sge = 1;
-	w->sge[0].addr = IOVA;
-	w->sge[0].length = 8;
-	w->sge[0].lkey = mr_rw->key;
-	ur_wq_commit(sq, 1);
+	post_request(0, UR_WR_RDMA_WRITE, IOVA, 8);
 	ur_qp_doorbell(rc);
 	sent_before = host.nsent;
 	pump();
@@ -1416,26 +1424,11 @@ static void scenario_read_responses(void)
 static void scenario_requests(void)
 {
 	static const uint32_t lens[] = {1, 2, 3, 5, 6, 7};
-	struct ur_wq *sq = ur_qp_sq(rc);
 
 	for (uint32_t i = 0; i < BUF_LEN; i++)
 		mem[i] = pattern(i);
-	for (unsigned n = 0; n < sizeof(lens) / sizeof(lens[0]); n++) {
-		struct ur_send_wqe *w = ur_wq_reserve(sq, 0);
-
-		ck_assert_ptr_nonnull(w);
-		memset(w, 0, sq->stride);
-		w->wr_id = n;
-		w->opcode = n & 1 ? UR_WR_SEND : UR_WR_RDMA_WRITE;
-		w->length = lens[n];
-		w->remote_addr = 0x1000;
-		w->rkey = 0x5555;
-		w->num_sge = 1;
-		w->sge[0].addr = IOVA + 64 * n;
-		w->sge[0].length = lens[n];
-		w->sge[0].lkey = mr_rw->key;
-		ur_wq_commit(sq, 1);
-	}
+	for (unsigned n = 0; n < sizeof(lens) / sizeof(lens[0]); n++)
+		post_request(n, n & 1 ? UR_WR_SEND : UR_WR_RDMA_WRITE, IOVA + 64 * n, lens[n]);
 	ur_qp_doorbell(rc);
 	sent_before = host.nsent;
 	pump();
