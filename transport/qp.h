@@ -54,6 +54,9 @@ struct ur_resp_ack {
 	uint32_t psn;
 	uint64_t hold_until;   /* a plain ACK waits for a request until then (0: send now;
 				* UR_TIME_NEVER: from the next transmit stage, see ur_resp_emit) */
+	uint64_t hold_limit;   /* ...and never past this while the answer leaves */
+	uint64_t hold_ns;      /* how long to wait for an answer, learned */
+	uint64_t asked_ns;     /* a held ACK began waiting then, unanswered yet (0: none) */
 	struct ur_timer hold;  /* UR_TIMER_ACK: the wait is over */
 };
 
@@ -215,8 +218,10 @@ void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t n
 			   const char *why);
 void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt);
 void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
+void ur_resp_ack_message(struct ur_qp *qp, uint32_t psn);
+void ur_resp_answered(struct ur_qp *qp);
 int ur_resp_emit(struct ur_qp *qp, unsigned *budget);
-bool ur_resp_has_work(const struct ur_qp *qp);
+bool ur_resp_has_work(struct ur_qp *qp);
 void ur_resp_flush(struct ur_qp *qp);
 
 /* uc.c: the UC responder's sequence rules */

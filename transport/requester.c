@@ -197,6 +197,7 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 		return -1;
 	}
 	w->state = UR_WQE_ACTIVE;
+	ur_resp_answered(qp);
 	w->first_psn = rq->psn;
 	w->npkts = wqe_is_rd_atomic(w) && w->opcode != UR_WR_RDMA_READ
 			   ? 1
