@@ -41,7 +41,7 @@
 #define YIELD_AFTER_NS 50000ull /* an application spinning this long with nothing moved yields */
 #define APP_DRIVES_NS 50000ull  /* a polling application that passed this recently drives */
 #define HOUSEKEEP_NS 1000000ull /* a pass at least this often for neighbours and counters */
-#define DRIVE_NAP_MAX_NS HOUSEKEEP_NS /* naps grow to this while a memif application drives */
+#define DRIVE_NAP_MAX_NS HOUSEKEEP_NS /* naps grow to this while an application drives */
 
 
 uint64_t uroce_now_ns(void)
@@ -343,20 +343,15 @@ static void *progress_thread(void *arg)
 	struct uroce_context *ctx = arg;
 	uint64_t busy_until = 0, backoff = BACKOFF_NS, next_warm = 0, last_pass = 0;
 	/*
-	 * How long to nap while the application drives. Over memif its passes
-	 * come microseconds apart, and each wake-up here costs this VM tens of
-	 * microseconds of a core the application needs: 256 us naps instead of
-	 * 64 us gave 40-49% more ib_write_bw and ib_send_bw -s 64 (3 of 3
-	 * alternating rounds), and naps up to the housekeeping pass (1 ms)
-	 * instead of 256 us 25-70% more ib_send_bw -s 64 (4 of 4), ib_write_bw
-	 * +5% (median of 8), ib_read_bw and ib_write_lat unchanged.
-	 * Over af_packet the kernel's whole transmit path runs inside its
-	 * sendto, its passes are long and sparse, and the longer naps lost
-	 * 8-13% of ib_write_bw there: keep waking as often as when the lock is
-	 * busy.
+	 * While the application drives, the naps grow to the housekeeping
+	 * pass (1 ms): each wake-up costs this VM tens of microseconds of a
+	 * core the application needs. Over memif, 256 us naps instead of 64 us
+	 * gave 40-49% more ib_write_bw and ib_send_bw -s 64 (3 of 3
+	 * alternating rounds), and 1 ms instead of 256 us 25-70% more
+	 * ib_send_bw -s 64 (4 of 4), ib_write_bw +5% (median of 8), ib_read_bw
+	 * and ib_write_lat unchanged.
 	 */
 	bool no_fd = uroce_dp_wait_fd(ctx->dp) < 0; /* memif: nothing wakes a nap early */
-	uint64_t drive_nap_max = no_fd ? DRIVE_NAP_MAX_NS : BACKOFF_MAX_NS;
 	uint64_t spin_ns = getenv("UROCE_SPIN_NS") ? strtoull(getenv("UROCE_SPIN_NS"), NULL, 0) : SPIN_NS;
 
 	/* wake-ups as late as the default 50 us slack would stretch paced gaps */
@@ -380,23 +375,32 @@ static void *progress_thread(void *arg)
 			 * timer and a system call, which is CPU the application
 			 * and its peer need (a third of a core, profiled) */
 			sleep_ns(backoff);
-			if (backoff < (drives ? drive_nap_max : BACKOFF_MAX_NS))
+			if (backoff < (drives ? DRIVE_NAP_MAX_NS : BACKOFF_MAX_NS))
 				backoff *= 2;
 			continue;
 		}
-		/* A housekeeping pass amid a memif application's driving: nap on
-		 * as long. Starting again from 1 us made ten naps a millisecond,
-		 * and ib_send_bw -s 64's initiator spent a third of its samples
-		 * in their wake-ups; now it sends 1.4-2.6x as many (3 of 3
-		 * alternating rounds), ib_write_bw 1.03-1.5x. Over af_packet
-		 * that lost ib_write_lat the quick look the short naps give it:
-		 * 12-20% -> 22-28% of iterations over 50 us. */
-		if (!polls || !no_fd)
-			backoff = BACKOFF_NS;
 		/* the clock is read under the lock: the engine must never see time go back */
 		now = uroce_now_ns();
 		last_pass = now;
 		moved = run_pass(ctx, now);
+		/*
+		 * A housekeeping pass amid a memif application's driving: nap on
+		 * as long. Starting again from 1 us made ten naps a millisecond,
+		 * and ib_send_bw -s 64's initiator spent a third of its samples
+		 * in their wake-ups; now it sends 1.4-2.6x as many (3 of 3
+		 * alternating rounds), ib_write_bw 1.03-1.5x. Over af_packet the
+		 * kernel's transmit path runs inside the application's sendto,
+		 * its passes are long and sparse, and a pass here that found
+		 * frames to move means it is not keeping up: look again soon.
+		 * Against naps of at most 64 us, restarted after every pass
+		 * (alternating runs): ib_write_lat median ahead in 6 of 6, its
+		 * share of iterations over 50 us 7-18% against 22-33%;
+		 * ib_send_bw -s 64 ahead in 3 of 4 (0.23-0.31 -> 0.27-0.44 M
+		 * messages/s); ib_write_bw ahead in 2 of 2; ib_read_bw even
+		 * (with no restart at all it lost 2-21%, 4 of 4).
+		 */
+		if (!polls || (moved && !no_fd))
+			backoff = BACKOFF_NS;
 		uroce_neigh_poll(ctx, now);
 		pending = ur_dev_tx_pending(ctx->engine);
 		deadline = ur_dev_next_deadline(ctx->engine);
