@@ -404,7 +404,8 @@ static void *progress_thread(void *arg)
 		 * share of iterations over 50 us 7-18% against 22-33%;
 		 * ib_send_bw -s 64 ahead in 3 of 4 (0.23-0.31 -> 0.27-0.44 M
 		 * messages/s); ib_write_bw ahead in 2 of 2; ib_read_bw even
-		 * (with no restart at all it lost 2-21%, 4 of 4).
+		 * (1 ms naps restarted after every pass, as the 64 us ones
+		 * were, lost it 2-21%, 4 of 4, in an earlier minute).
 		 */
 		if (!polls || (moved && !no_fd))
 			backoff = BACKOFF_NS;
