@@ -53,6 +53,12 @@ static uint64_t ack_hold_max_ns(const struct ur_qp *qp)
 	return ns;
 }
 
+/* A hold within its bounds: from ack_delay_ns up to ack_hold_max_ns. */
+static uint64_t hold_within_bounds(const struct ur_qp *qp, uint64_t ns)
+{
+	return UR_MIN(UR_MAX(ns, qp->dev->cfg.ack_delay_ns), ack_hold_max_ns(qp));
+}
+
 /*
  * How long to wait for the answer, learned from how long this QP's answers
  * took: from ack_delay_ns up. Most answers come within microseconds, but on
@@ -73,7 +79,7 @@ static void learn_answer_time(struct ur_qp *qp, uint64_t took)
 		a->hold_ns = want;
 	else
 		a->hold_ns -= (a->hold_ns - want) / 8;
-	a->hold_ns = UR_MAX(UR_MIN(a->hold_ns, ack_hold_max_ns(qp)), qp->dev->cfg.ack_delay_ns);
+	a->hold_ns = hold_within_bounds(qp, a->hold_ns);
 }
 
 /* The requester starts a message: the answer to the last held ACK, likely. */
@@ -94,9 +100,9 @@ static void start_hold(struct ur_qp *qp)
 	uint64_t now = qp->dev->now;
 
 	if (a->asked_ns) /* the last one got no answer */
-		a->hold_ns = UR_MAX(a->hold_ns / 2, qp->dev->cfg.ack_delay_ns);
+		a->hold_ns = hold_within_bounds(qp, a->hold_ns / 2);
 	a->asked_ns = now;
-	a->hold_until = now + UR_MIN(UR_MAX(a->hold_ns, qp->dev->cfg.ack_delay_ns), ack_hold_max_ns(qp));
+	a->hold_until = now + hold_within_bounds(qp, a->hold_ns);
 	a->hold_limit = now + ack_hold_max_ns(qp);
 }
 
@@ -147,6 +153,7 @@ bool ur_qp_release_ack(struct ur_qp *qp)
 	return true;
 }
 
+/* A READ response waits for the pacer; the pace timer schedules the QP again. */
 static bool paced(const struct ur_qp *qp)
 {
 	return qp->next_tx_ns > qp->dev->now;
@@ -761,7 +768,6 @@ static struct ur_resp_res *res_ready(const struct ur_qp *qp)
 	return res && res->pending && !rs->error ? res : NULL;
 }
 
-/* A READ response waits for the pacer; the pace timer schedules the QP again. */
 /*
  * Whether ur_resp_emit would send something now, by its own rules. Saying
  * yes to what it holds back (a paced READ response, and the ACKs queued

@@ -703,11 +703,14 @@ void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		if (pkt->op->pos & UR_POS_LAST)
 			complete(qp, &done);
 		ur_sr_advance(qp);
-		if (ur_bth_ackreq(pkt->bth) && (pkt->op->pos & UR_POS_LAST))
-			ur_resp_ack_message(qp, ur_psn_add(rs->epsn, UR_PSN_MASK));
-		else if (ur_bth_ackreq(pkt->bth))
-			ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID,
-					     ur_psn_add(rs->epsn, UR_PSN_MASK));
+		if (ur_bth_ackreq(pkt->bth)) {
+			uint32_t acked = ur_psn_add(rs->epsn, UR_PSN_MASK);
+
+			if (pkt->op->pos & UR_POS_LAST)
+				ur_resp_ack_message(qp, acked);
+			else
+				ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, acked);
+		}
 	} else {
 		sr->rx[pkt->psn & sr->mask] =
 			UR_SR_GOT | ((pkt->op->pos & UR_POS_LAST) ? UR_SR_LAST : 0);
