@@ -40,6 +40,7 @@ struct uroce_dp {
 	uint16_t port_id;
 	struct rte_mempool *pool;
 	int wait_fd;            /* the PMD's packet socket, to sleep on */
+	int afp_tx_fd;          /* af_packet: our own socket to transmit on (afp_tx.c), or -1 */
 	bool steered;           /* a steering filter is on wait_fd (steer.c) */
 	bool warm;              /* the rings' pages were touched (warm.c) */
 	uint32_t data_room;
@@ -76,6 +77,11 @@ void dp_tx_raw(struct uroce_dp *dp, const uint8_t *frame, uint32_t len);
 int dp_capture_open(struct uroce_dp *dp, const char *path);
 void dp_capture_frame(struct uroce_dp *dp, const uint8_t *frame, uint32_t len, uint64_t now);
 void dp_capture_close(struct uroce_dp *dp);
+
+/* afp_tx.c */
+int dp_afp_tx_open(struct uroce_dp *dp);
+void dp_afp_tx_close(struct uroce_dp *dp);
+unsigned dp_afp_tx(struct uroce_dp *dp, struct rte_mbuf **m, unsigned n);
 
 /* impair.c */
 int dp_impair_open(struct uroce_dp *dp, const char *spec, uint64_t seed);

@@ -301,6 +301,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		return -ENOMEM;
 	dp->cfg = *cfg;
 	dp->wait_fd = -1;
+	dp->afp_tx_fd = -1;
 	dp->ctr = cfg->counters ? cfg->counters : dp->own_ctr;
 	err = dp_eal_start(pci ? cfg->port + 4 : NULL);
 	if (err) {
@@ -340,6 +341,10 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		 * that keeps receiving copies of our frames */
 		if (dp->wait_fd >= 0)
 			fcntl(dp->wait_fd, F_SETFD, FD_CLOEXEC);
+		err = dp_afp_tx_open(dp);
+		if (err)
+			dp_log(dp, "cannot open a transmit socket on %s (%s): the PMD's ring transmits",
+			       cfg->netdev, strerror(-err));
 	} else if (!strcmp(cfg->port, "af_xdp")) {
 		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
 	}
@@ -373,8 +378,8 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 			goto err_started;
 		}
 	}
-	dp_log(dp, "port %s on %s up (DPDK port %u, frame room %u, wait fd %d)", cfg->port,
-	       cfg->netdev, dp->port_id, dp->data_room, dp->wait_fd);
+	dp_log(dp, "port %s on %s up (DPDK port %u, frame room %u, wait fd %d, transmit fd %d)",
+	       cfg->port, cfg->netdev, dp->port_id, dp->data_room, dp->wait_fd, dp->afp_tx_fd);
 	uroce_dp_warm(dp);
 	*out = dp;
 	return 0;
@@ -387,6 +392,7 @@ err_port:
 	if (dp->vdev_name[0])
 		rte_vdev_uninit(dp->vdev_name);
 err_pool:
+	dp_afp_tx_close(dp);
 	pool_put(dp->pool);
 err_free:
 	free(dp);
@@ -443,6 +449,7 @@ void uroce_dp_close(struct uroce_dp *dp)
 		rte_pktmbuf_free(dp->loop[i]);
 	dp_impair_close(dp);
 	dp_capture_close(dp);
+	dp_afp_tx_close(dp);
 	rte_eth_dev_info_get(dp->port_id, &info);
 	stop_port(dp);
 	if (dp->vdev_name[0])
@@ -603,12 +610,17 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 	dp->ntx = 0;
 	if (dp->impair_tx)
 		n += dp_impair_release(dp->impair_tx, out + n, DP_BURST, now);
-	for (int tries = 0; sent < n && tries < 8; tries++)
-		sent += rte_eth_tx_burst(dp->port_id, 0, out + sent, (uint16_t)(n - sent));
-	for (unsigned i = sent; i < n; i++) {
-		rte_pktmbuf_free(out[i]);
-		dp_count(dp, DP_CTR_dp_tx_dropped);
+	if (!n)
+		return 0;
+	if (dp->afp_tx_fd >= 0) {
+		sent = dp_afp_tx(dp, out, n); /* frees them all */
+	} else {
+		for (int tries = 0; sent < n && tries < 8; tries++)
+			sent += rte_eth_tx_burst(dp->port_id, 0, out + sent, (uint16_t)(n - sent));
+		for (unsigned i = sent; i < n; i++)
+			rte_pktmbuf_free(out[i]);
 	}
+	dp->ctr[DP_CTR_dp_tx_dropped] += n - sent;
 	dp->ctr[DP_CTR_dp_tx_frames] += sent;
 	return sent;
 }

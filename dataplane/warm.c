@@ -65,6 +65,10 @@ void uroce_dp_warm(struct uroce_dp *dp)
 		if (sscanf(line, "%lx-%lx %7s", &from, &to, perms) != 3 || perms[0] != 'r' ||
 		    perms[1] != 'w' || !is_ring(dp, line, ino))
 			continue;
+		/* the PMD maps its RX ring, then its TX ring, which stays
+		 * unused when we transmit on our own socket (afp_tx.c) */
+		if (dp->afp_tx_fd >= 0)
+			to = from + (to - from) / 2;
 		for (unsigned long a = from; a < to; a += 4096, pages++)
 			__atomic_fetch_or((uint8_t *)a, 0, __ATOMIC_RELAXED);
 	}

@@ -137,6 +137,12 @@ static const char *env_or(const char *var, const char *conf)
 	return conf && *conf ? conf : NULL;
 }
 
+/* The dataplane's own lines (ports, rings, neighbours) at the debug log's second level */
+static void dp_log_line(void *arg, const char *line)
+{
+	uroce_log(arg, 2, "%s", line);
+}
+
 static int open_dataplane(struct uroce_context *ctx)
 {
 	struct uroce_dp_config dc;
@@ -156,6 +162,8 @@ static int open_dataplane(struct uroce_context *ctx)
 	dc.impair = env_or("UROCE_IMPAIR", ctx->conf.impair);
 	dc.counters = uroce_shared_row(&ctx->shared) + UR_CTR_COUNT;
 	dc.seed = getenv("UROCE_SEED") ? strtoull(getenv("UROCE_SEED"), NULL, 0) : (uint64_t)getpid();
+	dc.log = dp_log_line;
+	dc.log_arg = ctx;
 	return uroce_dp_open(&dc, &ctx->dp);
 }
 
