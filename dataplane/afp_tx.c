@@ -17,35 +17,31 @@
  * The socket is bound to the interface with protocol 0, so the kernel
  * delivers it nothing, and bypasses the qdisc as the PMD's does (the PMD's
  * receiving socket then never sees our frames either). UROCE_PMD_TX=1 sends
- * through the PMD as before, to measure the difference.
+ * through the PMD as before, to measure the difference (port.c). raw_rr
+ * transmits this way too, so that it stays the floor under uroce.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <rte_mbuf.h>
 
-#include "dp_internal.h"
+#include "afp_tx.h"
 
 /* enough for a burst of 4 KB frames on a NIC that frees them only when sent */
 #define AFP_TX_SNDBUF (4 << 20)
+#define AFP_TX_MAX 256
 
-int dp_afp_tx_open(struct uroce_dp *dp)
+int dp_afp_tx_open(const char *netdev)
 {
 	struct sockaddr_ll sll = {.sll_family = AF_PACKET};
 	int fd, one = 1, sndbuf = AFP_TX_SNDBUF;
-	const char *off = getenv("UROCE_PMD_TX");
 
-	dp->afp_tx_fd = -1;
-	if (off && *off && strcmp(off, "0"))
-		return 0;
-	sll.sll_ifindex = (int)if_nametoindex(dp->cfg.netdev);
+	sll.sll_ifindex = (int)if_nametoindex(netdev);
 	if (!sll.sll_ifindex)
 		return -errno;
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -61,31 +57,26 @@ int dp_afp_tx_open(struct uroce_dp *dp)
 	/* past wmem_max where we may (root), else what the kernel allows */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)))
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-	dp->afp_tx_fd = fd;
-	return 0;
+	return fd;
 }
 
-void dp_afp_tx_close(struct uroce_dp *dp)
+unsigned dp_afp_tx(int fd, struct rte_mbuf **m, unsigned n)
 {
-	if (dp->afp_tx_fd >= 0)
-		close(dp->afp_tx_fd);
-	dp->afp_tx_fd = -1;
-}
-
-/* Send m[0..n) in one system call; frees them all, returns how many went out. */
-unsigned dp_afp_tx(struct uroce_dp *dp, struct rte_mbuf **m, unsigned n)
-{
-	struct mmsghdr msg[DP_BURST * 2];
-	struct iovec iov[DP_BURST * 2];
+	struct mmsghdr msg[AFP_TX_MAX];
+	struct iovec iov[AFP_TX_MAX];
 	unsigned done = 0, sent = 0;
 
+	if (n > AFP_TX_MAX) {
+		rte_pktmbuf_free_bulk(m + AFP_TX_MAX, n - AFP_TX_MAX);
+		n = AFP_TX_MAX;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		iov[i].iov_base = rte_pktmbuf_mtod(m[i], void *);
 		iov[i].iov_len = rte_pktmbuf_data_len(m[i]);
 		msg[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i], .msg_iovlen = 1};
 	}
 	for (int tries = 0; done < n && tries < 8;) {
-		int r = sendmmsg(dp->afp_tx_fd, msg + done, n - done, MSG_DONTWAIT);
+		int r = sendmmsg(fd, msg + done, n - done, MSG_DONTWAIT);
 
 		if (r > 0) {
 			done += (unsigned)r;

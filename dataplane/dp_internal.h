@@ -8,6 +8,7 @@
 
 #include <rte_mbuf.h>
 
+#include "afp_tx.h"
 #include "dataplane.h"
 
 #define DP_BURST 64
@@ -77,11 +78,6 @@ void dp_tx_raw(struct uroce_dp *dp, const uint8_t *frame, uint32_t len);
 int dp_capture_open(struct uroce_dp *dp, const char *path);
 void dp_capture_frame(struct uroce_dp *dp, const uint8_t *frame, uint32_t len, uint64_t now);
 void dp_capture_close(struct uroce_dp *dp);
-
-/* afp_tx.c */
-int dp_afp_tx_open(struct uroce_dp *dp);
-void dp_afp_tx_close(struct uroce_dp *dp);
-unsigned dp_afp_tx(struct uroce_dp *dp, struct rte_mbuf **m, unsigned n);
 
 /* impair.c */
 int dp_impair_open(struct uroce_dp *dp, const char *spec, uint64_t seed);

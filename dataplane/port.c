@@ -293,6 +293,22 @@ static void pool_put(struct rte_mempool *p)
 		rte_mempool_free(p);
 }
 
+/* af_packet: transmit on a socket of our own (afp_tx.c), unless UROCE_PMD_TX=1 */
+static void open_tx_socket(struct uroce_dp *dp)
+{
+	const char *pmd = getenv("UROCE_PMD_TX");
+	int fd;
+
+	if (pmd && *pmd && strcmp(pmd, "0"))
+		return;
+	fd = dp_afp_tx_open(dp->cfg.netdev);
+	if (fd < 0)
+		dp_log(dp, "cannot open a transmit socket on %s (%s): the PMD's ring transmits",
+		       dp->cfg.netdev, strerror(-fd));
+	else
+		dp->afp_tx_fd = fd;
+}
+
 int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 {
 	unsigned char before[MAX_FDS];
@@ -348,10 +364,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		 * that keeps receiving copies of our frames */
 		if (dp->wait_fd >= 0)
 			fcntl(dp->wait_fd, F_SETFD, FD_CLOEXEC);
-		err = dp_afp_tx_open(dp);
-		if (err)
-			dp_log(dp, "cannot open a transmit socket on %s (%s): the PMD's ring transmits",
-			       cfg->netdev, strerror(-err));
+		open_tx_socket(dp);
 	} else if (!strcmp(cfg->port, "af_xdp")) {
 		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
 	}
@@ -399,7 +412,8 @@ err_port:
 	if (dp->vdev_name[0])
 		rte_vdev_uninit(dp->vdev_name);
 err_pool:
-	dp_afp_tx_close(dp);
+	if (dp->afp_tx_fd >= 0)
+		close(dp->afp_tx_fd);
 	pool_put(dp->pool);
 err_free:
 	free(dp);
@@ -456,7 +470,8 @@ void uroce_dp_close(struct uroce_dp *dp)
 		rte_pktmbuf_free(dp->loop[i]);
 	dp_impair_close(dp);
 	dp_capture_close(dp);
-	dp_afp_tx_close(dp);
+	if (dp->afp_tx_fd >= 0)
+		close(dp->afp_tx_fd);
 	rte_eth_dev_info_get(dp->port_id, &info);
 	stop_port(dp);
 	if (dp->vdev_name[0])
@@ -620,7 +635,7 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 	if (!n)
 		return 0;
 	if (dp->afp_tx_fd >= 0) {
-		sent = dp_afp_tx(dp, out, n); /* frees them all */
+		sent = dp_afp_tx(dp->afp_tx_fd, out, n); /* frees them all */
 	} else {
 		for (int tries = 0; sent < n && tries < 8; tries++)
 			sent += rte_eth_tx_burst(dp->port_id, 0, out + sent, (uint16_t)(n - sent));

@@ -5,9 +5,11 @@
  * both busy-polling, nothing above the PMD. It is the floor under
  * ib_write_lat on that wire, as testpmd's txonly -> rxonly rate is the
  * ceiling over ib_write_bw (tools/raw_ceiling.sh).
- *   raw_rr EAL_ARGS -- -s             answer every frame of ours
- *   raw_rr EAL_ARGS -- -c N [SIZE [FRAMES]]
+ *   raw_rr EAL_ARGS -- [-t IFACE] -s  answer every frame of ours
+ *   raw_rr EAL_ARGS -- [-t IFACE] -c N [SIZE [FRAMES]]
  *                                     N round trips; prints median, average, p99 in us
+ * -t: transmit on a packet socket of our own on IFACE, as uroce does over
+ * af_packet (afp_tx.c), not through the PMD's TX ring.
  * FRAMES (default 1) frames leave in one burst each way, and a round trip
  * ends when all have come back: a RoCE request travels with the ACK of the
  * peer's last one, two frames in one burst.
@@ -25,12 +27,27 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include "afp_tx.h"
+
 #define ETHERTYPE_RR 0x88b5
 #define RING 512
 #define WARMUP 1000
 #define MAX_FRAMES 8
 #define BYE_OFF 14 /* first payload byte: nonzero in the client's last frame */
 #define GIVE_UP_NS 1000000000ull /* a lost frame: send the next one */
+
+static int tx_fd = -1; /* -t: our own packet socket */
+
+/* Send m[0..n), all of them (the PMD's ring) or as many as the socket takes. */
+static void send_all(uint16_t port, struct rte_mbuf **m, uint16_t n)
+{
+	if (tx_fd >= 0) {
+		dp_afp_tx(tx_fd, m, n);
+		return;
+	}
+	for (uint16_t sent = 0; sent < n;)
+		sent += rte_eth_tx_burst(port, 0, m + sent, (uint16_t)(n - sent));
+}
 
 static uint64_t now_ns(void)
 {
@@ -76,8 +93,7 @@ static void serve(uint16_t port)
 			else
 				rte_pktmbuf_free(m[i]);
 		}
-		for (uint16_t sent = 0; sent < k;)
-			sent += rte_eth_tx_burst(port, 0, m + sent, k - sent);
+		send_all(port, m, k);
 	}
 }
 
@@ -94,8 +110,7 @@ static uint64_t round_trip(uint16_t port, struct rte_mempool *pool, const uint8_
 	for (unsigned i = 0; i < frames; i++)
 		memcpy(rte_pktmbuf_append(m[i], size), frame, size);
 	t0 = now_ns();
-	for (unsigned sent = 0; sent < frames;)
-		sent += rte_eth_tx_burst(port, 0, m + sent, (uint16_t)(frames - sent));
+	send_all(port, m, (uint16_t)frames);
 	for (;;) {
 		uint16_t n = rte_eth_rx_burst(port, 0, in, 32);
 
@@ -117,8 +132,7 @@ static void send_bye(uint16_t port, struct rte_mempool *pool, const uint8_t *fra
 	if (!m)
 		return;
 	memcpy(rte_pktmbuf_append(m, size), frame, size);
-	if (!rte_eth_tx_burst(port, 0, &m, 1))
-		rte_pktmbuf_free(m);
+	send_all(port, &m, 1);
 }
 
 static int client(uint16_t port, struct rte_mempool *pool, unsigned n, uint16_t size,
@@ -175,8 +189,17 @@ int main(int argc, char **argv)
 	}
 	argc -= used;
 	argv += used;
+	if (argc > 3 && !strcmp(argv[1], "-t")) {
+		tx_fd = dp_afp_tx_open(argv[2]);
+		if (tx_fd < 0) {
+			fprintf(stderr, "raw_rr: no packet socket on %s: %s\n", argv[2], strerror(-tx_fd));
+			return 1;
+		}
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 2 || (strcmp(argv[1], "-s") && (strcmp(argv[1], "-c") || argc < 3))) {
-		fprintf(stderr, "usage: raw_rr EAL_ARGS -- -s | -c N [SIZE [FRAMES]]\n");
+		fprintf(stderr, "usage: raw_rr EAL_ARGS -- [-t IFACE] -s | -c N [SIZE [FRAMES]]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "-c")) {

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The raw request/response latency of a wire: dataplane/raw_rr's ping-pong
-# between the two namespaces, same PMD as uroce, nothing above it. Each way
+# between the two namespaces, same PMD as uroce, nothing above it (over
+# af_packet it transmits on a packet socket of its own, as uroce does). Each way
 # carries FRAMES frames in one burst (default 2: a RoCE request and the ACK
 # of the peer's last one, as ib_write_lat's steady state sends them).
 # Prints the median round trip in us.
@@ -12,10 +13,12 @@ bin=$(cd "$(dirname "$0")/.." && pwd)/build/dataplane/raw_rr
 out=$(mktemp -d)
 trap 'kill $srv 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
 eal="--no-pci --no-telemetry --log-level=*:error --no-huge -m 256"
+ta=() tb=()
 case $kind in
 af_packet)
 	va="net_af_packet0,iface=$if_a"
 	vb="net_af_packet0,iface=$if_b"
+	ta=(-t "$if_a") tb=(-t "$if_b")
 	;;
 memif)
 	va="net_memif0,role=server,id=0,socket=$out/m.sock,socket-abstract=no"
@@ -24,8 +27,8 @@ memif)
 *) exit 2 ;;
 esac
 # one busy core each, as testpmd and uroce get; the server stops at the client's goodbye
-ip netns exec "$ns_a" "$bin" -l 1 --file-prefix=rr-a-$$ $eal --vdev="$va" -- -s >"$out/srv.log" 2>&1 &
+ip netns exec "$ns_a" "$bin" -l 1 --file-prefix=rr-a-$$ $eal --vdev="$va" -- "${ta[@]}" -s >"$out/srv.log" 2>&1 &
 srv=$!
 sleep 1
-ip netns exec "$ns_b" timeout 120 "$bin" -l 0 --file-prefix=rr-b-$$ $eal --vdev="$vb" -- -c "$n" 64 "$frames" |
+ip netns exec "$ns_b" timeout 120 "$bin" -l 0 --file-prefix=rr-b-$$ $eal --vdev="$vb" -- "${tb[@]}" -c "$n" 64 "$frames" |
 	sed -nE 's/.*median ([0-9.]+) us.*/\1/p'
