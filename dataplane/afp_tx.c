@@ -4,13 +4,13 @@
  * TX ring.
  *
  * The PMD gives its TX ring as many slots as its RX ring (one framecnt),
- * and the RX ring needs a thousand or more: a receiver starved of CPU on
- * two cores must hold a window (AFP_FRAMECNT in port.c). A ping-pong moves
+ * and the RX ring needs thousands: a receiver starved of CPU on two cores
+ * must hold a window or more (AFP_FRAMECNT in port.c). A ping-pong moves
  * one slot per frame, so each frame went into a TX slot that had not been
- * touched for a whole trip round the ring, cold in every cache, and the
- * kernel read it from there. ib_write_lat -s 2 over veth, 4096 slots:
- * 7.4-7.6 us with the PMD's ring, 6.2 with this socket (three alternating
- * rounds), where shrinking both rings to 256 slots gave 6.5-6.9. Throughput is the same within the noise: the
+ * touched for 4095 frames, cold in every cache, and the kernel read it from
+ * there. ib_write_lat -s 2 over veth: 7.4-7.6 us with the PMD's ring, 6.2
+ * with this socket (three alternating rounds), where shrinking both rings
+ * to 256 slots gave 6.5-6.9. Throughput is the same within the noise: the
  * PMD copied each frame into its slot and the kernel mapped the slot into
  * the skb; here the kernel copies the frame from the mbuf into the skb.
  *

