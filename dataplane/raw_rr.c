@@ -9,7 +9,8 @@
  *   raw_rr EAL_ARGS -- [-t IFACE] -c N [SIZE [FRAMES]]
  *                                     N round trips; prints median, average, p99 in us
  * -t: transmit on a packet socket of our own on IFACE, as uroce does over
- * af_packet (afp_tx.c), not through the PMD's TX ring.
+ * af_packet with UROCE_AFP_TX_SOCKET=1 (afp_tx.c), not through the PMD's
+ * TX ring.
  * FRAMES (default 1) frames leave in one burst each way, and a round trip
  * ends when all have come back: a RoCE request travels with the ACK of the
  * peer's last one, two frames in one burst.
@@ -192,7 +193,8 @@ int main(int argc, char **argv)
 	if (argc > 3 && !strcmp(argv[1], "-t")) {
 		tx_fd = dp_afp_tx_open(argv[2]);
 		if (tx_fd < 0) {
-			fprintf(stderr, "raw_rr: no packet socket on %s: %s\n", argv[2], strerror(-tx_fd));
+			fprintf(stderr, "raw_rr: no packet socket on %s: %s\n", argv[2],
+				strerror(-tx_fd));
 			return 1;
 		}
 		argc -= 2;

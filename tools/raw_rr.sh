@@ -1,7 +1,8 @@
 #!/bin/bash
 # The raw request/response latency of a wire: dataplane/raw_rr's ping-pong
 # between the two namespaces, same PMD as uroce, nothing above it (over
-# af_packet it transmits on a packet socket of its own, as uroce does). Each way
+# af_packet with UROCE_AFP_TX_SOCKET=1 it transmits on a packet socket of
+# its own, as uroce then does). Each way
 # carries FRAMES frames in one burst (default 2: a RoCE request and the ACK
 # of the peer's last one, as ib_write_lat's steady state sends them).
 # Prints the median round trip in us.
@@ -18,7 +19,7 @@ case $kind in
 af_packet)
 	va="net_af_packet0,iface=$if_a"
 	vb="net_af_packet0,iface=$if_b"
-	ta=(-t "$if_a") tb=(-t "$if_b")
+	if [ "${UROCE_AFP_TX_SOCKET:-0}" != 0 ]; then ta=(-t "$if_a") tb=(-t "$if_b"); fi
 	;;
 memif)
 	va="net_memif0,role=server,id=0,socket=$out/m.sock,socket-abstract=no"
