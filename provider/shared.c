@@ -175,17 +175,24 @@ void uroce_shared_files_unlock(struct uroce_shared *sh)
 	lock_byte(sh->lock_fd, FILES_BYTE, F_OFD_SETLK, F_UNLCK);
 }
 
+void uroce_shared_sum(const uint64_t *rows, uint64_t *out)
+{
+	memset(out, 0, UROCE_ROW_COUNTERS * sizeof(*out));
+	for (size_t b = 0; b < UROCE_QPN_BLOCKS; b++)
+		for (size_t c = 0; c < UROCE_ROW_COUNTERS; c++)
+			out[c] += rows[b * UROCE_ROW_COUNTERS + c];
+}
+
 int uroce_shared_totals(const char *devdir, uint64_t *out)
 {
 	uint64_t *rows;
 	int err = map_rows(devdir, O_RDONLY, &rows);
 
-	memset(out, 0, UROCE_ROW_COUNTERS * sizeof(*out));
-	if (err)
+	if (err) {
+		memset(out, 0, UROCE_ROW_COUNTERS * sizeof(*out));
 		return err;
-	for (size_t b = 0; b < UROCE_QPN_BLOCKS; b++)
-		for (size_t c = 0; c < UROCE_ROW_COUNTERS; c++)
-			out[c] += rows[b * UROCE_ROW_COUNTERS + c];
+	}
+	uroce_shared_sum(rows, out);
 	munmap(rows, ROWS_BYTES);
 	return 0;
 }

@@ -57,6 +57,8 @@ uint64_t *uroce_shared_row(struct uroce_shared *sh);
 
 /* Sum every row into out[UROCE_ROW_COUNTERS] (readers: uroce stat, hw_counters). */
 int uroce_shared_totals(const char *devdir, uint64_t *out);
+/* The same from rows a device user has mapped already (uroce_shared.rows). */
+void uroce_shared_sum(const uint64_t *rows, uint64_t *out);
 
 /* Name of counter `i` of a row (engine counters, then dataplane ones), or NULL. */
 const char *uroce_row_counter_name(unsigned i);
