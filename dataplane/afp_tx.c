@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Transmit over af_packet through a packet socket of our own, not the PMD's
- * TX ring: opt-in, UROCE_AFP_TX_SOCKET=1 (port.c).
+ * TX ring: opt-in, UROCE_AFP_TX_SOCKET=1 (read by the provider, device.c).
  *
  * The PMD gives its TX ring as many slots as its RX ring (one framecnt),
  * and the RX ring needs thousands: a receiver starved of CPU on two cores
@@ -39,7 +39,7 @@
 
 /* enough for a burst of 4 KB frames on a NIC that frees them only when sent */
 #define AFP_TX_SNDBUF (4 << 20)
-#define AFP_TX_MAX 256
+#define AFP_TX_MAX 128 /* a transmit flush's most (DP_BURST frames and as many held back) */
 
 int dp_afp_tx_open(const char *netdev)
 {

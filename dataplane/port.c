@@ -286,13 +286,12 @@ static void pool_put(struct rte_mempool *p)
 		rte_mempool_free(p);
 }
 
-/* af_packet: transmit on a socket of our own (afp_tx.c) if UROCE_AFP_TX_SOCKET=1 */
+/* af_packet: transmit on a socket of our own (afp_tx.c) when configured to */
 static void open_tx_socket(struct uroce_dp *dp)
 {
-	const char *want = getenv("UROCE_AFP_TX_SOCKET");
 	int fd;
 
-	if (!want || !*want || !strcmp(want, "0"))
+	if (!dp->cfg.tx_socket)
 		return;
 	fd = dp_afp_tx_open(dp->cfg.netdev);
 	if (fd < 0)

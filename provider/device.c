@@ -162,6 +162,8 @@ static int open_dataplane(struct uroce_context *ctx)
 	dc.impair = env_or("UROCE_IMPAIR", ctx->conf.impair);
 	dc.counters = uroce_shared_row(&ctx->shared) + UR_CTR_COUNT;
 	dc.seed = getenv("UROCE_SEED") ? strtoull(getenv("UROCE_SEED"), NULL, 0) : (uint64_t)getpid();
+	/* opt-in: faster for one program, not for several on a device (afp_tx.c) */
+	dc.tx_socket = getenv("UROCE_AFP_TX_SOCKET") && strtoul(getenv("UROCE_AFP_TX_SOCKET"), NULL, 0);
 	dc.log = dp_log_line;
 	dc.log_arg = ctx;
 	return uroce_dp_open(&dc, &ctx->dp);
