@@ -442,7 +442,8 @@ unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget)
 			uint32_t wqe = qp->req.wqe;
 
 			more = ur_req_emit(qp, now, &quantum);
-			/* A held ACK was waiting for a request to follow. It leaves
+			/* A held ACK was waiting for a request to follow. Unless it
+			 * went ahead of a SEND's last packet (ur_req_emit), it leaves
 			 * behind the request's last packet (or all that may go now):
 			 * the peer, woken by it from ibv_poll_cq, may then spin on
 			 * memory the rest of the request would fill, with no one

@@ -220,6 +220,7 @@ void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt);
 void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 void ur_resp_ack_message(struct ur_qp *qp, uint32_t psn);
 void ur_resp_answered(struct ur_qp *qp);
+int ur_resp_ack_ahead_of_answer(struct ur_qp *qp);
 int ur_resp_emit(struct ur_qp *qp, unsigned *budget);
 bool ur_resp_has_work(struct ur_qp *qp);
 void ur_resp_flush(struct ur_qp *qp);

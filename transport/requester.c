@@ -414,6 +414,19 @@ static int send_retransmission(struct ur_qp *qp, uint64_t now)
 	return 1;
 }
 
+/*
+ * Whether a held ACK goes ahead of the next packet of `w`: its last, when
+ * `w` completes at the peer. The peer's application waits on its CQ for
+ * such an answer, and a NIC that ACKs at once shows it the request complete
+ * first (ib_send_lat -e, on one completion channel, polls its send CQ once
+ * on whichever CQ's event came first). An answer the peer watches for in
+ * memory (a WRITE) keeps the ACK behind it (ur_dev_tx).
+ */
+static bool ack_goes_ahead(const struct ur_qp *qp, const struct ur_send_wqe *w)
+{
+	return consumes_rwqe(w) && w->length - qp->req.off <= qp->mtu;
+}
+
 int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 {
 	struct ur_requester *rq = &qp->req;
@@ -449,6 +462,13 @@ int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 		if (qp->next_tx_ns > now) {
 			ur_timer_arm(&qp->dev->timers, &qp->pace, qp->next_tx_ns);
 			return 0;
+		}
+		if (ack_goes_ahead(qp, w)) {
+			err = ur_resp_ack_ahead_of_answer(qp);
+			if (err < 0)
+				return err;
+			if (err > 0 && !--*budget)
+				break;
 		}
 		err = send_packet(qp, w, now);
 		if (err == -ENOBUFS)

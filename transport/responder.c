@@ -20,8 +20,9 @@ static const uint8_t *pkt_hdr(const struct ur_pkt *pkt, unsigned off)
  * Holding ACKs for the answer. Traffic goes both ways on this QP when its
  * requester asked for an ACK lately. In a ping-pong (ib_write_lat,
  * ib_send_lat, RPC) the application answers what it just received; the ACK
- * of the message held until then leaves right behind the answer, so the peer
- * finds both in one receive poll, in the thread already waiting on its CQ,
+ * of the message held until then leaves with the answer (ahead of its last
+ * packet or behind it, see ur_req_emit), so the peer finds both in one
+ * receive poll, in the thread already waiting on its CQ,
  * and never needs its progress thread woken for the answer. Let go alone
  * instead, the ACK completes the peer's request, the peer spins on memory
  * (ib_write_lat), and the answer waits for a progress thread's nap to end.
@@ -161,9 +162,9 @@ static bool paced(const struct ur_qp *qp)
 
 /*
  * The answer a held ACK waits for is ready to leave, so it leaves in this
- * very transmit stage, and the ACK right behind its last packet
- * (ur_dev_tx). A large WRITE takes hundreds of microseconds to leave, and a
- * pass that sends 64 frames of 4 KiB may itself outlast the hold.
+ * very transmit stage, and the ACK with it (ur_req_emit). A large WRITE
+ * takes hundreds of microseconds to leave, and a pass that sends 64 frames
+ * of 4 KiB may itself outlast the hold.
  */
 static bool answer_ready(struct ur_qp *qp)
 {
@@ -885,6 +886,22 @@ static int emit_ack(struct ur_qp *qp)
 	if (rs->error)
 		ur_qp_to_error(qp, true);
 	return 0;
+}
+
+/*
+ * The answer a held ACK waited for is about to send its last packet, and
+ * the ACK goes first (ur_req_emit says when). Returns 1 when the ACK left,
+ * 0 when none was held, or a negative errno.
+ */
+int ur_resp_ack_ahead_of_answer(struct ur_qp *qp)
+{
+	const struct ur_resp_ack *a = &qp->resp.ack;
+	int err;
+
+	if (!a->pending || !a->hold_until)
+		return 0;
+	err = emit_ack(qp);
+	return err ? err : 1;
 }
 
 /* Send what the responder owes, oldest first: READ responses and atomic ACKs, then the ACK/NAK. */

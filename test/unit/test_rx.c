@@ -493,14 +493,13 @@ static void parse_sent(unsigned k, struct ur_pkt *pkt)
 	ck_assert_int_eq(ur_frame_parse(pkt, host.sent[k], host.sent_len[k]), UR_PARSE_OK);
 }
 
-/* The last frame sent must be an RC ACKNOWLEDGE with `syndrome` for `psn`. */
-static void assert_answer(uint8_t syndrome, uint32_t psn)
+/* Frame `k` we sent must be an RC ACKNOWLEDGE with `syndrome` for `psn`. */
+static void assert_ack_frame(unsigned k, uint8_t syndrome, uint32_t psn)
 {
 	struct ur_pkt pkt;
 	uint8_t syn;
 
-	ck_assert_msg(sent_since() >= 1, "no answer sent (counters: %s)", moved());
-	parse_sent(host.nsent - 1, &pkt);
+	parse_sent(k, &pkt);
 	ck_assert_msg(pkt.opcode == UR_OP_RC_ACKNOWLEDGE, "answered with %s",
 		      ur_opcode_name(pkt.opcode));
 	syn = ur_aeth_syndrome((const struct ur_aeth *)((const uint8_t *)pkt.bth + 12));
@@ -508,6 +507,13 @@ static void assert_answer(uint8_t syndrome, uint32_t psn)
 		      moved());
 	ck_assert_uint_eq(pkt.psn, psn & UR_PSN_MASK);
 	ck_assert_uint_eq(pkt.dqpn, PEER_QPN);
+}
+
+/* The last frame sent must be an RC ACKNOWLEDGE with `syndrome` for `psn`. */
+static void assert_answer(uint8_t syndrome, uint32_t psn)
+{
+	ck_assert_msg(sent_since() >= 1, "no answer sent (counters: %s)", moved());
+	assert_ack_frame(host.nsent - 1, syndrome, psn);
 }
 
 static unsigned drain(struct ur_cq *cq, struct ur_cqe *out, unsigned max)
@@ -1370,6 +1376,39 @@ START_TEST(test_held_ack_rides_behind_a_whole_answer)
 END_TEST
 
 /*
+ * A held ACK leads an answer that completes at the peer, a SEND, just ahead
+ * of its last packet: the peer sees its request complete before the answer,
+ * as from a NIC that ACKs at once (ib_send_lat -e, on one completion
+ * channel, polls its send CQ once on whichever CQ's event came first).
+ */
+START_TEST(test_held_ack_goes_ahead_of_a_sends_last_packet)
+{
+	struct ur_pkt pkt;
+
+	requester_asks_for_acks();
+	peer_write_then_stage(RQ_PSN, 1000);
+	ck_assert_uint_eq(sent_since(), 0);
+	now += 40000; /* the application answers with 3 packets, one per stage */
+	post_request(1, UR_WR_SEND, IOVA, 3 * MTU);
+	ur_qp_doorbell(rc);
+	for (int i = 0; i < 4; i++) {
+		now += 30000;
+		ur_dev_poll(dev, now);
+		ur_dev_tx(dev, now, 1);
+	}
+	ck_assert_uint_eq(sent_since(), 4);
+	for (unsigned k = 0; k < 2; k++) {
+		parse_sent(sent_before + k, &pkt);
+		ck_assert_msg(pkt.opcode != UR_OP_RC_ACKNOWLEDGE, "the ACK left before packet %u", k);
+	}
+	assert_ack_frame(sent_before + 2, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, RQ_PSN);
+	parse_sent(sent_before + 3, &pkt);
+	ck_assert_msg(pkt.opcode == UR_OP_RC_SEND_LAST, "the answer ended with %s",
+		      ur_opcode_name(pkt.opcode));
+}
+END_TEST
+
+/*
  * How long an ACK waits is learned from how long the application took to
  * answer: an answer that came after the ACK had left alone makes the next
  * ACK wait long enough for one as slow, and ACKs that get no answer at all
@@ -1747,6 +1786,7 @@ static Suite *rx_suite(void)
 	tcase_add_test(tp, test_paced_read_response_waits);
 	tcase_add_test(tp, test_ack_hold_starts_at_the_transmit_stage);
 	tcase_add_test(tp, test_held_ack_rides_behind_a_whole_answer);
+	tcase_add_test(tp, test_held_ack_goes_ahead_of_a_sends_last_packet);
 	tcase_add_test(tp, test_ack_hold_learns_the_answer_time);
 	tcase_add_test(ta, test_send_with_invalidate_refused);
 	tcase_add_test(tl, test_responses_exact_and_clean);
