@@ -1,29 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Transmit over af_packet through a packet socket of our own, not the PMD's
- * TX ring: opt-in, UROCE_AFP_TX_SOCKET=1 (read by the provider, device.c).
+ * Transmit over af_packet through a packet socket of our own, not a TX ring.
  *
- * The PMD gives its TX ring as many slots as its RX ring (one framecnt),
- * and the RX ring needs thousands: a receiver starved of CPU on two cores
- * must hold a window or more (AFP_FRAMECNT in port.c). A ping-pong moves
- * one slot per frame, so each frame goes into a TX slot untouched for 4095
- * frames, cold in every cache, and the kernel reads it from there. With
- * this socket, ib_write_lat -s 2 over veth took 5.4-6.2 us against
- * 6.6-7.0 through the ring (4 of 4 alternating rounds), and one
- * ib_write_bw pair ran up to a third faster. The PMD copies each frame into
- * its slot and the kernel maps the slot into the skb; here the kernel
- * copies the frame from the mbuf into the skb.
- *
- * Why not by default: the multiprocess test's four pairs together stay
- * where they were (every process's socket pays for every frame on the
- * interface: the PMD's fanout hash, its ring-room check, the steering
- * filter), so against the faster single pair their aggregate fell from 92%
- * to 64-77%, under the 80% that test asks for.
+ * DPDK's af_packet PMD gave its TX ring as many slots as its RX ring (one
+ * framecnt), and the RX ring needs thousands: a receiver starved of CPU on
+ * two cores must hold a window or more (AFP_FRAMECNT in port.c). A
+ * ping-pong moves one slot per frame, so each frame went into a TX slot
+ * untouched for 4095 frames, cold in every cache, and the kernel read it
+ * from there. With this socket, ib_write_lat -s 2 over veth took 5.4-6.2 us
+ * against 6.6-7.0 through the ring (4 of 4 alternating rounds, still on the
+ * PMD's receive ring), and one ib_write_bw pair ran up to a third faster.
+ * The kernel copies each frame from the mbuf into an skb.
  *
  * The socket is bound to the interface with protocol 0, so the kernel
- * delivers it nothing, and bypasses the qdisc as the PMD's does (the PMD's
- * receiving socket then never sees our frames either). raw_rr -t transmits
- * this way too, for the floor under uroce in this mode.
+ * delivers it nothing, and bypasses the qdisc (so the receiving socket,
+ * afp_rx.c, never sees our frames either).
  */
 #define _GNU_SOURCE
 #include <errno.h>

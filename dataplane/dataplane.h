@@ -32,7 +32,6 @@ struct uroce_dp_config {
 	const char *capture;    /* pcap file of every RoCE frame, or NULL */
 	const char *impair;     /* loss/reorder/dup/CE injection spec, or NULL */
 	uint64_t seed;          /* for impairments */
-	bool tx_socket;         /* af_packet: transmit on a socket of our own (afp_tx.c) */
 	uint64_t *counters;     /* where to count (e.g. shared memory), or NULL */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;

@@ -8,6 +8,7 @@
 
 #include <rte_mbuf.h>
 
+#include "afp_rx.h"
 #include "afp_tx.h"
 #include "dataplane.h"
 
@@ -40,7 +41,9 @@ struct uroce_dp {
 	char pci_name[64];
 	uint16_t port_id;
 	struct rte_mempool *pool;
-	int wait_fd;            /* the PMD's packet socket, to sleep on */
+	bool dpdk;              /* a DPDK port (port_id), not our own af_packet sockets */
+	int wait_fd;            /* the socket to sleep on, or -1 */
+	struct dp_afp_ring afp; /* af_packet: our own socket and ring to receive (afp_rx.c) */
 	int afp_tx_fd;          /* af_packet: our own socket to transmit on (afp_tx.c), or -1 */
 	bool steered;           /* a steering filter is on wait_fd (steer.c) */
 	bool warm;              /* the rings' pages were touched (warm.c) */
@@ -69,8 +72,8 @@ int dp_eal_start(const char *pci_bdf);
 void dp_log(struct uroce_dp *dp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* neigh.c */
-void dp_neigh_rx(struct uroce_dp *dp, struct rte_mbuf *m, uint16_t ethertype, unsigned l3off,
-		 uint64_t now);
+void dp_neigh_rx(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uint16_t ethertype,
+		 unsigned l3off, uint64_t now);
 /* Queue a frame built by the dataplane itself (ARP/ND). */
 void dp_tx_raw(struct uroce_dp *dp, const uint8_t *frame, uint32_t len);
 

@@ -251,12 +251,9 @@ static void rx_nd(struct uroce_dp *dp, const uint8_t *f, uint32_t len, unsigned 
 	}
 }
 
-void dp_neigh_rx(struct uroce_dp *dp, struct rte_mbuf *m, uint16_t ethertype, unsigned l3off,
-		 uint64_t now)
+void dp_neigh_rx(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uint16_t ethertype,
+		 unsigned l3off, uint64_t now)
 {
-	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = rte_pktmbuf_data_len(m);
-
 	if (ethertype == 0x0806) {
 		dp_count(dp, DP_CTR_dp_rx_arp);
 		rx_arp(dp, f, len, l3off, now);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * One DPDK port per opened device: af_packet on the interface by default,
- * af_xdp, tap, memif or a PCI NIC by configuration. Frames for the engine
- * are handed up by pointer and freed after; frames from the engine are
- * written straight into mbufs and sent in bursts.
+ * One port per opened device: af_packet on the interface by default, on
+ * packet sockets of our own (afp_rx.c, afp_tx.c), or a DPDK port by
+ * configuration: af_xdp, tap, memif or a PCI NIC. Frames for the engine
+ * are handed up by pointer, from the af_packet ring or an mbuf; frames from
+ * the engine are written straight into mbufs and sent in bursts.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -64,9 +65,9 @@ static void fd_snapshot(unsigned char *map)
 }
 
 /*
- * The packet socket the af_packet PMD opened, found as the one new
- * AF_PACKET fd: DPDK does not expose it, and it is what lets the progress
- * thread sleep until a frame arrives instead of spinning.
+ * The socket the af_xdp PMD opened, found as the one new AF_XDP fd: DPDK
+ * does not expose it, and it is what lets the progress thread sleep until a
+ * frame arrives instead of spinning.
  */
 static int find_new_socket(const unsigned char *before, int domain)
 {
@@ -99,8 +100,9 @@ static uint32_t frame_room(unsigned eth_mtu)
  * ICRC) is under 4250 bytes, and the kernel writes a frame 66 bytes into its
  * slot; 4608 holds 4542 (8 slots per 9 pages). A longer frame - never
  * RoCE, and with steering on never delivered at all - is truncated into the
- * slot by the kernel (tp_snaplen), and the PMD copies no more than that, so
- * mbufs of the slot's size stay safe. Half the MTU 9000 slot: twice the
+ * slot by the kernel (tp_snaplen), and handed up as truncated (the engine
+ * counts it as such); an mbuf of the slot's size holds any frame that
+ * needs copying (injected receive faults). Half the MTU 9000 slot: twice the
  * frames in the same ring memory, which is what a receiver starved of CPU
  * while several processes share two cores needs (see docs/multi-process.md).
  */
@@ -203,18 +205,7 @@ static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, cha
 	const char *port = cfg->port;
 	uint32_t room = port_room(cfg);
 
-	if (!strcmp(port, "af_packet")) {
-		/* slots the size of our mbufs: the PMD copies a frame into an
-		 * mbuf without checking its tailroom (see port_room) */
-		uint32_t framesz = room, blocksz = framesz;
-
-		while (blocksz % 4096)
-			blocksz += framesz;
-		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_af_packet_ur%d_%u",
-			 (int)getpid(), seq++);
-		snprintf(args, len, "iface=%s,qpairs=1,blocksz=%u,framesz=%u,framecnt=%u",
-			 cfg->netdev, blocksz, framesz, AFP_FRAMECNT);
-	} else if (!strcmp(port, "af_xdp")) {
+	if (!strcmp(port, "af_xdp")) {
 		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_af_xdp_ur%d_%u",
 			 (int)getpid(), seq++);
 		snprintf(args, len, "iface=%s,start_queue=0,queue_count=1", cfg->netdev);
@@ -286,132 +277,6 @@ static void pool_put(struct rte_mempool *p)
 		rte_mempool_free(p);
 }
 
-/* af_packet: transmit on a socket of our own (afp_tx.c) when configured to */
-static void open_tx_socket(struct uroce_dp *dp)
-{
-	int fd;
-
-	if (!dp->cfg.tx_socket)
-		return;
-	fd = dp_afp_tx_open(dp->cfg.netdev);
-	if (fd < 0)
-		dp_log(dp, "cannot open a transmit socket on %s (%s): the PMD's ring transmits",
-		       dp->cfg.netdev, strerror(-fd));
-	else
-		dp->afp_tx_fd = fd;
-}
-
-int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
-{
-	unsigned char before[MAX_FDS];
-	struct rte_eth_conf conf;
-	struct rte_eth_dev_info info;
-	char args[512];
-	bool pci = !strncmp(cfg->port, "pci:", 4);
-	struct uroce_dp *dp;
-	int err;
-
-	dp = calloc(1, sizeof(*dp));
-	if (!dp)
-		return -ENOMEM;
-	dp->cfg = *cfg;
-	dp->wait_fd = -1;
-	dp->afp_tx_fd = -1;
-	dp->ctr = cfg->counters ? cfg->counters : dp->own_ctr;
-	err = dp_eal_start(pci ? cfg->port + 4 : NULL);
-	if (err) {
-		dp_log(dp, "DPDK EAL did not start: %s", strerror(-err));
-		goto err_free;
-	}
-	dp->data_room = port_room(cfg);
-	dp->pool = pool_get(dp->data_room);
-	if (!dp->pool) {
-		err = -ENOMEM;
-		goto err_free;
-	}
-	fd_snapshot(before);
-	if (pci) {
-		snprintf(dp->pci_name, sizeof(dp->pci_name), "%s", cfg->port + 4);
-		err = rte_dev_probe(dp->pci_name);
-		if (!err)
-			err = rte_eth_dev_get_port_by_name(dp->pci_name, &dp->port_id);
-	} else {
-		err = make_vdev(dp, cfg, args, sizeof(args));
-		if (!err)
-			err = rte_vdev_init(dp->vdev_name, args);
-		if (!err)
-			err = rte_eth_dev_get_port_by_name(dp->vdev_name, &dp->port_id);
-	}
-	if (err) {
-		dp_log(dp, "cannot create DPDK port %s for %s (%s)", cfg->port, cfg->netdev,
-		       strerror(err < 0 ? -err : err));
-		dp->vdev_name[0] = 0;
-		err = -ENODEV;
-		goto err_pool;
-	}
-	if (!strcmp(cfg->port, "af_packet")) {
-		/* (the PMD's socket bypasses the qdisc: it never sees its own frames) */
-		dp->wait_fd = find_new_socket(before, AF_PACKET);
-		/* a program the application execs must not inherit a socket
-		 * that keeps receiving copies of our frames */
-		if (dp->wait_fd >= 0)
-			fcntl(dp->wait_fd, F_SETFD, FD_CLOEXEC);
-		open_tx_socket(dp);
-	} else if (!strcmp(cfg->port, "af_xdp")) {
-		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
-	}
-
-	memset(&conf, 0, sizeof(conf));
-	rte_eth_dev_info_get(dp->port_id, &info);
-	/* software ports take what the interface delivers; a NIC needs its MTU set */
-	if (pci && info.max_mtu && cfg->eth_mtu && cfg->eth_mtu <= info.max_mtu)
-		conf.rxmode.mtu = cfg->eth_mtu;
-	err = rte_eth_dev_configure(dp->port_id, 1, 1, &conf);
-	if (!err)
-		err = rte_eth_rx_queue_setup(dp->port_id, 0, RING_DESC,
-					     rte_eth_dev_socket_id(dp->port_id), NULL, dp->pool);
-	if (!err)
-		err = rte_eth_tx_queue_setup(dp->port_id, 0, RING_DESC,
-					     rte_eth_dev_socket_id(dp->port_id), NULL);
-	if (!err)
-		err = start_port(dp, cfg);
-	if (err) {
-		dp_log(dp, "cannot start DPDK port %s: %s", cfg->port, strerror(err < 0 ? -err : err));
-		err = -EIO;
-		goto err_port;
-	}
-	rte_eth_promiscuous_enable(dp->port_id);
-	if (cfg->capture && *cfg->capture && dp_capture_open(dp, cfg->capture))
-		dp_log(dp, "cannot write capture file %s", cfg->capture);
-	if (cfg->impair && *cfg->impair) {
-		err = dp_impair_open(dp, cfg->impair, cfg->seed);
-		if (err) {
-			dp_log(dp, "bad impairment spec '%s'", cfg->impair);
-			goto err_started;
-		}
-	}
-	dp_log(dp, "port %s on %s up (DPDK port %u, frame room %u, wait fd %d, transmit fd %d)",
-	       cfg->port, cfg->netdev, dp->port_id, dp->data_room, dp->wait_fd, dp->afp_tx_fd);
-	uroce_dp_warm(dp);
-	*out = dp;
-	return 0;
-
-err_started:
-	dp_capture_close(dp);
-	rte_eth_dev_stop(dp->port_id);
-err_port:
-	rte_eth_dev_close(dp->port_id);
-	if (dp->vdev_name[0])
-		rte_vdev_uninit(dp->vdev_name);
-err_pool:
-	if (dp->afp_tx_fd >= 0)
-		close(dp->afp_tx_fd);
-	pool_put(dp->pool);
-err_free:
-	free(dp);
-	return err;
-}
-
 struct stop_in_intr {
 	uint16_t port;
 	atomic_bool done;
@@ -451,10 +316,169 @@ static void stop_port(struct uroce_dp *dp)
 	}
 }
 
-void uroce_dp_close(struct uroce_dp *dp)
+/* Stop and remove a DPDK port, started or not. */
+static void close_dpdk_port(struct uroce_dp *dp)
 {
 	struct rte_eth_dev_info info;
 
+	if (rte_eth_dev_info_get(dp->port_id, &info))
+		info.device = NULL;
+	stop_port(dp);
+	if (dp->vdev_name[0])
+		rte_vdev_uninit(dp->vdev_name);
+	else if (dp->pci_name[0] && info.device)
+		rte_dev_remove(info.device);
+}
+
+static void close_port(struct uroce_dp *dp)
+{
+	if (dp->dpdk) {
+		close_dpdk_port(dp);
+		return;
+	}
+	dp_afp_ring_close(&dp->afp);
+	if (dp->afp_tx_fd >= 0)
+		close(dp->afp_tx_fd);
+}
+
+/*
+ * af_packet: a socket and ring of our own to receive on (afp_rx.c: no
+ * fanout group) and a socket to transmit on (afp_tx.c: no TX ring the size
+ * of the RX ring), not DPDK's PMD.
+ */
+static int open_afp_port(struct uroce_dp *dp)
+{
+	int err = dp_afp_ring_open(&dp->afp, dp->cfg.netdev, dp->data_room, AFP_FRAMECNT);
+
+	if (err)
+		return err;
+	dp->afp_tx_fd = dp_afp_tx_open(dp->cfg.netdev);
+	if (dp->afp_tx_fd < 0) {
+		err = dp->afp_tx_fd;
+		dp_afp_ring_close(&dp->afp);
+		return err;
+	}
+	dp->wait_fd = dp->afp.fd;
+	return 0;
+}
+
+/* Any other port: a DPDK port, a vdev (af_xdp, tap, memif) or a PCI NIC. */
+static int open_dpdk_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg)
+{
+	unsigned char before[MAX_FDS];
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	char args[512];
+	bool pci = !strncmp(cfg->port, "pci:", 4);
+	int err;
+
+	fd_snapshot(before);
+	if (pci) {
+		snprintf(dp->pci_name, sizeof(dp->pci_name), "%s", cfg->port + 4);
+		err = rte_dev_probe(dp->pci_name);
+		if (!err)
+			err = rte_eth_dev_get_port_by_name(dp->pci_name, &dp->port_id);
+	} else {
+		err = make_vdev(dp, cfg, args, sizeof(args));
+		if (!err)
+			err = rte_vdev_init(dp->vdev_name, args);
+		if (!err)
+			err = rte_eth_dev_get_port_by_name(dp->vdev_name, &dp->port_id);
+	}
+	if (err) {
+		dp_log(dp, "cannot create DPDK port %s for %s (%s)", cfg->port, cfg->netdev,
+		       strerror(err < 0 ? -err : err));
+		dp->vdev_name[0] = 0;
+		return -ENODEV;
+	}
+	if (!strcmp(cfg->port, "af_xdp"))
+		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
+
+	memset(&conf, 0, sizeof(conf));
+	rte_eth_dev_info_get(dp->port_id, &info);
+	/* software ports take what the interface delivers; a NIC needs its MTU set */
+	if (pci && info.max_mtu && cfg->eth_mtu && cfg->eth_mtu <= info.max_mtu)
+		conf.rxmode.mtu = cfg->eth_mtu;
+	err = rte_eth_dev_configure(dp->port_id, 1, 1, &conf);
+	if (!err)
+		err = rte_eth_rx_queue_setup(dp->port_id, 0, RING_DESC,
+					     rte_eth_dev_socket_id(dp->port_id), NULL, dp->pool);
+	if (!err)
+		err = rte_eth_tx_queue_setup(dp->port_id, 0, RING_DESC,
+					     rte_eth_dev_socket_id(dp->port_id), NULL);
+	if (!err)
+		err = start_port(dp, cfg);
+	if (err) {
+		dp_log(dp, "cannot start DPDK port %s: %s", cfg->port, strerror(err < 0 ? -err : err));
+		close_dpdk_port(dp);
+		return -EIO;
+	}
+	dp->dpdk = true;
+	rte_eth_promiscuous_enable(dp->port_id);
+	return 0;
+}
+
+int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
+{
+	struct uroce_dp *dp;
+	int err;
+
+	dp = calloc(1, sizeof(*dp));
+	if (!dp)
+		return -ENOMEM;
+	dp->cfg = *cfg;
+	dp->wait_fd = -1;
+	dp->afp.fd = -1;
+	dp->afp_tx_fd = -1;
+	dp->ctr = cfg->counters ? cfg->counters : dp->own_ctr;
+	err = dp_eal_start(!strncmp(cfg->port, "pci:", 4) ? cfg->port + 4 : NULL);
+	if (err) {
+		dp_log(dp, "DPDK EAL did not start: %s", strerror(-err));
+		goto err_free;
+	}
+	dp->data_room = port_room(cfg);
+	dp->pool = pool_get(dp->data_room);
+	if (!dp->pool) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	if (!strcmp(cfg->port, "af_packet")) {
+		err = open_afp_port(dp);
+		if (err)
+			dp_log(dp, "cannot open a packet socket on %s: %s", cfg->netdev,
+			       strerror(-err));
+	} else {
+		err = open_dpdk_port(dp, cfg);
+	}
+	if (err)
+		goto err_pool;
+	if (cfg->capture && *cfg->capture && dp_capture_open(dp, cfg->capture))
+		dp_log(dp, "cannot write capture file %s", cfg->capture);
+	if (cfg->impair && *cfg->impair) {
+		err = dp_impair_open(dp, cfg->impair, cfg->seed);
+		if (err) {
+			dp_log(dp, "bad impairment spec '%s'", cfg->impair);
+			goto err_port;
+		}
+	}
+	dp_log(dp, "port %s on %s up (%s, frame room %u, wait fd %d)", cfg->port, cfg->netdev,
+	       dp->dpdk ? "DPDK" : "own packet sockets", dp->data_room, dp->wait_fd);
+	uroce_dp_warm(dp);
+	*out = dp;
+	return 0;
+
+err_port:
+	dp_capture_close(dp);
+	close_port(dp);
+err_pool:
+	pool_put(dp->pool);
+err_free:
+	free(dp);
+	return err;
+}
+
+void uroce_dp_close(struct uroce_dp *dp)
+{
 	if (!dp)
 		return;
 	uroce_dp_tx_flush(dp, 0);
@@ -462,14 +486,7 @@ void uroce_dp_close(struct uroce_dp *dp)
 		rte_pktmbuf_free(dp->loop[i]);
 	dp_impair_close(dp);
 	dp_capture_close(dp);
-	if (dp->afp_tx_fd >= 0)
-		close(dp->afp_tx_fd);
-	rte_eth_dev_info_get(dp->port_id, &info);
-	stop_port(dp);
-	if (dp->vdev_name[0])
-		rte_vdev_uninit(dp->vdev_name);
-	else if (dp->pci_name[0] && info.device)
-		rte_dev_remove(info.device);
+	close_port(dp);
 	pool_put(dp->pool);
 	free(dp);
 }
@@ -480,11 +497,9 @@ static bool is_own_mac(const struct uroce_dp *dp, const uint8_t *mac)
 }
 
 /* Decide where one received frame goes. */
-static void rx_one(struct uroce_dp *dp, struct rte_mbuf *m, uroce_dp_rx_fn fn, void *arg,
-		   uint64_t now)
+static void rx_one(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uroce_dp_rx_fn fn,
+		   void *arg, uint64_t now)
 {
-	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = rte_pktmbuf_data_len(m);
 	unsigned off = 12;
 	uint16_t type;
 
@@ -498,7 +513,7 @@ static void rx_one(struct uroce_dp *dp, struct rte_mbuf *m, uroce_dp_rx_fn fn, v
 	}
 	off += 2;
 	if (type == 0x0806 || (type == 0x86dd && len >= off + 40 && f[off + 6] == 58)) {
-		dp_neigh_rx(dp, m, type, off, now);
+		dp_neigh_rx(dp, f, len, type, off, now);
 		return;
 	}
 	if (!is_own_mac(dp, f)) {
@@ -514,11 +529,83 @@ static void rx_one(struct uroce_dp *dp, struct rte_mbuf *m, uroce_dp_rx_fn fn, v
 	fn(arg, f, len);
 }
 
+static void rx_mbuf(struct uroce_dp *dp, struct rte_mbuf *m, uroce_dp_rx_fn fn, void *arg,
+		    uint64_t now)
+{
+	rx_one(dp, rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), fn, arg, now);
+	rte_pktmbuf_free(m);
+}
+
+/* Injected receive faults hit only frames meant for this device: 1 when consumed. */
+static int rx_impaired(struct uroce_dp *dp, struct rte_mbuf *m, uint64_t now)
+{
+	return is_own_mac(dp, rte_pktmbuf_mtod(m, const uint8_t *)) &&
+	       dp_impair_frame(dp, dp->impair_rx, m, now);
+}
+
+/* A frame from the ring into an mbuf, for the fault injector to hold: NULL without mbufs. */
+static struct rte_mbuf *afp_copy(struct uroce_dp *dp, const uint8_t *f, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+
+	if (m && len > rte_pktmbuf_tailroom(m))
+		len = rte_pktmbuf_tailroom(m);
+	if (m) {
+		memcpy(rte_pktmbuf_mtod(m, uint8_t *), f, len);
+		m->data_len = (uint16_t)len;
+		m->pkt_len = len;
+	} else {
+		dp_count(dp, DP_CTR_dp_rx_no_mbuf);
+	}
+	return m;
+}
+
+/* af_packet: frames straight from their ring slot, or through an mbuf when faults are injected. */
+static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
+		       uint64_t now)
+{
+	struct tpacket2_hdr *h;
+	unsigned n = 0;
+
+	while (n < max && (h = dp_afp_next(&dp->afp))) {
+		uint32_t len;
+		const uint8_t *f = dp_afp_frame(h, &len);
+
+		if (likely(!dp->impair_rx)) {
+			rx_one(dp, f, len, fn, arg, now);
+		} else {
+			struct rte_mbuf *m = afp_copy(dp, f, len);
+
+			if (m && !rx_impaired(dp, m, now))
+				rx_mbuf(dp, m, fn, arg, now);
+		}
+		dp_afp_release(&dp->afp, h);
+		n++;
+	}
+	return n;
+}
+
+static unsigned rx_dpdk(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
+			uint64_t now)
+{
+	struct rte_mbuf *m[DP_BURST];
+	unsigned n = rte_eth_rx_burst(dp->port_id, 0, m, (uint16_t)max);
+
+	for (unsigned i = 0; i < n; i++) {
+		if (i + 2 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(m[i + 2], void *));
+		if (unlikely(dp->impair_rx != NULL) && rx_impaired(dp, m[i], now))
+			continue;
+		rx_mbuf(dp, m[i], fn, arg, now);
+	}
+	return n;
+}
+
 unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
 		     uint64_t now)
 {
 	struct rte_mbuf *m[DP_BURST];
-	unsigned n, done = 0;
+	unsigned done = 0;
 
 	if (max > DP_BURST)
 		max = DP_BURST;
@@ -531,28 +618,15 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 		rte_pktmbuf_free(l);
 		done++;
 	}
-	n = rte_eth_rx_burst(dp->port_id, 0, m, (uint16_t)(max - done));
-	for (unsigned i = 0; i < n; i++) {
-		if (i + 2 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(m[i + 2], void *));
-		/* injected receive faults hit only frames meant for this device */
-		if (unlikely(dp->impair_rx != NULL) &&
-		    is_own_mac(dp, rte_pktmbuf_mtod(m[i], const uint8_t *)) &&
-		    dp_impair_frame(dp, dp->impair_rx, m[i], now))
-			continue;
-		rx_one(dp, m[i], fn, arg, now);
-		rte_pktmbuf_free(m[i]);
-	}
+	done += dp->dpdk ? rx_dpdk(dp, fn, arg, max - done, now) : rx_afp(dp, fn, arg, max - done, now);
 	if (unlikely(dp->impair_rx != NULL)) {
 		unsigned late = dp_impair_release(dp->impair_rx, m, DP_BURST, now);
 
-		for (unsigned i = 0; i < late; i++) {
-			rx_one(dp, m[i], fn, arg, now);
-			rte_pktmbuf_free(m[i]);
-		}
-		n += late;
+		for (unsigned i = 0; i < late; i++)
+			rx_mbuf(dp, m[i], fn, arg, now);
+		done += late;
 	}
-	return done + n;
+	return done;
 }
 
 int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie)
@@ -645,8 +719,7 @@ void uroce_dp_housekeeping(struct uroce_dp *dp)
 	socklen_t len = sizeof(st);
 
 	/* frames the kernel dropped because our ring was full: reading resets them */
-	if (dp->wait_fd >= 0 && !strcmp(dp->cfg.port, "af_packet") &&
-	    !getsockopt(dp->wait_fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+	if (dp->afp.fd >= 0 && !getsockopt(dp->afp.fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
 		dp->ctr[DP_CTR_dp_rx_ring_drops] += st.tp_drops;
 }
 

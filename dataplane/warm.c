@@ -10,8 +10,8 @@
  * first 2048 iterations (two frames each) at 130-240 us where the rest took
  * 7-8 us. Touched at open, the 9216 pages cost 65 ms once.
  *
- * The rings are the PMD's mappings, found in /proc/self/maps: the af_packet
- * socket's mmap and memif's shared regions. The touch is an atomic OR of
+ * The rings are found in /proc/self/maps: the af_packet receive socket's
+ * mmap (afp_rx.c) and memif's shared regions. The touch is an atomic OR of
  * zero: the kernel or the memif peer may be writing the same bytes, and a
  * locked read-modify-write of zero changes nothing whatever the order.
  */
@@ -52,7 +52,7 @@ void uroce_dp_warm(struct uroce_dp *dp)
 	if (!strncmp(dp->cfg.port, "memif", 5) &&
 	    (rte_eth_link_get_nowait(dp->port_id, &link) || !link.link_status))
 		return;
-	if (dp->wait_fd >= 0 && !fstat(dp->wait_fd, &st))
+	if (dp->afp.fd >= 0 && !fstat(dp->afp.fd, &st))
 		ino = (unsigned long)st.st_ino;
 	f = fopen("/proc/self/maps", "r");
 	if (!f)
@@ -65,10 +65,6 @@ void uroce_dp_warm(struct uroce_dp *dp)
 		if (sscanf(line, "%lx-%lx %7s", &from, &to, perms) != 3 || perms[0] != 'r' ||
 		    perms[1] != 'w' || !is_ring(dp, line, ino))
 			continue;
-		/* the PMD maps its RX ring, then its TX ring, which stays
-		 * unused when we transmit on our own socket (afp_tx.c) */
-		if (dp->afp_tx_fd >= 0)
-			to = from + (to - from) / 2;
 		for (unsigned long a = from; a < to; a += 4096, pages++)
 			__atomic_fetch_or((uint8_t *)a, 0, __ATOMIC_RELAXED);
 	}

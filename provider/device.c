@@ -146,7 +146,6 @@ static void dp_log_line(void *arg, const char *line)
 static int open_dataplane(struct uroce_context *ctx)
 {
 	struct uroce_dp_config dc;
-	const char *tx_socket;
 
 	memset(&dc, 0, sizeof(dc));
 	dc.name = ctx->conf.name;
@@ -163,9 +162,6 @@ static int open_dataplane(struct uroce_context *ctx)
 	dc.impair = env_or("UROCE_IMPAIR", ctx->conf.impair);
 	dc.counters = uroce_shared_row(&ctx->shared) + UR_CTR_COUNT;
 	dc.seed = getenv("UROCE_SEED") ? strtoull(getenv("UROCE_SEED"), NULL, 0) : (uint64_t)getpid();
-	/* opt-in: faster for one program, not for several on a device (afp_tx.c) */
-	tx_socket = getenv("UROCE_AFP_TX_SOCKET");
-	dc.tx_socket = tx_socket && strtoul(tx_socket, NULL, 0);
 	dc.log = dp_log_line;
 	dc.log_arg = ctx;
 	return uroce_dp_open(&dc, &ctx->dp);

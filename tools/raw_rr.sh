@@ -1,8 +1,8 @@
 #!/bin/bash
 # The raw request/response latency of a wire: dataplane/raw_rr's ping-pong
-# between the two namespaces, same PMD as uroce, nothing above it (over
-# af_packet with UROCE_AFP_TX_SOCKET=1 it transmits on a packet socket of
-# its own, as uroce then does). Each way
+# between the two namespaces, packets moved as uroce moves them (over
+# af_packet, uroce's own packet sockets; over memif, DPDK's PMD), nothing
+# above. Each way
 # carries FRAMES frames in one burst (default 2: a RoCE request and the ACK
 # of the peer's last one, as ib_write_lat's steady state sends them).
 # Prints the median round trip in us.
@@ -14,22 +14,20 @@ bin=$(cd "$(dirname "$0")/.." && pwd)/build/dataplane/raw_rr
 out=$(mktemp -d)
 trap 'kill $srv 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
 eal="--no-pci --no-telemetry --log-level=*:error --no-huge -m 256"
-ta=() tb=()
+ta=() tb=() va=() vb=()
 case $kind in
 af_packet)
-	va="net_af_packet0,iface=$if_a"
-	vb="net_af_packet0,iface=$if_b"
-	if [ "${UROCE_AFP_TX_SOCKET:-0}" != 0 ]; then ta=(-t "$if_a") tb=(-t "$if_b"); fi
+	ta=(-a "$if_a") tb=(-a "$if_b")
 	;;
 memif)
-	va="net_memif0,role=server,id=0,socket=$out/m.sock,socket-abstract=no"
-	vb="net_memif0,role=client,id=0,socket=$out/m.sock,socket-abstract=no"
+	va=(--vdev="net_memif0,role=server,id=0,socket=$out/m.sock,socket-abstract=no")
+	vb=(--vdev="net_memif0,role=client,id=0,socket=$out/m.sock,socket-abstract=no")
 	;;
 *) exit 2 ;;
 esac
 # one busy core each, as testpmd and uroce get; the server stops at the client's goodbye
-ip netns exec "$ns_a" "$bin" -l 1 --file-prefix=rr-a-$$ $eal --vdev="$va" -- "${ta[@]}" -s >"$out/srv.log" 2>&1 &
+ip netns exec "$ns_a" "$bin" -l 1 --file-prefix=rr-a-$$ $eal "${va[@]}" -- "${ta[@]}" -s >"$out/srv.log" 2>&1 &
 srv=$!
 sleep 1
-ip netns exec "$ns_b" timeout 120 "$bin" -l 0 --file-prefix=rr-b-$$ $eal --vdev="$vb" -- "${tb[@]}" -c "$n" 64 "$frames" |
+ip netns exec "$ns_b" timeout 120 "$bin" -l 0 --file-prefix=rr-b-$$ $eal "${vb[@]}" -- "${tb[@]}" -c "$n" 64 "$frames" |
 	sed -nE 's/.*median ([0-9.]+) us.*/\1/p'

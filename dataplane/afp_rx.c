@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Receive over af_packet on a packet socket and TPACKET_V2 ring of our own,
+ * not DPDK's af_packet PMD.
+ *
+ * The PMD puts its socket in a fanout group of its own (always, in DPDK
+ * 22.11), and a fanout group's receive hook hashes each frame and reads the
+ * ring slot it would write (rollover's room check) before the socket's
+ * filter has its say. With a device per process (docs/multi-process.md)
+ * every socket on the interface sees every frame, so each frame cost a
+ * cold ring read in every process on the device, only to be refused by the
+ * steering filter (steer_bpf.c) in all but one. A socket outside any group
+ * refuses a frame in its filter and touches nothing else.
+ *
+ * Frames are handed up in place, from their slot: the PMD copied each into
+ * an mbuf first.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include "afp_rx.h"
+
+static int ring_setup(struct dp_afp_ring *r, int fd)
+{
+	struct tpacket_req req = {0};
+	int version = TPACKET_V2;
+
+	r->block_size = r->frame_size;
+	while (r->block_size % 4096)
+		r->block_size += r->frame_size;
+	r->frames_per_block = r->block_size / r->frame_size;
+	r->frame_count =
+	    (r->frame_count + r->frames_per_block - 1) / r->frames_per_block * r->frames_per_block;
+	req.tp_block_size = r->block_size;
+	req.tp_frame_size = r->frame_size;
+	req.tp_block_nr = r->frame_count / r->frames_per_block;
+	req.tp_frame_nr = r->frame_count;
+	if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) ||
+	    setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)))
+		return -errno;
+	r->map_len = (size_t)req.tp_block_nr * r->block_size;
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+int dp_afp_ring_open(struct dp_afp_ring *r, const char *netdev, uint32_t frame_size,
+		     uint32_t frame_count)
+{
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	int fd, one = 1, err;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->frame_size = frame_size;
+	r->frame_count = frame_count;
+	sll.sll_ifindex = (int)if_nametoindex(netdev);
+	if (!sll.sll_ifindex)
+		return -errno;
+	/* protocol 0: nothing arrives before the ring is there and bind says so */
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	err = ring_setup(r, fd);
+	/* what other programs send through the kernel is not ours to see
+	 * (ours leaves past the qdisc, afp_tx.c, which no socket sees) */
+	if (!err)
+		setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
+	if (!err && bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
+		err = -errno;
+	if (err) {
+		if (r->map)
+			munmap(r->map, r->map_len);
+		close(fd);
+		r->map = NULL;
+		return err;
+	}
+	r->fd = fd;
+	return 0;
+}
+
+void dp_afp_ring_close(struct dp_afp_ring *r)
+{
+	if (r->map)
+		munmap(r->map, r->map_len);
+	if (r->fd >= 0)
+		close(r->fd);
+	r->map = NULL;
+	r->fd = -1;
+}
+
+const uint8_t *dp_afp_frame(struct tpacket2_hdr *h, uint32_t *len)
+{
+	uint8_t *f = (uint8_t *)h + h->tp_mac;
+	uint32_t n = h->tp_snaplen;
+
+	/* The kernel took an offloaded VLAN tag out of the frame: put it back
+	 * in front of the EtherType, using the slack between the slot's
+	 * header and the frame. */
+	if ((h->tp_status & TP_STATUS_VLAN_VALID) && n >= 12 && h->tp_mac >= TPACKET2_HDRLEN + 4) {
+		uint16_t tpid =
+		    h->tp_status & TP_STATUS_VLAN_TPID_VALID ? h->tp_vlan_tpid : ETHERTYPE_VLAN;
+
+		memmove(f - 4, f, 12);
+		f -= 4;
+		f[12] = (uint8_t)(tpid >> 8);
+		f[13] = (uint8_t)tpid;
+		f[14] = (uint8_t)(h->tp_vlan_tci >> 8);
+		f[15] = (uint8_t)h->tp_vlan_tci;
+		n += 4;
+	}
+	*len = n;
+	return f;
+}
+
+unsigned dp_afp_drain(struct dp_afp_ring *r)
+{
+	struct tpacket2_hdr *h;
+	unsigned n = 0;
+
+	while ((h = dp_afp_next(r))) {
+		dp_afp_release(r, h);
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Receive over af_packet on a packet socket and ring of our own (afp_rx.c). */
+#ifndef UROCE_AFP_RX_H
+#define UROCE_AFP_RX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/if_packet.h>
+
+struct dp_afp_ring {
+	int fd;	      /* the socket: poll it for POLLIN, attach filters to it */
+	uint8_t *map; /* the ring, mapped */
+	size_t map_len;
+	uint32_t frame_size, frames_per_block, block_size, frame_count;
+	uint32_t head; /* the slot the next frame lands in */
+};
+
+/* Open a ring of `frame_count` slots of `frame_size` bytes on `netdev`. 0 or -errno. */
+int dp_afp_ring_open(struct dp_afp_ring *r, const char *netdev, uint32_t frame_size,
+		     uint32_t frame_count);
+void dp_afp_ring_close(struct dp_afp_ring *r);
+
+/* The frame in slot `i`'s header. */
+static inline struct tpacket2_hdr *dp_afp_slot(const struct dp_afp_ring *r, uint32_t i)
+{
+	return (struct tpacket2_hdr *)(r->map + (size_t)(i / r->frames_per_block) * r->block_size +
+				       (size_t)(i % r->frames_per_block) * r->frame_size);
+}
+
+/* The next received frame, or NULL; give it back with dp_afp_release. */
+static inline struct tpacket2_hdr *dp_afp_next(const struct dp_afp_ring *r)
+{
+	struct tpacket2_hdr *h = dp_afp_slot(r, r->head);
+
+	return __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER ? h : NULL;
+}
+
+/* Hand slot `h` (the head) back to the kernel and move on. */
+static inline void dp_afp_release(struct dp_afp_ring *r, struct tpacket2_hdr *h)
+{
+	__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+	if (++r->head == r->frame_count)
+		r->head = 0;
+}
+
+/* The Ethernet frame in `h`, as it was on the wire: sets *len. */
+const uint8_t *dp_afp_frame(struct tpacket2_hdr *h, uint32_t *len);
+
+/* Give back every frame waiting: how many there were. */
+unsigned dp_afp_drain(struct dp_afp_ring *r);
+
+#endif
