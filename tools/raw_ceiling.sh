@@ -1,6 +1,7 @@
 #!/bin/bash
 # The raw ceiling of a wire: dpdk-testpmd txonly in one namespace to rxonly
-# in the other, same PMD and frame size as uroce's traffic. Prints
+# in the other, DPDK's PMD for the wire (af_packet or memif) and the frame
+# size of uroce's traffic. Prints
 #   pps gbps
 # (medians of testpmd's per-second receive rates after warm-up).
 #   raw_ceiling.sh af_packet NS_TX IF_TX NS_RX IF_RX FRAME_SIZE [SECONDS]
