@@ -54,23 +54,33 @@ static int ring_setup(struct dp_afp_ring *r, int fd)
 	return 0;
 }
 
+int dp_afp_socket(const char *netdev, struct sockaddr_ll *sll)
+{
+	int fd;
+
+	memset(sll, 0, sizeof(*sll));
+	sll->sll_family = AF_PACKET;
+	sll->sll_ifindex = (int)if_nametoindex(netdev);
+	if (!sll->sll_ifindex)
+		return -errno;
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
+}
+
 int dp_afp_ring_open(struct dp_afp_ring *r, const char *netdev, uint32_t frame_size,
 		     uint32_t frame_count)
 {
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	struct sockaddr_ll sll;
 	int fd, one = 1, err;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	r->frame_size = frame_size;
 	r->frame_count = frame_count;
-	sll.sll_ifindex = (int)if_nametoindex(netdev);
-	if (!sll.sll_ifindex)
-		return -errno;
-	/* protocol 0: nothing arrives before the ring is there and bind says so */
-	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	fd = dp_afp_socket(netdev, &sll);
 	if (fd < 0)
-		return -errno;
+		return fd;
+	sll.sll_protocol = htons(ETH_P_ALL); /* bound after the ring is there */
 	err = ring_setup(r, fd);
 	/* what other programs send through the kernel is not ours to see
 	 * (ours leaves past the qdisc, afp_tx.c, which no socket sees) */

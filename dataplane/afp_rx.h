@@ -15,6 +15,10 @@ struct dp_afp_ring {
 	uint32_t head; /* the slot the next frame lands in */
 };
 
+/* A packet socket for `netdev` that receives nothing until bound with a
+ * protocol; `sll` is filled in to bind it with. The fd, or -errno. */
+int dp_afp_socket(const char *netdev, struct sockaddr_ll *sll);
+
 /* Open a ring of `frame_count` slots of `frame_size` bytes on `netdev`. 0 or -errno. */
 int dp_afp_ring_open(struct dp_afp_ring *r, const char *netdev, uint32_t frame_size,
 		     uint32_t frame_count);

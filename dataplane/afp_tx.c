@@ -19,13 +19,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/if_packet.h>
-#include <net/if.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <rte_mbuf.h>
 
+#include "afp_rx.h"
 #include "afp_tx.h"
 
 /* enough for a burst of 4 KB frames on a NIC that frees them only when sent */
@@ -34,15 +34,11 @@
 
 int dp_afp_tx_open(const char *netdev)
 {
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET};
-	int fd, one = 1, sndbuf = AFP_TX_SNDBUF;
+	struct sockaddr_ll sll;
+	int fd = dp_afp_socket(netdev, &sll), one = 1, sndbuf = AFP_TX_SNDBUF;
 
-	sll.sll_ifindex = (int)if_nametoindex(netdev);
-	if (!sll.sll_ifindex)
-		return -errno;
-	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) ||
 	    bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
 		int err = -errno;

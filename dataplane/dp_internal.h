@@ -41,9 +41,9 @@ struct uroce_dp {
 	char pci_name[64];
 	uint16_t port_id;
 	struct rte_mempool *pool;
-	bool dpdk;              /* a DPDK port (port_id), not our own af_packet sockets */
 	int wait_fd;            /* the socket to sleep on, or -1 */
-	struct dp_afp_ring afp; /* af_packet: our own socket and ring to receive (afp_rx.c) */
+	struct dp_afp_ring afp; /* af_packet: our own socket and ring to receive (afp_rx.c);
+				 * fd -1: a DPDK port (port_id) instead */
 	int afp_tx_fd;          /* af_packet: our own socket to transmit on (afp_tx.c), or -1 */
 	bool steered;           /* a steering filter is on wait_fd (steer.c) */
 	bool warm;              /* the rings' pages were touched (warm.c) */

@@ -332,7 +332,7 @@ static void close_dpdk_port(struct uroce_dp *dp)
 
 static void close_port(struct uroce_dp *dp)
 {
-	if (dp->dpdk) {
+	if (dp->afp.fd < 0) {
 		close_dpdk_port(dp);
 		return;
 	}
@@ -413,7 +413,6 @@ static int open_dpdk_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg
 		close_dpdk_port(dp);
 		return -EIO;
 	}
-	dp->dpdk = true;
 	rte_eth_promiscuous_enable(dp->port_id);
 	return 0;
 }
@@ -462,7 +461,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		}
 	}
 	dp_log(dp, "port %s on %s up (%s, frame room %u, wait fd %d)", cfg->port, cfg->netdev,
-	       dp->dpdk ? "DPDK" : "own packet sockets", dp->data_room, dp->wait_fd);
+	       dp->afp.fd >= 0 ? "own packet sockets" : "DPDK", dp->data_room, dp->wait_fd);
 	uroce_dp_warm(dp);
 	*out = dp;
 	return 0;
@@ -618,7 +617,8 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 		rte_pktmbuf_free(l);
 		done++;
 	}
-	done += dp->dpdk ? rx_dpdk(dp, fn, arg, max - done, now) : rx_afp(dp, fn, arg, max - done, now);
+	done += dp->afp.fd >= 0 ? rx_afp(dp, fn, arg, max - done, now)
+			       : rx_dpdk(dp, fn, arg, max - done, now);
 	if (unlikely(dp->impair_rx != NULL)) {
 		unsigned late = dp_impair_release(dp->impair_rx, m, DP_BURST, now);
 

@@ -1345,6 +1345,28 @@ START_TEST(test_ack_hold_starts_at_the_transmit_stage)
 END_TEST
 
 /*
+ * The peer's WRITE asks for an ACK while our requester is busy, so the ACK
+ * is held; 40 us later the application answers with `op` of `npkts`
+ * packets, and the transmit stages that follow (30 us apart) may send one
+ * packet each: all of the answer and the ACK.
+ */
+static void answer_one_packet_a_stage(enum ur_wr_opcode op, unsigned npkts)
+{
+	requester_asks_for_acks();
+	peer_write_then_stage(RQ_PSN, 1000);
+	ck_assert_uint_eq(sent_since(), 0);
+	now += 40000;
+	post_request(1, op, IOVA, npkts * MTU);
+	ur_qp_doorbell(rc);
+	for (unsigned i = 0; i <= npkts; i++) {
+		now += 30000;
+		ur_dev_poll(dev, now);
+		ur_dev_tx(dev, now, 1);
+	}
+	ck_assert_uint_eq(sent_since(), npkts + 1);
+}
+
+/*
  * A held ACK stays behind the whole answer, however many transmit stages the
  * answer takes, though the hold runs out meanwhile: let go in the middle it
  * completes the peer's request, and the peer spins on memory the rest of
@@ -1355,18 +1377,7 @@ START_TEST(test_held_ack_rides_behind_a_whole_answer)
 {
 	struct ur_pkt pkt;
 
-	requester_asks_for_acks();
-	peer_write_then_stage(RQ_PSN, 1000);
-	ck_assert_uint_eq(sent_since(), 0);
-	now += 40000; /* the application answers with 4 packets, one per stage */
-	post_request(1, UR_WR_RDMA_WRITE, IOVA, 4 * MTU);
-	ur_qp_doorbell(rc);
-	for (int i = 0; i < 5; i++) {
-		now += 30000;
-		ur_dev_poll(dev, now);
-		ur_dev_tx(dev, now, 1);
-	}
-	ck_assert_uint_eq(sent_since(), 5);
+	answer_one_packet_a_stage(UR_WR_RDMA_WRITE, 4);
 	for (unsigned k = 0; k < 4; k++) {
 		parse_sent(sent_before + k, &pkt);
 		ck_assert_msg(pkt.opcode != UR_OP_RC_ACKNOWLEDGE, "the ACK left before packet %u", k);
@@ -1385,18 +1396,7 @@ START_TEST(test_held_ack_goes_ahead_of_a_sends_last_packet)
 {
 	struct ur_pkt pkt;
 
-	requester_asks_for_acks();
-	peer_write_then_stage(RQ_PSN, 1000);
-	ck_assert_uint_eq(sent_since(), 0);
-	now += 40000; /* the application answers with 3 packets, one per stage */
-	post_request(1, UR_WR_SEND, IOVA, 3 * MTU);
-	ur_qp_doorbell(rc);
-	for (int i = 0; i < 4; i++) {
-		now += 30000;
-		ur_dev_poll(dev, now);
-		ur_dev_tx(dev, now, 1);
-	}
-	ck_assert_uint_eq(sent_since(), 4);
+	answer_one_packet_a_stage(UR_WR_SEND, 3);
 	for (unsigned k = 0; k < 2; k++) {
 		parse_sent(sent_before + k, &pkt);
 		ck_assert_msg(pkt.opcode != UR_OP_RC_ACKNOWLEDGE, "the ACK left before packet %u", k);
