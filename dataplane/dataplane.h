@@ -78,15 +78,6 @@ void uroce_dp_housekeeping(struct uroce_dp *dp);
  */
 int uroce_dp_steer(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsigned shift);
 
-/*
- * Touch the port's packet rings once, so that traffic does not pay for the
- * first access to each page (warm.c). Call outside the engine's lock: it
- * takes tens of milliseconds, once: later calls return at once. A memif
- * server's rings exist only after its client connected, so call it again
- * later until then.
- */
-void uroce_dp_warm(struct uroce_dp *dp);
-
 /* An fd that becomes readable when frames may be waiting, or -1 if none. */
 int uroce_dp_wait_fd(struct uroce_dp *dp);
 

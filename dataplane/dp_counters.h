@@ -17,7 +17,7 @@
 	X(dp_rx_nd, "IPv6 neighbour discovery frames handled")                                     \
 	X(dp_tx_frames, "frames handed to the port")                                               \
 	X(dp_tx_dropped, "frames the port would not take after retries")                           \
-	X(dp_tx_no_mbuf, "transmit buffers unavailable")                                           \
+	X(dp_tx_no_mbuf, "no transmit buffer: no mbuf, or memif's ring full")                      \
 	X(dp_tx_loopback, "frames to our own MAC delivered locally")                               \
 	X(dp_neigh_requests, "ARP requests and neighbour solicitations sent")                      \
 	X(dp_neigh_replies, "ARP replies and neighbour advertisements sent")                       \
@@ -31,7 +31,8 @@
 	X(dp_impair_ce_marked, "transmitted frames CE-marked by injection")                        \
 	X(dp_impair_rx_ce_marked, "received frames CE-marked by injection")                        \
 	X(dp_rx_before_steer, "frames discarded that arrived before the steering filter was on") \
-	X(dp_rx_no_mbuf, "received frames dropped for want of a buffer to hold them (faults on)")
+	X(dp_rx_no_mbuf, "received frames dropped for want of a buffer to hold them (faults on)")  \
+	X(dp_memif_bad_desc, "memif descriptors from the peer that point outside its memory")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

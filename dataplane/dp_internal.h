@@ -11,6 +11,7 @@
 #include "afp_rx.h"
 #include "afp_tx.h"
 #include "dataplane.h"
+#include "memif.h"
 
 #define DP_BURST 64
 #define DP_NEIGH_MAX 256
@@ -35,16 +36,25 @@ struct dp_neigh {
 struct dp_impair;
 struct dp_capture;
 
+/* Who moves the frames: our own af_packet sockets, our own memif, or a DPDK port. */
+enum dp_port_kind {
+	DP_PORT_AFP,
+	DP_PORT_MEMIF,
+	DP_PORT_DPDK,
+};
+
 struct uroce_dp {
 	struct uroce_dp_config cfg;
+	enum dp_port_kind kind;
 	char vdev_name[64];
 	char pci_name[64];
 	uint16_t port_id;
 	struct rte_mempool *pool;
 	int wait_fd;            /* the socket to sleep on, or -1 */
-	struct dp_afp_ring afp; /* af_packet: our own socket and ring to receive (afp_rx.c);
-				 * fd -1: a DPDK port (port_id) instead */
+	struct dp_afp_ring afp; /* af_packet: our own socket and ring to receive (afp_rx.c) */
 	int afp_tx_fd;          /* af_packet: our own socket to transmit on (afp_tx.c), or -1 */
+	struct dp_memif memif;  /* memif: our own end of the link (memif.h) */
+	bool memif_direct;      /* frames are built in memif's ring (uroce_dp_tx_get) */
 	bool steered;           /* a steering filter is on wait_fd (steer.c) */
 	bool warm;              /* the rings' pages were touched (warm.c) */
 	uint32_t data_room;
@@ -69,6 +79,8 @@ static inline void dp_count(struct uroce_dp *dp, enum dp_counter c)
 }
 
 int dp_eal_start(const char *pci_bdf);
+/* Touch the port's receive ring (af_packet) once, at open: tens of milliseconds. */
+void dp_warm(struct uroce_dp *dp);
 void dp_log(struct uroce_dp *dp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* neigh.c */

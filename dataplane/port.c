@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * One port per opened device: af_packet on the interface by default, on
- * packet sockets of our own (afp_rx.c, afp_tx.c), or a DPDK port by
- * configuration: af_xdp, tap, memif or a PCI NIC. Frames for the engine
- * are handed up by pointer, from the af_packet ring or an mbuf; frames from
- * the engine are written straight into mbufs and sent in bursts.
+ * packet sockets of our own (afp_rx.c, afp_tx.c), memif by configuration,
+ * also our own (memif_ctl.c, memif_ring.c), or a DPDK port: af_xdp, tap or
+ * a PCI NIC. Frames for the engine are handed up by pointer, from the
+ * af_packet ring, the memif buffer or an mbuf; frames from the engine are
+ * written straight into memif's buffers or into mbufs, and sent in bursts.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -12,20 +13,16 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include <linux/if_packet.h>
 
-#include <rte_alarm.h>
 #include <rte_bus_vdev.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
-#include <rte_log.h>
 #include <rte_mbuf.h>
 
 #include "dp_internal.h"
@@ -118,92 +115,11 @@ static uint32_t port_room(const struct uroce_dp_config *cfg)
 	return room;
 }
 
-/*
- * memif's control socket. A server's socket left behind by a process that
- * died stops the next server from listening: remove it if nobody answers.
- * A client cannot start before its server listens: wait up to 10 s for the
- * peer process to come up.
- */
-static void prepare_memif_socket(const char *port)
-{
-	const char *s = strstr(port, "socket=");
-	bool server = strstr(port, "role=server") != NULL;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	size_t n;
-
-	if (!s)
-		return;
-	s += 7;
-	n = strcspn(s, ",");
-	if (n >= sizeof(sa.sun_path))
-		return;
-	memcpy(sa.sun_path, s, n);
-	if (server) {
-		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) && errno == ECONNREFUSED)
-			unlink(sa.sun_path);
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	/* only look: a probing connection would upset the server's handshake */
-	for (int tries = 0; tries < 100 && access(sa.sun_path, F_OK); tries++)
-		usleep(100000);
-}
-
-/*
- * A memif client's link comes up only when its handshake with the server
- * ends, a few milliseconds after start. A NIC's port is up when the
- * application opens it: datagrams posted before then would be dropped, so
- * wait for the link (its server is listening: prepare_memif_socket saw to
- * that), up to 3 s.
- */
-static void wait_link_up(struct uroce_dp *dp)
-{
-	struct rte_eth_link link;
-
-	for (int i = 0; i < 300; i++) {
-		if (!rte_eth_link_get_nowait(dp->port_id, &link) && link.link_status)
-			return;
-		usleep(10000);
-	}
-	dp_log(dp, "memif link still down after 3 s: frames are dropped until the server connects");
-}
-
-/*
- * Start the port. A memif client connects to its server here, and the
- * server may still be coming up with the socket file of a killed
- * predecessor in place (prepare_memif_socket cannot tell a dead file from a
- * live one without connecting): try again for up to 10 s, as the wait for
- * the file does, with the PMD's complaint about each refusal silenced.
- */
-static int start_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg)
-{
-	bool memif_client = !strncmp(cfg->port, "memif", 5) && !strstr(cfg->port, "role=server");
-	int err, level = memif_client ? rte_log_get_level(rte_log_register("pmd.net.memif")) : -1;
-
-	for (int tries = 0;; tries++) {
-		err = rte_eth_dev_start(dp->port_id);
-		if (!err || !memif_client || tries >= 100)
-			break;
-		if (!tries)
-			rte_log_set_level_pattern("pmd.net.memif*", RTE_LOG_CRIT);
-		usleep(100000);
-	}
-	if (memif_client && level >= 0)
-		rte_log_set_level_pattern("pmd.net.memif*", (uint32_t)level);
-	if (!err && memif_client)
-		wait_link_up(dp);
-	return err;
-}
-
 static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, char *args,
 		     size_t len)
 {
 	static unsigned seq;
 	const char *port = cfg->port;
-	uint32_t room = port_room(cfg);
 
 	if (!strcmp(port, "af_xdp")) {
 		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_af_xdp_ur%d_%u",
@@ -213,15 +129,6 @@ static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, cha
 		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_tap_ur%d_%u", (int)getpid(),
 			 seq++);
 		snprintf(args, len, "iface=%s", cfg->netdev);
-	} else if (!strncmp(port, "memif", 5)) {
-		prepare_memif_socket(port);
-		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_memif_ur%d_%u", (int)getpid(),
-			 seq++);
-		/* socket-abstract=no: an abstract socket would not cross namespaces */
-		snprintf(args, len, "%s%ssocket-abstract=no,bsize=%u,rsize=11,mac=%02x:%02x:%02x:%02x:%02x:%02x",
-			 port[5] == ':' ? port + 6 : "", port[5] == ':' ? "," : "", room,
-			 cfg->mac[0], cfg->mac[1], cfg->mac[2], cfg->mac[3], cfg->mac[4],
-			 cfg->mac[5]);
 	} else {
 		return -EINVAL;
 	}
@@ -277,45 +184,6 @@ static void pool_put(struct rte_mempool *p)
 		rte_mempool_free(p);
 }
 
-struct stop_in_intr {
-	uint16_t port;
-	atomic_bool done;
-};
-
-static void stop_port_cb(void *arg)
-{
-	struct stop_in_intr *st = arg;
-
-	rte_eth_dev_stop(st->port);
-	rte_eth_dev_close(st->port);
-	atomic_store(&st->done, true);
-}
-
-/*
- * memif's stop and close unmap the rings that the peer shares. DPDK's
- * interrupt thread does the same when the peer hangs up, without a lock
- * against an application thread doing it at once: when both programs end
- * together, the regions were freed twice ("EAL: Error: Invalid memory"),
- * and a program crashed or hung at exit. Alarm callbacks run in that same
- * thread, so stopping from one serialises the two.
- */
-static void stop_port(struct uroce_dp *dp)
-{
-	struct stop_in_intr st = {.port = dp->port_id};
-
-	if (strncmp(dp->cfg.port, "memif", 5) || rte_eal_alarm_set(1, stop_port_cb, &st)) {
-		stop_port_cb(&st);
-		return;
-	}
-	for (int ms = 0; !atomic_load(&st.done); ms++) {
-		if (ms == 5000 && rte_eal_alarm_cancel(stop_port_cb, &st) > 0) {
-			stop_port_cb(&st); /* the interrupt thread is stuck: do it here */
-			return;
-		}
-		usleep(1000);
-	}
-}
-
 /* Stop and remove a DPDK port, started or not. */
 static void close_dpdk_port(struct uroce_dp *dp)
 {
@@ -323,7 +191,8 @@ static void close_dpdk_port(struct uroce_dp *dp)
 
 	if (rte_eth_dev_info_get(dp->port_id, &info))
 		info.device = NULL;
-	stop_port(dp);
+	rte_eth_dev_stop(dp->port_id);
+	rte_eth_dev_close(dp->port_id);
 	if (dp->vdev_name[0])
 		rte_vdev_uninit(dp->vdev_name);
 	else if (dp->pci_name[0] && info.device)
@@ -332,13 +201,19 @@ static void close_dpdk_port(struct uroce_dp *dp)
 
 static void close_port(struct uroce_dp *dp)
 {
-	if (dp->afp.fd < 0) {
+	switch (dp->kind) {
+	case DP_PORT_AFP:
+		dp_afp_ring_close(&dp->afp);
+		if (dp->afp_tx_fd >= 0)
+			close(dp->afp_tx_fd);
+		break;
+	case DP_PORT_MEMIF:
+		dp_memif_close(&dp->memif);
+		break;
+	case DP_PORT_DPDK:
 		close_dpdk_port(dp);
-		return;
+		break;
 	}
-	dp_afp_ring_close(&dp->afp);
-	if (dp->afp_tx_fd >= 0)
-		close(dp->afp_tx_fd);
 }
 
 /*
@@ -362,7 +237,22 @@ static int open_afp_port(struct uroce_dp *dp)
 	return 0;
 }
 
-/* Any other port: a DPDK port, a vdev (af_xdp, tap, memif) or a PCI NIC. */
+/*
+ * memif ("memif:role=server|client,id=N,socket=PATH"): our own end of the
+ * link (memif_ctl.c), not DPDK's PMD. A client waits up to 10 s for its server
+ * (the peer program may start later, or a predecessor still be connected):
+ * a NIC's port is up when the application opens it, and datagrams posted
+ * before the link came up would be lost.
+ */
+static int open_memif_port(struct uroce_dp *dp)
+{
+	const char *args = dp->cfg.port[5] == ':' ? dp->cfg.port + 6 : "";
+
+	return dp_memif_open(&dp->memif, args, dp->data_room, 10000, dp->cfg.log,
+			     dp->cfg.log_arg);
+}
+
+/* Any other port: a DPDK port, a vdev (af_xdp, tap) or a PCI NIC. */
 static int open_dpdk_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg)
 {
 	unsigned char before[MAX_FDS];
@@ -407,7 +297,7 @@ static int open_dpdk_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg
 		err = rte_eth_tx_queue_setup(dp->port_id, 0, RING_DESC,
 					     rte_eth_dev_socket_id(dp->port_id), NULL);
 	if (!err)
-		err = start_port(dp, cfg);
+		err = rte_eth_dev_start(dp->port_id);
 	if (err) {
 		dp_log(dp, "cannot start DPDK port %s: %s", cfg->port, strerror(err < 0 ? -err : err));
 		close_dpdk_port(dp);
@@ -442,11 +332,18 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		goto err_free;
 	}
 	if (!strcmp(cfg->port, "af_packet")) {
+		dp->kind = DP_PORT_AFP;
 		err = open_afp_port(dp);
 		if (err)
 			dp_log(dp, "cannot open a packet socket on %s: %s", cfg->netdev,
 			       strerror(-err));
+	} else if (!strncmp(cfg->port, "memif", 5) && (!cfg->port[5] || cfg->port[5] == ':')) {
+		dp->kind = DP_PORT_MEMIF;
+		err = open_memif_port(dp);
+		if (err)
+			dp_log(dp, "cannot open memif %s: %s", cfg->port, strerror(-err));
 	} else {
+		dp->kind = DP_PORT_DPDK;
 		err = open_dpdk_port(dp, cfg);
 	}
 	if (err)
@@ -460,9 +357,13 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 			goto err_port;
 		}
 	}
+	dp->memif_direct = dp->kind == DP_PORT_MEMIF && !dp->impair_tx && !dp->capture;
 	dp_log(dp, "port %s on %s up (%s, frame room %u, wait fd %d)", cfg->port, cfg->netdev,
-	       dp->afp.fd >= 0 ? "own packet sockets" : "DPDK", dp->data_room, dp->wait_fd);
-	uroce_dp_warm(dp);
+	       dp->kind == DP_PORT_AFP	   ? "own packet sockets"
+	       : dp->kind == DP_PORT_MEMIF ? "own memif"
+					   : "DPDK",
+	       dp->data_room, dp->wait_fd);
+	dp_warm(dp);
 	*out = dp;
 	return 0;
 
@@ -542,8 +443,8 @@ static int rx_impaired(struct uroce_dp *dp, struct rte_mbuf *m, uint64_t now)
 	       dp_impair_frame(dp, dp->impair_rx, m, now);
 }
 
-/* A frame from the ring into an mbuf, for the fault injector to hold: NULL without mbufs. */
-static struct rte_mbuf *afp_copy(struct uroce_dp *dp, const uint8_t *f, uint32_t len)
+/* A frame from a ring into an mbuf, for the fault injector to hold: NULL without mbufs. */
+static struct rte_mbuf *ring_frame_copy(struct uroce_dp *dp, const uint8_t *f, uint32_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
 
@@ -573,7 +474,7 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 		if (likely(!dp->impair_rx)) {
 			rx_one(dp, f, len, fn, arg, now);
 		} else {
-			struct rte_mbuf *m = afp_copy(dp, f, len);
+			struct rte_mbuf *m = ring_frame_copy(dp, f, len);
 
 			if (m && !rx_impaired(dp, m, now))
 				rx_mbuf(dp, m, fn, arg, now);
@@ -581,6 +482,29 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 		dp_afp_release(&dp->afp, h);
 		n++;
 	}
+	return n;
+}
+
+static unsigned rx_memif(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
+			 uint64_t now)
+{
+	const uint8_t *f;
+	uint32_t len;
+	unsigned n = 0;
+
+	dp_memif_upkeep(&dp->memif, now);
+	while (n < max && (f = dp_memif_rx_next(&dp->memif, &len))) {
+		if (likely(!dp->impair_rx)) {
+			rx_one(dp, f, len, fn, arg, now);
+		} else {
+			struct rte_mbuf *m = ring_frame_copy(dp, f, len);
+
+			if (m && !rx_impaired(dp, m, now))
+				rx_mbuf(dp, m, fn, arg, now);
+		}
+		n++;
+	}
+	dp_memif_rx_done(&dp->memif);
 	return n;
 }
 
@@ -617,8 +541,17 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 		rte_pktmbuf_free(l);
 		done++;
 	}
-	done += dp->afp.fd >= 0 ? rx_afp(dp, fn, arg, max - done, now)
-			       : rx_dpdk(dp, fn, arg, max - done, now);
+	switch (dp->kind) {
+	case DP_PORT_AFP:
+		done += rx_afp(dp, fn, arg, max - done, now);
+		break;
+	case DP_PORT_MEMIF:
+		done += rx_memif(dp, fn, arg, max - done, now);
+		break;
+	case DP_PORT_DPDK:
+		done += rx_dpdk(dp, fn, arg, max - done, now);
+		break;
+	}
 	if (unlikely(dp->impair_rx != NULL)) {
 		unsigned late = dp_impair_release(dp->impair_rx, m, DP_BURST, now);
 
@@ -629,10 +562,33 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 	return done;
 }
 
+/*
+ * Over memif frames are built in the shared ring itself, with nothing in
+ * between to copy them from (dp->memif_direct: no injected faults or
+ * capture, which want an mbuf to hold or a moment to look). A full ring is
+ * then a full transmit queue, as on a NIC: no buffer until the peer reads.
+ * Buffers smaller than a frame (a peer's choice) go the mbuf way, copied in
+ * pieces.
+ */
+#define MEMIF_LENT ((void *)&memif_lent_marker)
+#define MEMIF_PUBLISH_EVERY 16
+static const char memif_lent_marker;
+
 int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie)
 {
 	struct rte_mbuf *m;
 
+	if (dp->memif_direct) {
+		*data = dp_memif_tx_reserve(&dp->memif, dp->data_room, cap);
+		if (*data) {
+			*cookie = MEMIF_LENT;
+			return 0;
+		}
+		if (dp_memif_tx_full(&dp->memif)) {
+			dp_count(dp, DP_CTR_dp_tx_no_mbuf);
+			return -ENOBUFS;
+		}
+	}
 	if (dp->ntx == DP_BURST)
 		uroce_dp_tx_flush(dp, 0);
 	m = rte_pktmbuf_alloc(dp->pool);
@@ -646,10 +602,36 @@ int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **c
 	return 0;
 }
 
+/* A frame built in memif's ring: it leaves with the next publish, unless it is for us. */
+static void memif_put(struct uroce_dp *dp, uint32_t len)
+{
+	const uint8_t *f = dp->memif.tx_buf;
+
+	if (len && is_own_mac(dp, f)) {
+		if (dp->nloop < DP_BURST) {
+			struct rte_mbuf *l = ring_frame_copy(dp, f, len);
+
+			if (l) {
+				dp->loop[dp->nloop++] = l;
+				dp_count(dp, DP_CTR_dp_tx_loopback);
+			}
+		}
+		len = 0;
+	}
+	dp_memif_tx_commit(&dp->memif, len);
+	/* the peer starts on a batch while we build the next */
+	if (dp->memif.tx_frames >= MEMIF_PUBLISH_EVERY)
+		dp->ctr[DP_CTR_dp_tx_frames] += dp_memif_tx_publish(&dp->memif);
+}
+
 void uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len)
 {
 	struct rte_mbuf *m = cookie;
 
+	if (cookie == MEMIF_LENT) {
+		memif_put(dp, len);
+		return;
+	}
 	if (!len || len > rte_pktmbuf_tailroom(m)) {
 		rte_pktmbuf_free(m);
 		return;
@@ -668,11 +650,27 @@ void dp_tx_raw(struct uroce_dp *dp, const uint8_t *frame, uint32_t len)
 	if (uroce_dp_tx_get(dp, &data, &cap, &cookie))
 		return;
 	if (len > cap) {
-		rte_pktmbuf_free(cookie);
+		uroce_dp_tx_put(dp, cookie, 0);
 		return;
 	}
 	memcpy(data, frame, len);
 	uroce_dp_tx_put(dp, cookie, len);
+}
+
+/* Copy frames into memif's ring, then free them all: how many went out. */
+static unsigned memif_tx(struct uroce_dp *dp, struct rte_mbuf **m, unsigned n)
+{
+	const uint8_t *frames[DP_BURST * 2];
+	uint32_t lens[DP_BURST * 2];
+	unsigned sent;
+
+	for (unsigned i = 0; i < n; i++) {
+		frames[i] = rte_pktmbuf_mtod(m[i], const uint8_t *);
+		lens[i] = rte_pktmbuf_data_len(m[i]);
+	}
+	sent = dp_memif_tx(&dp->memif, frames, lens, n);
+	rte_pktmbuf_free_bulk(m, n);
+	return sent;
 }
 
 unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
@@ -680,6 +678,8 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 	struct rte_mbuf *out[DP_BURST * 2];
 	unsigned n = 0, sent = 0;
 
+	if (dp->memif_direct)
+		dp->ctr[DP_CTR_dp_tx_frames] += dp_memif_tx_publish(&dp->memif);
 	for (unsigned i = 0; i < dp->ntx; i++) {
 		struct rte_mbuf *m = dp->tx[i];
 		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -700,8 +700,10 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 		n += dp_impair_release(dp->impair_tx, out + n, DP_BURST, now);
 	if (!n)
 		return 0;
-	if (dp->afp_tx_fd >= 0) {
+	if (dp->kind == DP_PORT_AFP) {
 		sent = dp_afp_tx(dp->afp_tx_fd, out, n); /* frees them all */
+	} else if (dp->kind == DP_PORT_MEMIF) {
+		sent = memif_tx(dp, out, n);
 	} else {
 		for (int tries = 0; sent < n && tries < 8; tries++)
 			sent += rte_eth_tx_burst(dp->port_id, 0, out + sent, (uint16_t)(n - sent));
@@ -719,8 +721,11 @@ void uroce_dp_housekeeping(struct uroce_dp *dp)
 	socklen_t len = sizeof(st);
 
 	/* frames the kernel dropped because our ring was full: reading resets them */
-	if (dp->afp.fd >= 0 && !getsockopt(dp->afp.fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+	if (dp->kind == DP_PORT_AFP &&
+	    !getsockopt(dp->afp.fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
 		dp->ctr[DP_CTR_dp_rx_ring_drops] += st.tp_drops;
+	dp->ctr[DP_CTR_dp_memif_bad_desc] += dp->memif.bad_desc;
+	dp->memif.bad_desc = 0;
 }
 
 int uroce_dp_wait_fd(struct uroce_dp *dp)

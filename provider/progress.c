@@ -36,7 +36,6 @@
 #define NAP_MIN_NS 20000ull     /* without an fd (memif), nap this long when just idle */
 #define NAP_MAX_NS 500000ull    /* and at most this long however long idle (nap_ns) */
 #define COUNTER_FILE_NS 500000000ull
-#define WARM_RETRY_NS 10000000ull  /* look for rings to touch (uroce_dp_warm) this often */
 #define POST_WAIT_NS 40000ull   /* a post may wait this long for a pass it did not run */
 #define APP_RECENT_NS 10000ull  /* an application pass this recent may be followed by posts */
 #define YIELD_AFTER_NS 50000ull /* an application spinning this long with nothing moved yields */
@@ -342,7 +341,7 @@ static bool app_polls(struct uroce_context *ctx, uint64_t now)
 static void *progress_thread(void *arg)
 {
 	struct uroce_context *ctx = arg;
-	uint64_t busy_until = 0, next_warm = 0, last_pass = 0;
+	uint64_t busy_until = 0, last_pass = 0;
 	/*
 	 * While the application drives, the naps grow to the housekeeping
 	 * pass (1 ms): each wake-up costs this VM tens of microseconds of a
@@ -432,11 +431,6 @@ static void *progress_thread(void *arg)
 				uroce_steer_update(ctx);
 		}
 		pthread_mutex_unlock(&ctx->lock);
-		/* a memif server's rings appear when its client connects */
-		if (now >= next_warm) {
-			uroce_dp_warm(ctx->dp);
-			next_warm = now + WARM_RETRY_NS;
-		}
 		/* file I/O outside the lock: the engine never waits for the disk */
 		if (now >= ctx->next_counter_write) {
 			ctx->next_counter_write = now + COUNTER_FILE_NS;

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * memif, the shared-memory packet interface of VPP and DPDK (protocol
+ * version 2.0, memif_wire.h), spoken by uroce itself (memif_ctl.c,
+ * memif_ring.c) rather than through DPDK's PMD.
+ *
+ * Why: the PMD copies every frame twice on its way through uroce. On
+ * transmit it copies our finished frame from an mbuf into the shared ring,
+ * on receive from the ring into an mbuf that we then read once more, and
+ * both copies are 16-byte SSE loops (Debian builds DPDK for the baseline
+ * CPU). Here a received frame is handed up in place, straight from the
+ * shared buffer, and a frame to send is built in the shared buffer itself
+ * (or copied in with the C library's memcpy when a peer's buffers are too
+ * small for one). The wire stays memif, so either end may be DPDK's PMD or
+ * VPP.
+ *
+ * One queue pair per interface, one interface per socket. Everything the
+ * peer writes in shared memory is checked before use: a descriptor that
+ * points outside the peer's regions is counted and skipped, never followed.
+ */
+#ifndef UROCE_MEMIF_H
+#define UROCE_MEMIF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DP_MEMIF_MAX_REGIONS 4
+
+struct memif_ring;
+
+struct dp_memif {
+	bool server;
+	bool connected;
+	uint32_t id;	      /* the interface id both ends name */
+	char path[108];	      /* the control socket */
+	uint32_t bsize;	      /* the buffer size of rings we create (client) */
+	uint8_t log2_ring;    /* the ring size we create (client) or allow (server) */
+	int listen_fd;	      /* server: the listening socket, else -1 */
+	int ctl_fd;	      /* the connection to the peer, -1 while there is none */
+	uint64_t next_ctl_ns; /* the next look at the control sockets */
+
+	/* the shared memory, mapped; a client created it, a server was given it */
+	void *region[DP_MEMIF_MAX_REGIONS];
+	uint64_t region_size[DP_MEMIF_MAX_REGIONS];
+	int region_fd[DP_MEMIF_MAX_REGIONS];
+	unsigned nregions;
+
+	/* client to server ring and server to client ring, and their eventfds */
+	struct memif_ring *c2s, *s2c;
+	int c2s_fd, s2c_fd;
+	uint16_t ring_size;
+	uint16_t rx_last;      /* the next slot to read on the ring we receive on */
+	uint16_t rx_seen;      /* slots read in the current receive burst, not yet given back */
+	uint16_t tx_next;      /* the next slot we write (memif_ring.c) */
+	uint16_t tx_published; /* the peer sees the slots before this one */
+	unsigned tx_frames;    /* frames written, not yet published */
+	bool tx_reserved;      /* the slot at tx_next is lent out (dp_memif_tx_reserve) */
+	uint8_t *tx_buf;       /* and its buffer */
+	uint8_t *gather;       /* a frame that came in pieces (a peer's smaller buffers) */
+	uint32_t gather_cap;
+	uint64_t bad_desc; /* descriptors from the peer that point outside its regions */
+	void (*log)(void *arg, const char *line);
+	void *log_arg;
+};
+
+/*
+ * Open from the port's arguments "role=server|client,id=N,socket=PATH", and
+ * for a client "bsize=BYTES,rsize=LOG2" (DPDK's memif keys; others are
+ * ignored; bsize defaults to `bsize`, rsize to 11). A server listens; a
+ * client connects, waiting up to `wait_ms` for its server. 0 or -errno.
+ */
+int dp_memif_open(struct dp_memif *m, const char *args, uint32_t bsize, unsigned wait_ms,
+		  void (*log)(void *, const char *), void *log_arg);
+void dp_memif_close(struct dp_memif *m);
+
+/* Connection upkeep, at most every millisecond: a server takes a client, a
+ * client reconnects, either notices its peer leave. */
+void dp_memif_upkeep(struct dp_memif *m, uint64_t now);
+
+/* The next received frame, or NULL: in place in the shared buffer, valid
+ * until dp_memif_rx_done(). */
+const uint8_t *dp_memif_rx_next(struct dp_memif *m, uint32_t *len);
+/* Give the slots of the frames read back to the peer. */
+void dp_memif_rx_done(struct dp_memif *m);
+
+/* Copy frames[0..n) into the ring, in order while there is room, and
+ * publish: how many went out. */
+unsigned dp_memif_tx(struct dp_memif *m, const uint8_t *const *frames, const uint32_t *lens,
+		     unsigned n);
+
+/*
+ * Or build a frame in the ring itself: lend out the next buffer if it holds
+ * at least `need` bytes (its capacity in *cap), else NULL (not connected,
+ * ring full, buffers smaller, one lent out already). Commit it with the
+ * frame's length, 0 to give it back; publish to let the peer see what was
+ * committed (returns how many frames that was).
+ */
+uint8_t *dp_memif_tx_reserve(struct dp_memif *m, uint32_t need, uint32_t *cap);
+void dp_memif_tx_commit(struct dp_memif *m, uint32_t len);
+unsigned dp_memif_tx_publish(struct dp_memif *m);
+/* Connected, and no slot free to write. */
+bool dp_memif_tx_full(const struct dp_memif *m);
+
+#endif

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uroce's own memif (dataplane/memif.c), both ends in one process: the
+ * handshake, frames both ways across the rings' wrap, frames in pieces when
+ * a buffer is smaller than the frame, a descriptor from the peer that
+ * points outside its memory, a second client refused, and a peer that
+ * leaves and one that comes in its place.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <stdbool.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memif.h"
+
+static char sock_path[64];
+static char args_server[128];
+
+struct client_open {
+	struct dp_memif m;
+	char args[160];
+	unsigned wait_ms;
+	int ret;
+	int done;
+	bool refused; /* it logged that the server said no */
+};
+
+static void client_log(void *arg, const char *line)
+{
+	struct client_open *c = arg;
+
+	if (strstr(line, "server said no: uroce: interface already connected"))
+		c->refused = true;
+}
+
+static void *client_thread(void *arg)
+{
+	struct client_open *c = arg;
+
+	c->ret = dp_memif_open(&c->m, c->args, 9216, c->wait_ms, client_log, c);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The time upkeep is told: a second later at each call, past any wait it set itself. */
+static uint64_t tick(void)
+{
+	static uint64_t t;
+
+	return t += 1000000000ull;
+}
+
+/* Open a client in a thread while the server looks after its socket, until the client's open
+ * returns. */
+static void connect_client(struct dp_memif *server, struct client_open *c, const char *extra,
+			   unsigned wait_ms)
+{
+	pthread_t t;
+
+	snprintf(c->args, sizeof(c->args), "role=client,id=7,socket=%s%s%s", sock_path,
+		 extra ? "," : "", extra ? extra : "");
+	c->wait_ms = wait_ms;
+	c->done = 0;
+	c->refused = false;
+	ck_assert_int_eq(pthread_create(&t, NULL, client_thread, c), 0);
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+		dp_memif_upkeep(server, tick());
+		usleep(1000);
+	}
+	pthread_join(t, NULL);
+	ck_assert_int_eq(c->ret, 0);
+}
+
+static void open_server(struct dp_memif *server)
+{
+	snprintf(sock_path, sizeof(sock_path), "/tmp/uroce-test-memif-%d.sock", (int)getpid());
+	snprintf(args_server, sizeof(args_server), "role=server,id=7,socket=%s", sock_path);
+	ck_assert_int_eq(dp_memif_open(server, args_server, 9216, 0, NULL, NULL), 0);
+}
+
+/* A frame of `len` bytes whose content says which frame it is. */
+static void make_frame(uint8_t *f, uint32_t len, uint32_t seq)
+{
+	for (uint32_t i = 0; i < len; i++)
+		f[i] = (uint8_t)(seq * 31 + i * 7);
+}
+
+static void check_frame(const uint8_t *f, uint32_t len, uint32_t want_len, uint32_t seq)
+{
+	ck_assert_uint_eq(len, want_len);
+	for (uint32_t i = 0; i < len; i++)
+		if (f[i] != (uint8_t)(seq * 31 + i * 7))
+			ck_abort_msg("frame %u byte %u differs", seq, i);
+}
+
+static uint32_t frame_len(uint32_t seq, uint32_t max)
+{
+	return 60 + (seq * 997) % (max - 60);
+}
+
+/* Send `count` frames from a to b in bursts of 16, reading as they go. */
+static void move_frames(struct dp_memif *a, struct dp_memif *b, uint32_t count, uint32_t max_len)
+{
+	static uint8_t buf[16][8192];
+	const uint8_t *frames[16];
+	uint32_t lens[16], sent = 0, got = 0;
+
+	ck_assert_uint_le(max_len, sizeof(buf[0]));
+	while (got < count) {
+		unsigned n = 0;
+		const uint8_t *f;
+		uint32_t len;
+
+		for (; n < 16 && sent + n < count; n++) {
+			lens[n] = frame_len(sent + n, max_len);
+			make_frame(buf[n], lens[n], sent + n);
+			frames[n] = buf[n];
+		}
+		sent += n ? dp_memif_tx(a, frames, lens, n) : 0;
+		while ((f = dp_memif_rx_next(b, &len))) {
+			check_frame(f, len, frame_len(got, max_len), got);
+			got++;
+		}
+		dp_memif_rx_done(b);
+		ck_assert_uint_le(got, sent);
+	}
+	ck_assert_uint_eq(sent, count);
+}
+
+START_TEST(test_frames_both_ways)
+{
+	struct dp_memif server;
+	struct client_open c;
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=6", 2000);
+	ck_assert(c.m.connected);
+	ck_assert(server.connected);
+	ck_assert_uint_eq(server.ring_size, 64);
+	/* three trips around a 64-slot ring each way */
+	move_frames(&c.m, &server, 200, 4200);
+	move_frames(&server, &c.m, 200, 4200);
+	ck_assert_uint_eq(server.bad_desc + c.m.bad_desc, 0);
+	dp_memif_close(&c.m);
+	dp_memif_close(&server);
+}
+END_TEST
+
+START_TEST(test_frames_in_pieces)
+{
+	struct dp_memif server;
+	struct client_open c;
+
+	open_server(&server);
+	/* 1024-byte buffers: a 4200-byte frame takes five slots each way */
+	connect_client(&server, &c, "rsize=5,bsize=1024", 2000);
+	ck_assert_uint_eq(c.m.bsize, 1024);
+	move_frames(&c.m, &server, 100, 4200);
+	move_frames(&server, &c.m, 100, 4200);
+	ck_assert_uint_eq(server.bad_desc + c.m.bad_desc, 0);
+	dp_memif_close(&c.m);
+	dp_memif_close(&server);
+}
+END_TEST
+
+START_TEST(test_bad_descriptor_is_skipped)
+{
+	struct dp_memif server;
+	struct client_open c;
+	uint8_t f[100];
+	const uint8_t *frames[2] = {f, f};
+	uint32_t lens[2] = {100, 100}, len;
+	const uint8_t *got;
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=4", 2000);
+	make_frame(f, 100, 5);
+	ck_assert_uint_eq(dp_memif_tx(&c.m, frames, lens, 2), 2);
+	/* the client (a peer we must not trust) points the first one far outside its memory */
+	ck_assert_ptr_nonnull(c.m.c2s);
+	{
+		struct {
+			uint16_t flags, region;
+			uint32_t length, offset, metadata;
+		} *d = (void *)((uint8_t *)c.m.c2s + 128);
+
+		d[0].offset = 0xfffff000u;
+		d[0].length = 0x10000u;
+	}
+	got = dp_memif_rx_next(&server, &len);
+	ck_assert_ptr_nonnull(got);
+	check_frame(got, len, 100, 5);
+	ck_assert_ptr_null(dp_memif_rx_next(&server, &len));
+	dp_memif_rx_done(&server);
+	ck_assert_uint_eq(server.bad_desc, 1);
+	dp_memif_close(&c.m);
+	dp_memif_close(&server);
+}
+END_TEST
+
+START_TEST(test_second_client_refused_then_replacement_taken)
+{
+	struct dp_memif server;
+	struct client_open c, second;
+	uint8_t f[64];
+	const uint8_t *frames[1] = {f};
+	uint32_t lens[1] = {64};
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=4", 2000);
+	/* a second client is told no while the first is there: it gives up after 300 ms */
+	connect_client(&server, &second, "rsize=4", 300);
+	ck_assert(!second.m.connected);
+	ck_assert(second.refused);
+	ck_assert(c.m.connected);
+	dp_memif_close(&second.m);
+
+	/* the first leaves: the server notices, and takes a new client */
+	dp_memif_close(&c.m);
+	dp_memif_upkeep(&server, tick());
+	ck_assert(!server.connected);
+	ck_assert_uint_eq(dp_memif_tx(&server, frames, lens, 1), 0);
+	connect_client(&server, &c, "rsize=4", 2000);
+	ck_assert(server.connected);
+	make_frame(f, 64, 9);
+	move_frames(&server, &c.m, 40, 2000);
+	dp_memif_close(&c.m);
+	dp_memif_close(&server);
+}
+END_TEST
+
+/* Frames built in the ring itself: one buffer lent at a time, a full ring lends none. */
+START_TEST(test_frames_built_in_the_ring)
+{
+	struct dp_memif server;
+	struct client_open c;
+	uint32_t cap, len;
+	const uint8_t *f;
+	uint8_t *b;
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=3", 2000); /* 8 slots */
+	b = dp_memif_tx_reserve(&c.m, 4200, &cap);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_ge(cap, 4200);
+	ck_assert_ptr_null(dp_memif_tx_reserve(&c.m, 100, &cap)); /* one at a time */
+	dp_memif_tx_commit(&c.m, 0);				  /* given back */
+	for (uint32_t i = 0; i < 8; i++) {
+		b = dp_memif_tx_reserve(&c.m, 4200, &cap);
+		ck_assert_ptr_nonnull(b);
+		make_frame(b, 1000 + i, i);
+		dp_memif_tx_commit(&c.m, 1000 + i);
+	}
+	ck_assert_ptr_null(dp_memif_tx_reserve(&c.m, 4200, &cap)); /* full */
+	ck_assert_ptr_null(dp_memif_rx_next(&server, &len));	   /* nothing published yet */
+	ck_assert_uint_eq(dp_memif_tx_publish(&c.m), 8);
+	for (uint32_t i = 0; i < 8; i++) {
+		f = dp_memif_rx_next(&server, &len);
+		ck_assert_ptr_nonnull(f);
+		check_frame(f, len, 1000 + i, i);
+	}
+	ck_assert_ptr_null(dp_memif_rx_next(&server, &len));
+	dp_memif_rx_done(&server);
+	ck_assert_ptr_nonnull(dp_memif_tx_reserve(&c.m, 4200, &cap)); /* room again */
+	dp_memif_tx_commit(&c.m, 0);
+
+	/* the server fills what the client offers: not lent when too small */
+	dp_memif_close(&c.m);
+	dp_memif_upkeep(&server, tick());
+	connect_client(&server, &c, "rsize=3,bsize=1024", 2000);
+	ck_assert_ptr_null(dp_memif_tx_reserve(&server, 4200, &cap));
+	b = dp_memif_tx_reserve(&server, 1000, &cap);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(cap, 1024);
+	make_frame(b, 1000, 3);
+	dp_memif_tx_commit(&server, 1000);
+	ck_assert_uint_eq(dp_memif_tx_publish(&server), 1);
+	f = dp_memif_rx_next(&c.m, &len);
+	ck_assert_ptr_nonnull(f);
+	check_frame(f, len, 1000, 3);
+	dp_memif_rx_done(&c.m);
+	dp_memif_close(&c.m);
+	dp_memif_close(&server);
+}
+END_TEST
+
+START_TEST(test_client_without_server)
+{
+	struct dp_memif c;
+	uint8_t f[64] = {0};
+	const uint8_t *frames[1] = {f};
+	uint32_t lens[1] = {64}, len;
+
+	/* no one listens: open returns, link down, frames go nowhere */
+	ck_assert_int_eq(dp_memif_open(&c, "role=client,id=0,socket=/tmp/uroce-no-such.sock", 2048,
+				       100, NULL, NULL),
+			 0);
+	ck_assert(!c.connected);
+	ck_assert_uint_eq(dp_memif_tx(&c, frames, lens, 1), 0);
+	ck_assert_ptr_null(dp_memif_rx_next(&c, &len));
+	dp_memif_close(&c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("memif");
+	TCase *tc = tcase_create("memif");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_frames_both_ways);
+	tcase_add_test(tc, test_frames_in_pieces);
+	tcase_add_test(tc, test_bad_descriptor_is_skipped);
+	tcase_add_test(tc, test_second_client_refused_then_replacement_taken);
+	tcase_add_test(tc, test_frames_built_in_the_ring);
+	tcase_add_test(tc, test_client_without_server);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
