@@ -3,12 +3,18 @@
  * uroce's own memif (dataplane/memif.c), both ends in one process: the
  * handshake, frames both ways across the rings' wrap, frames in pieces when
  * a buffer is smaller than the frame, a descriptor from the peer that
- * points outside its memory, a second client refused, and a peer that
- * leaves and one that comes in its place.
+ * points outside its memory, a second client refused, a peer that leaves
+ * and one that comes in its place, and clients that lie in their setup (a
+ * region it could shrink, or larger than its file, a ring outside its
+ * region, another interface's id): refused, and the server stays usable.
  */
 #define _GNU_SOURCE
 #include <check.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memif.h"
+#include "memif_wire.h"
 
 static char sock_path[64];
 static char args_server[128];
@@ -289,6 +295,116 @@ START_TEST(test_frames_built_in_the_ring)
 }
 END_TEST
 
+/* ---- a client that lies: the server must refuse it and stay usable ---- */
+
+enum lie {
+	LIE_WRONG_ID,	  /* INIT names another interface */
+	LIE_UNSEALED,	  /* a region the client could shrink under us */
+	LIE_REGION_SIZE,  /* a region larger than its file */
+	LIE_RING_OUTSIDE, /* a ring past the end of its region */
+};
+
+struct liar {
+	enum lie lie;
+	int last_type; /* the type of the server's last message */
+	int done;
+};
+
+static int send_msg(int fd, struct memif_msg *m, int pass_fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (pass_fd >= 0) {
+		struct cmsghdr *h;
+
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		h = CMSG_FIRSTHDR(&mh);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(h), &pass_fd, sizeof(int));
+	}
+	return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ? 0 : -1;
+}
+
+/* The server's next message type, or -1. */
+static int recv_type(int fd)
+{
+	struct memif_msg m;
+
+	return recv(fd, &m, sizeof(m), 0) >= 2 ? m.type : -1;
+}
+
+static void *liar_thread(void *arg)
+{
+	struct liar *l = arg;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct memif_msg m;
+	size_t size = 1 << 20;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0), mfd = -1, t = -1;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) || recv_type(fd) != MSG_HELLO)
+		goto out;
+	m = (struct memif_msg){.type = MSG_INIT};
+	m.init.version = MEMIF_VERSION;
+	m.init.id = l->lie == LIE_WRONG_ID ? 8 : 7;
+	if (send_msg(fd, &m, -1) || (t = recv_type(fd)) != MSG_ACK)
+		goto last;
+	mfd = memfd_create("liar", MFD_ALLOW_SEALING);
+	if (ftruncate(mfd, (off_t)size) ||
+	    (l->lie != LIE_UNSEALED && fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK)))
+		goto out;
+	m = (struct memif_msg){.type = MSG_ADD_REGION};
+	m.add_region.size = l->lie == LIE_REGION_SIZE ? 2 * size : size;
+	if (send_msg(fd, &m, mfd) || (t = recv_type(fd)) != MSG_ACK)
+		goto last;
+	m = (struct memif_msg){.type = MSG_ADD_RING};
+	m.add_ring.flags = MEMIF_ADD_RING_FLAG_C2S;
+	m.add_ring.offset = l->lie == LIE_RING_OUTSIDE ? (uint32_t)size - 128 : 0;
+	m.add_ring.log2_ring_size = 4;
+	if (send_msg(fd, &m, -1))
+		goto out;
+	t = recv_type(fd);
+last:
+	l->last_type = t;
+out:
+	if (mfd >= 0)
+		close(mfd);
+	close(fd);
+	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+START_TEST(test_lying_client_refused)
+{
+	struct dp_memif server;
+	struct client_open c;
+	struct liar l = {.lie = (enum lie)_i, .last_type = -1};
+	pthread_t t;
+
+	open_server(&server);
+	ck_assert_int_eq(pthread_create(&t, NULL, liar_thread, &l), 0);
+	while (!__atomic_load_n(&l.done, __ATOMIC_ACQUIRE)) {
+		dp_memif_upkeep(&server, tick());
+		usleep(1000);
+	}
+	pthread_join(t, NULL);
+	ck_assert_int_eq(l.last_type, MSG_DISCONNECT);
+	ck_assert(!server.connected);
+	ck_assert_uint_eq(server.nregions, 0);
+	/* and an honest client is taken next */
+	connect_client(&server, &c, "rsize=4", 2000);
+	ck_assert(server.connected);
+	move_frames(&c.m, &server, 20, 1000);
+	dp_memif_close(&c.m);
+	dp_memif_close(&server);
+}
+END_TEST
+
 START_TEST(test_client_without_server)
 {
 	struct dp_memif c;
@@ -320,6 +436,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_descriptor_is_skipped);
 	tcase_add_test(tc, test_second_client_refused_then_replacement_taken);
 	tcase_add_test(tc, test_frames_built_in_the_ring);
+	tcase_add_loop_test(tc, test_lying_client_refused, LIE_WRONG_ID, LIE_RING_OUTSIDE + 1);
 	tcase_add_test(tc, test_client_without_server);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
