@@ -81,6 +81,18 @@ int uroce_dp_steer(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsi
 /* An fd that becomes readable when frames may be waiting, or -1 if none. */
 int uroce_dp_wait_fd(struct uroce_dp *dp);
 
+/*
+ * A port without such an fd (memif) may still signal the next frame when
+ * asked, after 2 ms without frames: returns an fd to poll for POLLIN, -1
+ * when the port cannot (or not yet), -EAGAIN when frames came meanwhile
+ * (do not sleep). The signal stays on until
+ * uroce_dp_disarm_wakeup, which the thread that armed it calls once awake
+ * (frames others take meanwhile may wake it once more). Both under the
+ * engine's lock.
+ */
+int uroce_dp_arm_wakeup(struct uroce_dp *dp, uint64_t now);
+void uroce_dp_disarm_wakeup(struct uroce_dp *dp);
+
 /* Dataplane counters (see dp_counters.h): names and values. */
 unsigned uroce_dp_counters(const struct uroce_dp *dp, const char *const **names,
 			   const uint64_t **values);

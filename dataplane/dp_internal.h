@@ -55,6 +55,7 @@ struct uroce_dp {
 	int afp_tx_fd;          /* af_packet: our own socket to transmit on (afp_tx.c), or -1 */
 	struct dp_memif memif;  /* memif: our own end of the link (memif.h) */
 	bool memif_direct;      /* frames are built in memif's ring (uroce_dp_tx_get) */
+	uint64_t last_rx_ns;    /* memif: when frames last came (uroce_dp_arm_wakeup) */
 	bool steered;           /* a steering filter is on wait_fd (steer.c) */
 	bool warm;              /* the rings' pages were touched (warm.c) */
 	uint32_t data_room;

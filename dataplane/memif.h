@@ -56,6 +56,7 @@ struct dp_memif {
 	uint16_t tx_published; /* the peer sees the slots before this one */
 	unsigned tx_frames;    /* frames written, not yet published */
 	bool tx_reserved;      /* the slot at tx_next is lent out (dp_memif_tx_reserve) */
+	bool armed;	       /* the peer is asked to signal the next frame (dp_memif_arm) */
 	uint8_t *tx_buf;       /* and its buffer */
 	uint8_t *gather;       /* a frame that came in pieces (a peer's smaller buffers) */
 	uint32_t gather_cap;
@@ -83,6 +84,18 @@ void dp_memif_upkeep(struct dp_memif *m, uint64_t now);
 const uint8_t *dp_memif_rx_next(struct dp_memif *m, uint32_t *len);
 /* Give the slots of the frames read back to the peer. */
 void dp_memif_rx_done(struct dp_memif *m);
+
+/*
+ * Before sleeping: ask the peer to signal the next frame on its ring's
+ * eventfd (memif's interrupt). Returns the fd to poll for POLLIN, -1 when
+ * not connected, -EAGAIN when frames came meanwhile (do not sleep).
+ * dp_memif_disarm, by the thread that armed it once awake, asks it to stop
+ * again and empties the eventfd.
+ */
+int dp_memif_arm(struct dp_memif *m);
+void dp_memif_disarm(struct dp_memif *m);
+/* Stop the peer's signals without taking the one that may be pending. */
+void dp_memif_mask(struct dp_memif *m);
 
 /* Copy frames[0..n) into the ring, in order while there is room, and
  * publish: how many went out. */

@@ -181,6 +181,7 @@ static void teardown(struct dp_memif *m)
 	m->ring_size = 0;
 	m->tx_reserved = false;
 	m->tx_frames = 0;
+	m->armed = false;
 }
 
 /* A ring the peer announced at region:offset, if it lies wholly inside. */
@@ -349,6 +350,9 @@ static int server_setup_step(struct dp_memif *m)
 		    (m->ring_size && m->ring_size != 1u << msg.add_ring.log2_ring_size))
 			break;
 		m->ring_size = (uint16_t)(1u << msg.add_ring.log2_ring_size);
+		/* we read it to empty it after a wake-up (dp_memif_disarm): never block */
+		if (fd >= 0)
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		if (msg.add_ring.flags & MEMIF_ADD_RING_FLAG_C2S) {
 			m->c2s = r;
 			m->c2s_fd = fd;

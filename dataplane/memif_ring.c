@@ -10,6 +10,7 @@
  * they are: the peer runs on another core (x86 needs no fence for either,
  * but the compiler must not move the buffer accesses across).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,6 +75,57 @@ const uint8_t *dp_memif_rx_next(struct dp_memif *m, uint32_t *len)
 		m->bad_desc++;
 	}
 	return NULL;
+}
+
+/* The ring we receive on, its producer's index, and the eventfd it signals. */
+static struct memif_ring *rx_ring(const struct dp_memif *m)
+{
+	return m->server ? m->c2s : m->s2c;
+}
+
+int dp_memif_arm(struct dp_memif *m)
+{
+	struct memif_ring *r = rx_ring(m);
+	int fd = m->server ? m->c2s_fd : m->s2c_fd;
+	uint16_t end;
+
+	if (!m->connected || fd < 0)
+		return -1;
+	__atomic_store_n(&r->flags, (uint16_t)(r->flags & ~MEMIF_RING_FLAG_MASK_INT),
+			 __ATOMIC_RELAXED);
+	m->armed = true;
+	/* Our flag before our look at the producer's index, as the producer
+	 * publishes its index before it looks at our flag: one of us sees the
+	 * other (a store then a load needs the full fence on both sides). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	end = __atomic_load_n(m->server ? &r->head : &r->tail, __ATOMIC_ACQUIRE);
+	if (end != m->rx_last) {
+		dp_memif_disarm(m);
+		return -EAGAIN;
+	}
+	return fd;
+}
+
+void dp_memif_mask(struct dp_memif *m)
+{
+	if (m->armed && m->connected)
+		rx_ring(m)->flags |= MEMIF_RING_FLAG_MASK_INT;
+}
+
+void dp_memif_disarm(struct dp_memif *m)
+{
+	uint64_t n;
+	ssize_t got;
+
+	if (!m->armed)
+		return;
+	m->armed = false;
+	if (!m->connected)
+		return;
+	rx_ring(m)->flags |= MEMIF_RING_FLAG_MASK_INT;
+	/* empty the eventfd, or every later poll would return at once */
+	got = read(m->server ? m->c2s_fd : m->s2c_fd, &n, sizeof(n));
+	(void)got;
 }
 
 void dp_memif_rx_done(struct dp_memif *m)
@@ -142,7 +194,9 @@ unsigned dp_memif_tx_publish(struct dp_memif *m)
 	m->tx_frames = 0;
 	m->tx_published = m->tx_next;
 	__atomic_store_n(m->server ? &r->tail : &r->head, m->tx_next, __ATOMIC_RELEASE);
-	/* a consumer that sleeps on its eventfd wants a wake-up */
+	/* a consumer that sleeps on its eventfd wants a wake-up: our index
+	 * before our look at its flag (dp_memif_arm fences the other way) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!(__atomic_load_n(&r->flags, __ATOMIC_RELAXED) & MEMIF_RING_FLAG_MASK_INT)) {
 		uint64_t one = 1;
 		int fd = m->server ? m->s2c_fd : m->c2s_fd;

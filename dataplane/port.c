@@ -505,6 +505,12 @@ static unsigned rx_memif(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsi
 		n++;
 	}
 	dp_memif_rx_done(&dp->memif);
+	if (n) {
+		dp->last_rx_ns = now;
+		/* traffic again: no more signals from the peer (the armed
+		 * thread still gets the one that woke it) */
+		dp_memif_mask(&dp->memif);
+	}
 	return n;
 }
 
@@ -731,6 +737,26 @@ void uroce_dp_housekeeping(struct uroce_dp *dp)
 int uroce_dp_wait_fd(struct uroce_dp *dp)
 {
 	return dp->wait_fd;
+}
+
+/*
+ * memif's interrupt only after a quiet spell: while frames flow, whoever
+ * passes next finds them soon anyway, and each frame the peer publishes
+ * to an armed ring costs it a system call.
+ */
+#define MEMIF_ARM_QUIET_NS 2000000ull
+
+int uroce_dp_arm_wakeup(struct uroce_dp *dp, uint64_t now)
+{
+	if (dp->kind != DP_PORT_MEMIF || now - dp->last_rx_ns < MEMIF_ARM_QUIET_NS)
+		return -1;
+	return dp_memif_arm(&dp->memif);
+}
+
+void uroce_dp_disarm_wakeup(struct uroce_dp *dp)
+{
+	if (dp->kind == DP_PORT_MEMIF)
+		dp_memif_disarm(&dp->memif);
 }
 
 unsigned uroce_dp_counters(const struct uroce_dp *dp, const char *const **names,

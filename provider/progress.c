@@ -35,6 +35,7 @@
 #define MAX_SLEEP_NS 100000000ull
 #define NAP_MIN_NS 20000ull     /* without an fd (memif), nap this long when just idle */
 #define NAP_MAX_NS 500000ull    /* and at most this long however long idle (nap_ns) */
+#define IRQ_SLEEP_MAX_NS 10000000ull /* memif with its interrupt armed: at most this long */
 #define COUNTER_FILE_NS 500000000ull
 #define POST_WAIT_NS 40000ull   /* a post may wait this long for a pass it did not run */
 #define APP_RECENT_NS 10000ull  /* an application pass this recent may be followed by posts */
@@ -290,12 +291,16 @@ static uint64_t nap_ns(uint64_t idle_ns)
 	return nap < NAP_MIN_NS ? NAP_MIN_NS : nap > NAP_MAX_NS ? NAP_MAX_NS : nap;
 }
 
-/* Block until a frame may be there, the engine's deadline, or a wake-up. */
+/*
+ * Block until a frame may be there, the engine's deadline, or a wake-up.
+ * irq_fd: memif's ring interrupt, armed (uroce_dp_arm_wakeup), or -1.
+ */
 static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadline,
-			uint64_t idle_ns)
+			uint64_t idle_ns, int irq_fd)
 {
 	struct pollfd p[2] = {{.fd = ctx->wake_fd, .events = POLLIN},
-			      {.fd = uroce_dp_wait_fd(ctx->dp), .events = POLLIN}};
+			      {.fd = irq_fd >= 0 ? irq_fd : uroce_dp_wait_fd(ctx->dp),
+			       .events = POLLIN}};
 	uint64_t wait = deadline > now ? deadline - now : 0, drain;
 
 	if (wait > MAX_SLEEP_NS)
@@ -305,8 +310,11 @@ static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadli
 	 * failed: one of us sees the other (seq_cst on both sides). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!ur_dev_doorbell_pending(ctx->engine)) {
-		/* no fd to say a frame came (memif): nap, however far the deadline */
-		uint64_t nap = p[1].fd < 0 && wait > nap_ns(idle_ns) ? nap_ns(idle_ns) : wait;
+		/* no fd to say a frame came (memif unarmed): nap, however far
+		 * the deadline; an armed memif peer that is not uroce may miss
+		 * the flag (DPDK's PMD does not fence): look again in 10 ms */
+		uint64_t cap = irq_fd >= 0 ? IRQ_SLEEP_MAX_NS : p[1].fd < 0 ? nap_ns(idle_ns) : wait;
+		uint64_t nap = wait > cap ? cap : wait;
 		/* to the nanosecond: a paced QP's next packet is due in microseconds */
 		struct timespec ts = {.tv_sec = (time_t)(nap / 1000000000ull),
 				      .tv_nsec = (long)(nap % 1000000000ull)};
@@ -342,6 +350,7 @@ static void *progress_thread(void *arg)
 {
 	struct uroce_context *ctx = arg;
 	uint64_t busy_until = 0, last_pass = 0;
+	int irq_fd;
 	/*
 	 * While the application drives, the naps grow to the housekeeping
 	 * pass (1 ms): each wake-up costs this VM tens of microseconds of a
@@ -391,6 +400,8 @@ static void *progress_thread(void *arg)
 				backoff *= 2;
 			continue;
 		}
+		/* memif's interrupt, if this thread armed it before its sleep */
+		uroce_dp_disarm_wakeup(ctx->dp);
 		/* the clock is read under the lock: the engine must never see time go back */
 		now = uroce_now_ns();
 		last_pass = now;
@@ -449,7 +460,16 @@ static void *progress_thread(void *arg)
 		if (now - atomic_load_explicit(&ctx->app_pass_ns, memory_order_relaxed) < APP_RECENT_NS &&
 		    deadline > now + POST_WAIT_NS / 2)
 			deadline = now + POST_WAIT_NS / 2;
-		sleep_until(ctx, now, deadline, now - busy_until);
+		/* memif: ask the peer to signal the next frame, under the lock
+		 * (a pass may take the link down meanwhile) */
+		irq_fd = -1;
+		if (no_fd && !pthread_mutex_trylock(&ctx->lock)) {
+			irq_fd = uroce_dp_arm_wakeup(ctx->dp, now);
+			pthread_mutex_unlock(&ctx->lock);
+			if (irq_fd == -EAGAIN)
+				continue; /* frames came meanwhile */
+		}
+		sleep_until(ctx, now, deadline, now - busy_until, irq_fd);
 	}
 	uroce_dp_thread_unregister();
 	return NULL;

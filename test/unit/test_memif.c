@@ -10,7 +10,9 @@
  */
 #define _GNU_SOURCE
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -405,6 +407,43 @@ START_TEST(test_lying_client_refused)
 }
 END_TEST
 
+/* Arming the interrupt: the next frame the peer publishes makes the fd readable, once. */
+START_TEST(test_armed_interrupt)
+{
+	struct dp_memif server;
+	struct client_open c;
+	struct pollfd p = {.events = POLLIN};
+	uint8_t f[64];
+	const uint8_t *frames[1] = {f};
+	uint32_t lens[1] = {64}, len;
+	uint64_t n;
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=4", 2000);
+	make_frame(f, 64, 1);
+	p.fd = dp_memif_arm(&server);
+	ck_assert_int_ge(p.fd, 0);
+	ck_assert_int_eq(poll(&p, 1, 0), 0); /* nothing yet */
+	ck_assert_uint_eq(dp_memif_tx(&c.m, frames, lens, 1), 1);
+	ck_assert_int_eq(poll(&p, 1, 1000), 1);
+	/* traffic seen: masked, so the next frame signals nothing more */
+	dp_memif_mask(&server);
+	ck_assert_uint_eq(dp_memif_tx(&c.m, frames, lens, 1), 1);
+	ck_assert_int_eq(read(p.fd, &n, sizeof(n)), sizeof(n));
+	ck_assert_uint_eq(n, 1);
+	dp_memif_disarm(&server);
+	/* frames waiting: arming refuses, the caller must not sleep */
+	ck_assert_int_eq(dp_memif_arm(&server), -EAGAIN);
+	ck_assert_ptr_nonnull(dp_memif_rx_next(&server, &len));
+	ck_assert_ptr_nonnull(dp_memif_rx_next(&server, &len));
+	dp_memif_rx_done(&server);
+	ck_assert_int_ge(dp_memif_arm(&server), 0);
+	dp_memif_disarm(&server);
+	dp_memif_close(&c.m);
+	dp_memif_close(&server);
+}
+END_TEST
+
 START_TEST(test_client_without_server)
 {
 	struct dp_memif c;
@@ -436,6 +475,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_descriptor_is_skipped);
 	tcase_add_test(tc, test_second_client_refused_then_replacement_taken);
 	tcase_add_test(tc, test_frames_built_in_the_ring);
+	tcase_add_test(tc, test_armed_interrupt);
 	tcase_add_loop_test(tc, test_lying_client_refused, LIE_WRONG_ID, LIE_RING_OUTSIDE + 1);
 	tcase_add_test(tc, test_client_without_server);
 	suite_add_tcase(s, tc);
