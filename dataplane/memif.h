@@ -87,8 +87,9 @@ void dp_memif_rx_done(struct dp_memif *m);
 
 /*
  * Before sleeping: ask the peer to signal the next frame on its ring's
- * eventfd (memif's interrupt). Returns the fd to poll for POLLIN, -1 when
- * not connected, -EAGAIN when frames came meanwhile (do not sleep).
+ * eventfd (memif's interrupt). Returns the fd to poll for POLLIN (a server
+ * with no client: its listening socket), -1 for a client not connected,
+ * -EAGAIN when frames came meanwhile (do not sleep).
  * dp_memif_disarm, by the thread that armed it once awake, asks it to stop
  * again and empties the eventfd.
  */

@@ -89,7 +89,10 @@ int dp_memif_arm(struct dp_memif *m)
 	int fd = m->server ? m->c2s_fd : m->s2c_fd;
 	uint16_t end;
 
-	if (!m->connected || fd < 0)
+	/* a server with no client yet: the next client wakes it */
+	if (!m->connected)
+		return m->server ? m->listen_fd : -1;
+	if (fd < 0)
 		return -1;
 	__atomic_store_n(&r->flags, (uint16_t)(r->flags & ~MEMIF_RING_FLAG_MASK_INT),
 			 __ATOMIC_RELAXED);

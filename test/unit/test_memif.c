@@ -419,6 +419,21 @@ START_TEST(test_armed_interrupt)
 	uint64_t n;
 
 	open_server(&server);
+	/* no client yet: the listening socket says when one comes */
+	{
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+		p.fd = dp_memif_arm(&server);
+		ck_assert_int_eq(p.fd, server.listen_fd);
+		ck_assert_int_eq(poll(&p, 1, 0), 0);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+		ck_assert_int_eq(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		ck_assert_int_eq(poll(&p, 1, 1000), 1);
+		close(s);
+		dp_memif_upkeep(&server, tick()); /* takes it, and its handshake fails */
+		ck_assert(!server.connected);
+	}
 	connect_client(&server, &c, "rsize=4", 2000);
 	make_frame(f, 64, 1);
 	p.fd = dp_memif_arm(&server);
