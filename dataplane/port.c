@@ -461,6 +461,20 @@ static struct rte_mbuf *ring_frame_copy(struct uroce_dp *dp, const uint8_t *f, u
 }
 
 /* af_packet: frames straight from their ring slot, or through an mbuf when faults are injected. */
+/* A frame read in place from a ring (af_packet, memif): to the engine, or to the fault injector in a copy. */
+static void rx_in_place(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uroce_dp_rx_fn fn,
+			void *arg, uint64_t now)
+{
+	if (likely(!dp->impair_rx)) {
+		rx_one(dp, f, len, fn, arg, now);
+	} else {
+		struct rte_mbuf *m = ring_frame_copy(dp, f, len);
+
+		if (m && !rx_impaired(dp, m, now))
+			rx_mbuf(dp, m, fn, arg, now);
+	}
+}
+
 static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
 		       uint64_t now)
 {
@@ -471,14 +485,7 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 		uint32_t len;
 		const uint8_t *f = dp_afp_frame(h, &len);
 
-		if (likely(!dp->impair_rx)) {
-			rx_one(dp, f, len, fn, arg, now);
-		} else {
-			struct rte_mbuf *m = ring_frame_copy(dp, f, len);
-
-			if (m && !rx_impaired(dp, m, now))
-				rx_mbuf(dp, m, fn, arg, now);
-		}
+		rx_in_place(dp, f, len, fn, arg, now);
 		dp_afp_release(&dp->afp, h);
 		n++;
 	}
@@ -494,14 +501,7 @@ static unsigned rx_memif(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsi
 
 	dp_memif_upkeep(&dp->memif, now);
 	while (n < max && (f = dp_memif_rx_next(&dp->memif, &len))) {
-		if (likely(!dp->impair_rx)) {
-			rx_one(dp, f, len, fn, arg, now);
-		} else {
-			struct rte_mbuf *m = ring_frame_copy(dp, f, len);
-
-			if (m && !rx_impaired(dp, m, now))
-				rx_mbuf(dp, m, fn, arg, now);
-		}
+		rx_in_place(dp, f, len, fn, arg, now);
 		n++;
 	}
 	dp_memif_rx_done(&dp->memif);

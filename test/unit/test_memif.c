@@ -140,6 +140,16 @@ static void move_frames(struct dp_memif *a, struct dp_memif *b, uint32_t count, 
 	ck_assert_uint_eq(sent, count);
 }
 
+/* `count` frames of up to 4200 bytes each way, none refused; then both ends close. */
+static void both_ways_then_close(struct dp_memif *server, struct dp_memif *client, uint32_t count)
+{
+	move_frames(client, server, count, 4200);
+	move_frames(server, client, count, 4200);
+	ck_assert_uint_eq(server->bad_desc + client->bad_desc, 0);
+	dp_memif_close(client);
+	dp_memif_close(server);
+}
+
 START_TEST(test_frames_both_ways)
 {
 	struct dp_memif server;
@@ -151,11 +161,7 @@ START_TEST(test_frames_both_ways)
 	ck_assert(server.connected);
 	ck_assert_uint_eq(server.ring_size, 64);
 	/* three trips around a 64-slot ring each way */
-	move_frames(&c.m, &server, 200, 4200);
-	move_frames(&server, &c.m, 200, 4200);
-	ck_assert_uint_eq(server.bad_desc + c.m.bad_desc, 0);
-	dp_memif_close(&c.m);
-	dp_memif_close(&server);
+	both_ways_then_close(&server, &c.m, 200);
 }
 END_TEST
 
@@ -168,11 +174,7 @@ START_TEST(test_frames_in_pieces)
 	/* 1024-byte buffers: a 4200-byte frame takes five slots each way */
 	connect_client(&server, &c, "rsize=5,bsize=1024", 2000);
 	ck_assert_uint_eq(c.m.bsize, 1024);
-	move_frames(&c.m, &server, 100, 4200);
-	move_frames(&server, &c.m, 100, 4200);
-	ck_assert_uint_eq(server.bad_desc + c.m.bad_desc, 0);
-	dp_memif_close(&c.m);
-	dp_memif_close(&server);
+	both_ways_then_close(&server, &c.m, 100);
 }
 END_TEST
 
