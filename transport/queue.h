@@ -42,7 +42,7 @@ struct ur_send_wqe {
 	/* engine state */
 	uint8_t state;             /* enum ur_wqe_state */
 	uint8_t status;            /* enum ur_wc_status once DONE */
-	uint8_t retried;           /* part of it was sent again */
+	uint8_t started;           /* started once: its framing (sr) is fixed */
 	uint8_t sr;                /* sent with selective-repeat extension headers */
 	uint32_t rseq;             /* receive sequence number, if it consumes a receive WQE */
 	uint32_t first_psn;

@@ -204,9 +204,15 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 			   : ur_npkts(w->length, qp->mtu);
 	w->resp_psn = rq->psn;
 	w->resp_bytes = 0;
-	w->retried = 0;
-	/* the whole message is SR or not: the switch happens between messages */
-	w->sr = ur_sr_on(qp);
+	/*
+	 * The whole message is SR or not: the switch happens between messages.
+	 * A message restarted by a go-back-N rewind keeps the framing it first
+	 * left with: the responder may hold part of it already, in that mode.
+	 */
+	if (!w->started) {
+		w->started = 1;
+		w->sr = ur_sr_on(qp);
+	}
 	w->rseq = rq->rseq_next;
 	if (consumes_rwqe(w))
 		rq->rseq_next++;
@@ -511,7 +517,6 @@ void ur_req_rewind(struct ur_qp *qp, uint32_t psn)
 		later->state = UR_WQE_POSTED;
 	}
 	w->state = UR_WQE_ACTIVE;
-	w->retried = 1;
 	rq->rseq_next = w->rseq + (consumes_rwqe(w) ? 1 : 0);
 	/* everything from here on goes again in full: no SACK state survives */
 	ur_sr_forget(qp, ur_psn_diff(psn, w->first_psn) >= 0 ? psn : w->first_psn, rq->psn);

@@ -253,7 +253,14 @@ static bool take_rwqe(struct ur_qp *qp)
 {
 	struct ur_responder *rs = &qp->resp;
 
-	if (!ur_resp_take_rwqe(qp, rs->rwqe))
+	/*
+	 * Selective repeat may have taken this message's WQE from the queue
+	 * already, for a later message that came early: a message that began
+	 * before the agreement (go-back-N framing) still uses the next in order.
+	 */
+	if (qp->sr && rs->rq_taken != rs->rq_done)
+		ur_sr_rwqe_taken(qp, rs->rq_done, rs->rwqe);
+	else if (!ur_resp_take_rwqe(qp, rs->rwqe))
 		return false;
 	rs->have_rwqe = true;
 	rs->msg_off = 0;

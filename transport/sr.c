@@ -483,6 +483,13 @@ static struct ur_recv_wqe *rwqe_for(struct ur_qp *qp, uint32_t rseq)
 	return (struct ur_recv_wqe *)(sr->rwqes + (rseq & sr->mask) * sr->rwqe_stride);
 }
 
+void ur_sr_rwqe_taken(struct ur_qp *qp, uint32_t rseq, struct ur_recv_wqe *dst)
+{
+	struct ur_sr *sr = qp->sr;
+
+	memcpy(dst, sr->rwqes + (rseq & sr->mask) * sr->rwqe_stride, sr->rwqe_stride);
+}
+
 /* Complete the receive WQE of message d, the next one due, with `status`. */
 static void complete_rwqe(struct ur_qp *qp, const struct ur_sr_done *d, enum ur_wc_status status)
 {

@@ -104,5 +104,7 @@ void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 void ur_sr_advance(struct ur_qp *qp);
 void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s);
 void ur_sr_flush_rwqes(struct ur_qp *qp);
+/* Hand the receive WQE taken ahead for message `rseq` to the go-back-N path. */
+void ur_sr_rwqe_taken(struct ur_qp *qp, uint32_t rseq, struct ur_recv_wqe *dst);
 
 #endif
