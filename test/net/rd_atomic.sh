@@ -42,6 +42,10 @@ ur_pair_up "$p" "$net" 9000 || { echo "FAIL: setting up namespaces"; exit 1; }
 ip netns exec "$p-a" "$UROCE" link del uroce0 &&
 	ip netns exec "$p-a" "$UROCE" link add uroce0 netdev "${p}a0" rd_atom 128 ||
 	{ echo "FAIL: uroce link add ... rd_atom 128"; exit 1; }
+for side in a:128 b:16; do
+	ip netns exec "$p-${side%%:*}" "$UROCE" link show uroce0 | grep -q "rd_atom ${side#*:}\$" ||
+		fail "uroce link show in $p-${side%%:*} does not say rd_atom ${side#*:}"
+done
 if ip netns exec "$p-a" "$UROCE" link add uroce1 netdev "${p}a0" rd_atom 129 2>/dev/null; then
 	fail "rd_atom 129 accepted"
 	ip netns exec "$p-a" "$UROCE" link del uroce1
