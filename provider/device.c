@@ -90,9 +90,10 @@ static int uroce_query_device_ex(struct ibv_context *ibctx,
 	a.orig_attr.max_cqe = UR_MAX_CQE;
 	a.orig_attr.max_mr = (int)ctx->limit[UROCE_OBJ_MR];
 	a.orig_attr.max_pd = (int)ctx->limit[UROCE_OBJ_PD];
-	a.orig_attr.max_qp_rd_atom = UR_MAX_RD_ATOMIC;
-	a.orig_attr.max_res_rd_atom = UR_MAX_RD_ATOMIC * a.orig_attr.max_qp;
-	a.orig_attr.max_qp_init_rd_atom = UR_MAX_RD_ATOMIC;
+	/* what the engine holds and issues: the link's rd_atom, 16 by default */
+	a.orig_attr.max_qp_rd_atom = (int)ur_dev_config(ctx->engine)->max_qp_rd_atom;
+	a.orig_attr.max_res_rd_atom = a.orig_attr.max_qp_rd_atom * a.orig_attr.max_qp;
+	a.orig_attr.max_qp_init_rd_atom = (int)ur_dev_config(ctx->engine)->max_qp_init_rd_atom;
 	a.orig_attr.atomic_cap = IBV_ATOMIC_HCA;
 	a.orig_attr.max_ah = (int)ctx->limit[UROCE_OBJ_AH];
 	a.orig_attr.max_srq = (int)ctx->limit[UROCE_OBJ_SRQ];
@@ -213,6 +214,8 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 	if (mode && strcmp(mode, "sr") && strcmp(mode, "gbn"))
 		uroce_log(ctx, 0, "UROCE_MODE=%s: not gbn or sr, using gbn", mode);
 	cfg.retx_mode = mode && !strcmp(mode, "sr") ? UR_RETX_SR : UR_RETX_GBN;
+	if (ctx->conf.rd_atom)
+		cfg.max_qp_rd_atom = cfg.max_qp_init_rd_atom = ctx->conf.rd_atom;
 	cfg.ack_delay_ns = getenv("UROCE_ACK_DELAY_NS") ? strtoull(getenv("UROCE_ACK_DELAY_NS"), NULL, 0)
 						       : UROCE_ACK_DELAY_NS;
 	/* congestion control: the port speed DCQCN starts from, the link's spec,

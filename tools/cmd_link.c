@@ -33,7 +33,7 @@ static void link_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: uroce link add NAME netdev IFNAME [port PORT] [mtu N] [mode gbn|sr]\n"
-		"                      [impair SPEC] [capture FILE] [cc SPEC]\n"
+		"                      [impair SPEC] [capture FILE] [cc SPEC] [rd_atom N]\n"
 		"       uroce link del NAME\n"
 		"       uroce link show [NAME]\n"
 		"\n"
@@ -46,6 +46,9 @@ static void link_usage(FILE *f)
 		"  port pci:BDF         a NIC bound to vfio-pci, e.g. pci:0000:03:00.0\n"
 		"  mtu N                cap the path MTU at N bytes (256..4096)\n"
 		"  mode gbn|sr          retransmission: go-back-N, or selective repeat with uroce peers\n"
+		"  rd_atom N            READs/atomics a QP holds as responder and issues as\n"
+		"                       requester (max_qp_rd_atom, 1..128; default 16, as mlx5;\n"
+		"                       Soft-RoCE offers 128)\n"
 		"  cc SPEC              congestion control: dcqcn (default), np, none; nvidia or\n"
 		"                       paper settings; line_rate=R (the interface's speed by\n"
 		"                       default); mlx5 knobs, e.g. dcqcn,rpg_time_reset=55,rpg_ai_rate=40\n"
@@ -412,6 +415,13 @@ static int link_add(int argc, char **argv)
 				return 2;
 			}
 			snprintf(c.mode, sizeof(c.mode), "%s", val);
+		} else if (!strcmp(k, "rd_atom")) {
+			if (!parse_u64(val, &v) || v < 1 || v > UR_MAX_RD_ATOMIC) {
+				fprintf(stderr, "uroce link add: rd_atom must be 1..%u\n",
+					UR_MAX_RD_ATOMIC);
+				return 2;
+			}
+			c.rd_atom = (unsigned)v;
 		} else if (!strcmp(k, "impair")) {
 			snprintf(c.impair, sizeof(c.impair), "%s", val);
 		} else if (!strcmp(k, "capture")) {
@@ -495,7 +505,8 @@ static void show_one(const char *name, bool verbose)
 		return;
 	printf("    port %s  mtu %u  active_mtu %u  mode %s  uverbs %s\n", c.port, c.max_mtu,
 	       uroce_eth_to_ib_mtu(c.netdev_mtu), c.mode, c.uverbs);
-	printf("    cc %s  speed %u Mb/s\n", c.cc[0] ? c.cc : "dcqcn (defaults)", c.speed_mbps);
+	printf("    cc %s  speed %u Mb/s  rd_atom %u\n", c.cc[0] ? c.cc : "dcqcn (defaults)",
+	       c.speed_mbps, c.rd_atom ? c.rd_atom : UR_DEFAULT_RD_ATOMIC);
 	for (unsigned i = 0; i < c.ngids; i++) {
 		uroce_gid_format(c.gids[i].raw, gid, sizeof(gid));
 		printf("    gid %u %s RoCE v2\n", i, gid);

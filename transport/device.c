@@ -20,7 +20,8 @@ void ur_dev_config_default(struct ur_dev_config *cfg)
 	cfg->ack_req_every = 64;
 	cfg->max_inflight = 1024;
 	cfg->max_dev_inflight = 1024;
-	cfg->max_qp_rd_atom = UR_MAX_RD_ATOMIC;
+	cfg->max_qp_rd_atom = UR_DEFAULT_RD_ATOMIC;
+	cfg->max_qp_init_rd_atom = UR_DEFAULT_RD_ATOMIC;
 	cfg->data_ecn = UR_ECN_ECT0;
 	cfg->cnp_dscp = 48;
 	cfg->cnp_interval_ns = 4000;
@@ -52,8 +53,8 @@ int ur_dev_create(const struct ur_dev_config *cfg, const struct ur_host_ops *ops
 	dev->cfg.max_mtu = ur_mtu_bytes(ur_mtu_enum(cfg->max_mtu));
 	if (!ur_is_pow2(dev->cfg.sr_window) || dev->cfg.sr_window < 64)
 		dev->cfg.sr_window = 512;
-	if (dev->cfg.max_qp_rd_atom > UR_MAX_RD_ATOMIC)
-		dev->cfg.max_qp_rd_atom = UR_MAX_RD_ATOMIC;
+	dev->cfg.max_qp_rd_atom = UR_MIN(UR_MAX(cfg->max_qp_rd_atom, 1u), UR_MAX_RD_ATOMIC);
+	dev->cfg.max_qp_init_rd_atom = UR_MIN(UR_MAX(cfg->max_qp_init_rd_atom, 1u), UR_MAX_RD_ATOMIC);
 	dev->ops = ops;
 	dev->host = host;
 	dev->ctr = counters ? counters : dev->own_ctr;

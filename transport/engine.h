@@ -90,7 +90,10 @@ struct ur_dev_config {
 	uint32_t ack_req_every;    /* requester sets AckReq at least every N packets */
 	uint32_t max_inflight;     /* unacknowledged packets per QP */
 	uint32_t max_dev_inflight; /* ...and of all QPs together */
-	uint32_t max_qp_rd_atom;   /* advertised and enforced */
+	uint32_t max_qp_rd_atom;   /* responder resources per QP: max_dest_rd_atomic's limit,
+				    * advertised, and held (1..UR_MAX_RD_ATOMIC) */
+	uint32_t max_qp_init_rd_atom; /* initiator depth: READs/atomics a QP keeps outstanding
+				       * at most, whatever larger max_rd_atomic it is given */
 	uint8_t data_ecn;          /* ECN codepoint of data packets (ECT(0) = 2) */
 	uint8_t cnp_dscp;          /* DSCP of CNPs */
 	uint64_t cnp_interval_ns;  /* min_time_between_cnps: at most one CNP per QP per interval */
@@ -179,7 +182,10 @@ struct ur_qp_init {
 #define UR_MAX_WR 16384
 #define UR_MAX_SGE 32
 #define UR_MAX_INLINE 512
-#define UR_MAX_RD_ATOMIC 16
+/* The largest max_qp_rd_atom a device may be configured with (Soft-RoCE's) */
+#define UR_MAX_RD_ATOMIC 128
+/* ...and the default, mlx5's: see docs/rd_atomic.md for why not 128 */
+#define UR_DEFAULT_RD_ATOMIC 16
 #define UR_MAX_CQE (1u << 20)
 
 int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out);

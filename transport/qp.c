@@ -147,8 +147,11 @@ static int check_attr(const struct ur_qp *qp, const struct ur_qp_attr *a, uint32
 		return -EINVAL;
 	if ((mask & UR_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~access))
 		return -EINVAL;
-	if ((mask & UR_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > qp->dev->cfg.max_qp_rd_atom)
-		return -EINVAL;
+	/*
+	 * Responder resources are memory this QP must really hold (9.7.5.1.2):
+	 * more than the device advertises is refused, as mlx5 does. A larger
+	 * max_rd_atomic is not: see copy_attr.
+	 */
 	if ((mask & UR_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > qp->dev->cfg.max_qp_rd_atom)
 		return -EINVAL;
 	if ((mask & UR_QP_TIMEOUT) && a->timeout > 31)
@@ -192,8 +195,17 @@ static void copy_attr(struct ur_qp *qp, const struct ur_qp_attr *a, uint32_t mas
 		q->rq_psn = a->rq_psn & UR_PSN_MASK;
 	if (mask & UR_QP_SQ_PSN)
 		q->sq_psn = a->sq_psn & UR_PSN_MASK;
+	/*
+	 * max_rd_atomic is the peer's responder resources, which the requester
+	 * must never exceed; perftest passes the peer's max_qp_rd_atom (128 for
+	 * Soft-RoCE) unchecked against ours. rxe and mlx5 refuse a value above
+	 * their own limit; uroce takes it and keeps no more outstanding than its
+	 * initiator depth, since a requester with fewer READs and atomics in
+	 * flight than allowed is always correct. ur_qp_query reports the value
+	 * in force.
+	 */
 	if (mask & UR_QP_MAX_QP_RD_ATOMIC)
-		q->max_rd_atomic = a->max_rd_atomic;
+		q->max_rd_atomic = (uint8_t)UR_MIN(a->max_rd_atomic, qp->dev->cfg.max_qp_init_rd_atom);
 	if (mask & UR_QP_MAX_DEST_RD_ATOMIC)
 		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
 	if (mask & UR_QP_MIN_RNR_TIMER)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "qp.h" /* white box: READs/atomics outstanding */
 #include "fixture.h"
 #include "workload.h"
 
@@ -971,6 +972,107 @@ START_TEST(test_mixed_every_byte_both_modes)
 }
 END_TEST
 
+/*
+ * The initiator depth: a requester never has more READs and atomics
+ * outstanding than the max_rd_atomic it was given, nor than its device's
+ * max_qp_init_rd_atom when it was given more (perftest passes the peer's
+ * max_qp_rd_atom, 128 for Soft-RoCE), so a responder holding 3 resources
+ * (max_dest_rd_atomic 3) is never asked for a fourth: with loss both ways,
+ * every one of 300 READs and atomics posted at once completes successfully,
+ * and the count outstanding, sampled after every event, reaches 3 and never
+ * passes it. _i 0: max_rd_atomic 3; 1: max_rd_atomic 128 on a device whose
+ * initiator depth is 3.
+ */
+struct rd_watch {
+	struct ur_qp *req;
+	struct ur_qp *resp;
+	uint32_t max_out;
+	uint32_t max_pending;
+};
+
+static void watch_rd_out(struct sim_node *n, void *arg)
+{
+	struct rd_watch *w = arg;
+	uint32_t pending = 0;
+
+	(void)n;
+	w->max_out = UR_MAX(w->max_out, w->req->req.rd_out);
+	for (uint32_t i = 0; i < w->resp->resp.nres; i++)
+		pending += w->resp->resp.res[i].pending;
+	w->max_pending = UR_MAX(w->max_pending, pending);
+}
+
+START_TEST(test_initiator_depth_never_exceeded)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_dev_config cfg;
+	struct sim_impair lossy = {.loss = 0.02};
+	struct ur_cqe c[64];
+	struct rd_watch w = {0};
+	struct ur_qp_attr got;
+	struct fx f;
+	const unsigned total = 300;
+	uint64_t counter = 0;
+	unsigned done = 0, adds = 0;
+
+	ur_dev_config_default(&cfg);
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.timeout = 8;
+	qp.max_dest_rd_atomic = 3;
+	qp.max_rd_atomic = _i == 0 ? 3 : 128;
+	if (_i == 1)
+		cfg.max_qp_init_rd_atom = 3;
+	fx_init_cfg(&f, 70 + (uint64_t)_i, &cfg, &link, &qp,
+		    UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_ATOMIC);
+	ck_assert_int_eq(ur_qp_state(f.a.qp), UR_QPS_RTS);
+	ur_qp_query(f.a.qp, &got);
+	ck_assert_uint_eq(got.max_rd_atomic, 3);
+	sim_node_set_impair(f.a.node, &lossy, NULL);
+	sim_node_set_impair(f.b.node, &lossy, NULL);
+	memcpy(f.b.buf, &counter, 8);
+	w.req = f.a.qp;
+	w.resp = f.b.qp;
+	sim_node_set_hook(f.a.node, watch_rd_out, &w);
+	sim_node_set_hook(f.b.node, watch_rd_out, &w);
+	for (unsigned i = 0; i < total; i++) {
+		if (i % 3 == 2) {
+			fx_post_send(&f, &f.a, i, UR_WR_ATOMIC_FETCH_AND_ADD, 0x10000 + (i % 64) * 8,
+				     8, (uintptr_t)f.b.buf, f.b.mr->key, 1, 0);
+			adds++;
+		} else {
+			fx_post_send(&f, &f.a, i, UR_WR_RDMA_READ, 0x20000, 9000,
+				     (uintptr_t)f.b.buf + 0x40000, f.b.mr->key, 0, 0);
+		}
+		/* a SQ of 256: keep some room */
+		while (i + 1 - done >= 200) {
+			int n = fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S);
+
+			ck_assert_int_eq(n, 1);
+			ck_assert_int_eq(c[0].status, UR_WC_SUCCESS);
+			done++;
+		}
+	}
+	while (done < total) {
+		int n = fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S);
+
+		ck_assert_msg(n == 1, "no completion for 1 s after %u of %u", done, total);
+		ck_assert_msg(c[0].status == UR_WC_SUCCESS, "wr %llu: status %d",
+			      (unsigned long long)c[0].wr_id, c[0].status);
+		done++;
+	}
+	ck_assert_uint_eq(w.max_out, 3);
+	ck_assert_uint_le(w.max_pending, 3);
+	ck_assert_uint_eq(ur_qp_state(f.b.qp), UR_QPS_RTS);
+	memcpy(&counter, f.b.buf, 8);
+	ck_assert_uint_eq(counter, adds);
+	sim_node_set_hook(f.a.node, NULL, NULL);
+	sim_node_set_hook(f.b.node, NULL, NULL);
+	fx_fini(&f);
+}
+END_TEST
+
 /* ---- UC and UD: unacknowledged, so loss costs exactly what was lost ---- */
 
 #define UN_MSGS 10
@@ -1291,6 +1393,7 @@ static Suite *scenario_suite(void)
 	/* cases 1 and 3 caught the SEND in the wrong receive WQE, 63 the framing switch */
 	tcase_add_loop_test(tc, test_mixed_every_byte_both_modes, 0, 4);
 	tcase_add_loop_test(tc, test_mixed_every_byte_both_modes, 60, 64);
+	tcase_add_loop_test(tc, test_initiator_depth_never_exceeded, 0, 2);
 	tcase_add_test(tc, test_sr_error_flushes_early_receives);
 	tcase_add_test(tc, test_sr_send_too_long);
 	tcase_add_test(tc, test_rnr_with_pipelined_sends_keeps_retries);

@@ -670,7 +670,6 @@ enum spoil {
 	PORT0,
 	PORT2,
 	PKEY1,
-	RD17,
 	DEST_RD17,
 	MIN_RNR32,
 	DQPN25,
@@ -708,11 +707,8 @@ static void spoil(struct ur_qp_attr *a, enum spoil what)
 	case PKEY1:
 		a->pkey_index = 1;
 		break;
-	case RD17:
-		a->max_rd_atomic = UR_MAX_RD_ATOMIC + 1;
-		break;
 	case DEST_RD17:
-		a->max_dest_rd_atomic = UR_MAX_RD_ATOMIC + 1;
+		a->max_dest_rd_atomic = UR_DEFAULT_RD_ATOMIC + 1;
 		break;
 	case MIN_RNR32:
 		a->min_rnr_timer = 32;
@@ -776,7 +772,6 @@ START_TEST(test_out_of_range_attributes)
 		refuse_value(UR_QPS_RTS, to_rts, TIMEOUT32, "timeout 32");
 		refuse_value(UR_QPS_RTS, to_rts, RETRY8, "retry_cnt 8");
 		refuse_value(UR_QPS_RTS, to_rts, RNR8, "rnr_retry 8");
-		refuse_value(UR_QPS_RTS, to_rts, RD17, "max_rd_atomic above the device");
 	}
 	/* the current state, when given, must be the current state */
 	{
@@ -807,7 +802,7 @@ START_TEST(test_out_of_range_attributes)
 		good_attr(&a);
 		a.path_mtu = 5;
 		a.dest_qp_num = 0xffffff;
-		a.max_dest_rd_atomic = UR_MAX_RD_ATOMIC;
+		a.max_dest_rd_atomic = UR_DEFAULT_RD_ATOMIC;
 		a.min_rnr_timer = 31;
 		ck_assert_int_eq(modify_with(qp, &a, UR_QPS_RTR, to_rtr), 0);
 	}
@@ -824,7 +819,12 @@ START_TEST(test_out_of_range_attributes)
 }
 END_TEST
 
-/* max_rd_atomic is checked against the device's configured limit, not the engine's. */
+/*
+ * max_dest_rd_atomic is checked against the device's configured limit, not
+ * the engine's: those are resources the QP must hold. A larger max_rd_atomic
+ * (perftest passes the peer's max_qp_rd_atom, 128 for Soft-RoCE) is taken and
+ * cut to the device's initiator depth, which ur_qp_query then reports.
+ */
 START_TEST(test_rd_atomic_device_limit)
 {
 	struct ur_dev_config cfg;
@@ -836,10 +836,14 @@ START_TEST(test_rd_atomic_device_limit)
 	    .recv_cq = &rcq,
 	};
 	struct ur_qp *q;
-	struct ur_qp_attr a;
+	struct ur_qp_attr a, got;
+	const uint32_t to_rts = req_mask(UR_QPS_RTR, UR_QPS_RTS, 0);
 
 	ur_dev_config_default(&cfg);
+	ck_assert_uint_eq(cfg.max_qp_rd_atom, UR_DEFAULT_RD_ATOMIC);
+	ck_assert_uint_eq(cfg.max_qp_init_rd_atom, UR_DEFAULT_RD_ATOMIC);
 	cfg.max_qp_rd_atom = 4;
+	cfg.max_qp_init_rd_atom = 3;
 	ck_assert_int_eq(ur_dev_create(&cfg, &host_ops, &host, NULL, &small), 0);
 	ck_assert_int_eq(ur_qp_create(small, &init, &q), 0);
 	drive(q, UR_QPT_RC, UR_QPS_INIT);
@@ -849,12 +853,21 @@ START_TEST(test_rd_atomic_device_limit)
 			 -EINVAL);
 	a.max_dest_rd_atomic = 4;
 	ck_assert_int_eq(modify_with(q, &a, UR_QPS_RTR, req_mask(UR_QPS_INIT, UR_QPS_RTR, 0)), 0);
-	a.max_rd_atomic = 5;
-	ck_assert_int_eq(modify_with(q, &a, UR_QPS_RTS, req_mask(UR_QPS_RTR, UR_QPS_RTS, 0)),
-			 -EINVAL);
-	a.max_rd_atomic = 4;
-	ck_assert_int_eq(modify_with(q, &a, UR_QPS_RTS, req_mask(UR_QPS_RTR, UR_QPS_RTS, 0)), 0);
+	ur_qp_query(q, &got);
+	ck_assert_uint_eq(got.max_dest_rd_atomic, 4);
+	a.max_rd_atomic = 128;
+	ck_assert_int_eq(modify_with(q, &a, UR_QPS_RTS, to_rts), 0);
+	ur_qp_query(q, &got);
+	ck_assert_uint_eq(got.max_rd_atomic, 3);
 	ur_qp_destroy(q);
+	ur_dev_destroy(small);
+
+	/* a configuration past the engine's limits is cut to them */
+	cfg.max_qp_rd_atom = 1000;
+	cfg.max_qp_init_rd_atom = 0;
+	ck_assert_int_eq(ur_dev_create(&cfg, &host_ops, &host, NULL, &small), 0);
+	ck_assert_uint_eq(ur_dev_config(small)->max_qp_rd_atom, UR_MAX_RD_ATOMIC);
+	ck_assert_uint_eq(ur_dev_config(small)->max_qp_init_rd_atom, 1);
 	ur_dev_destroy(small);
 }
 END_TEST

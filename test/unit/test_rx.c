@@ -1273,6 +1273,76 @@ START_TEST(test_paced_read_response_waits)
 }
 END_TEST
 
+/* A READ request for `len` bytes at offset `off` of mr_rw, or a FetchAdd of 1 there. */
+static struct spec rd_atomic_req(bool read, uint32_t psn, uint32_t off, uint32_t len)
+{
+	struct spec s = req(read ? UR_OP_RC_READ_REQUEST : UR_OP_RC_FETCH_ADD, psn, 0);
+
+	s.va = IOVA + off;
+	s.rkey = mr_rw->key;
+	s.dmalen = len;
+	s.swap_add = 1;
+	return s;
+}
+
+/*
+ * A requester that sends more READs and atomics than the responder's
+ * max_dest_rd_atomic (4 here) before any is answered gets a NAK Invalid
+ * Request for the first one past the limit, and the excess is never
+ * executed. Like every class C error here the NAK stops the responder: the
+ * answers still owed are not sent, since the requester's QP goes to the
+ * error state on that NAK anyway. (Soft-RoCE instead recycles its oldest
+ * resource, so a retry of that one would be answered from another request's
+ * state; uroce keeps every resource it advertised.) Once answers have left,
+ * the same resources serve any number of new requests.
+ */
+START_TEST(test_too_many_reads_and_atomics)
+{
+	struct spec s;
+	struct frame f;
+	uint64_t word;
+	unsigned before;
+
+	for (uint32_t i = 0; i < BUF_LEN; i++)
+		mem[i] = 0;
+	snapshot();
+	sent_before = host.nsent;
+	for (uint32_t k = 0; k < 4; k++) {
+		s = rd_atomic_req(k % 2 == 0, RQ_PSN + k, 8 * k, k % 2 == 0 ? 64 : 8);
+		build(&f, &s);
+		rx_only(&f);
+	}
+	/* the fifth, an atomic, finds every resource busy */
+	s = rd_atomic_req(false, RQ_PSN + 4, 0x100, 8);
+	build(&f, &s);
+	rx_only(&f);
+	pump();
+	ck_assert_uint_eq(delta(UR_CTR_rx_read_requests), 2);
+	ck_assert_uint_eq(delta(UR_CTR_rx_atomic_requests), 2);
+	ck_assert_uint_eq(sent_since(), 1);
+	assert_answer(UR_AETH_NAK | UR_NAK_INVALID_REQ, RQ_PSN + 4);
+	ck_assert_uint_eq(ur_qp_state(rc), UR_QPS_ERR);
+	memcpy(&word, mem + 0x100, 8);
+	ck_assert_uint_eq(word, 0); /* not executed */
+	memcpy(&word, mem + 8, 8);
+	ck_assert_uint_eq(word, 1);
+
+	/* answered before the next arrive: four resources serve any number */
+	reconnect(rc, UR_QPT_RC, all_remote);
+	drain(&rcq, NULL, CQ_DEPTH);
+	before = host.nsent;
+	for (uint32_t k = 0; k < 12; k++) {
+		s = rd_atomic_req(k % 3 != 0, RQ_PSN + k, 0x200, 8);
+		send_spec(&s);
+		ck_assert_uint_eq(sent_since(), 1);
+	}
+	ck_assert_uint_eq(host.nsent - before, 12);
+	ck_assert_uint_eq(ur_qp_state(rc), UR_QPS_RTS);
+	memcpy(&word, mem + 0x200, 8);
+	ck_assert_uint_eq(word, 4);
+}
+END_TEST
+
 /* Queue a request on the RC QP from `len` bytes of mr_rw at `addr` (no doorbell). */
 static void post_request(uint64_t wr_id, enum ur_wr_opcode op, uint64_t addr, uint32_t len)
 {
@@ -1789,6 +1859,7 @@ static Suite *rx_suite(void)
 	tcase_add_test(tp, test_held_ack_goes_ahead_of_a_sends_last_packet);
 	tcase_add_test(tp, test_ack_hold_learns_the_answer_time);
 	tcase_add_test(ta, test_send_with_invalidate_refused);
+	tcase_add_test(tp, test_too_many_reads_and_atomics);
 	tcase_add_test(tl, test_responses_exact_and_clean);
 	tcase_add_test(tl, test_requests_clean);
 	tcase_add_test(tu, test_uc_gap_resynchronises);

@@ -867,7 +867,7 @@ static int connect_one(struct sim_node *self, struct ur_qp *q, struct sim_node *
 	a.path_mtu = p->path_mtu;
 	a.dest_qp_num = ur_qp_num(pq);
 	a.rq_psn = peer_psn;
-	a.max_dest_rd_atomic = p->max_rd_atomic;
+	a.max_dest_rd_atomic = p->max_dest_rd_atomic ? p->max_dest_rd_atomic : p->max_rd_atomic;
 	a.min_rnr_timer = p->min_rnr_timer;
 	sim_node_av(self, peer, p->tclass, &a.av);
 	a.av.path.udp_sport = ur_roce_udp_sport(0, ur_qp_num(q), ur_qp_num(pq));

@@ -142,7 +142,8 @@ struct sim_qp_params {
 	uint8_t retry_cnt;
 	uint8_t rnr_retry;
 	uint8_t min_rnr_timer;
-	uint8_t max_rd_atomic;
+	uint8_t max_rd_atomic;      /* both QPs' */
+	uint8_t max_dest_rd_atomic; /* both QPs'; 0: max_rd_atomic */
 	uint32_t access;
 	uint32_t psn_a;      /* initial PSNs (start near the wrap in tests) */
 	uint32_t psn_b;
