@@ -77,7 +77,7 @@ static void to_wc(const struct ur_cqe *c, struct ibv_wc *wc)
 	wc->wc_flags = c->wc_flags;
 	wc->pkey_index = 0;
 	wc->slid = 0;
-	wc->sl = 0;
+	wc->sl = c->sl; /* the RoCE packet type on a UD receive, as mlx5 reports it */
 	wc->dlid_path_bits = 0;
 }
 

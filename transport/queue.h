@@ -118,7 +118,9 @@ struct ur_cqe {
 	uint32_t imm;      /* immediate data (network order) or invalidated R_Key */
 	uint32_t qp_num;
 	uint32_t src_qp;
-	uint32_t vendor_err;
+	uint16_t vendor_err;
+	uint8_t sl;        /* on a UD receive, enum ur_wc_roce_pkt */
+	uint8_t rsvd;
 };
 
 enum ur_cq_arm {

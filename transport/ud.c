@@ -45,6 +45,7 @@ static void ud_complete(struct ur_qp *qp, const struct ur_pkt *pkt, const struct
 	    .qp_num = qp->qpn,
 	    .src_qp = ur_deth_sqpn(deth),
 	    .solicited = ur_bth_se(pkt->bth),
+	    .sl = pkt->ipv6 ? UR_WC_ROCEV2_IPV6 : UR_WC_ROCEV2_IPV4,
 	};
 
 	if (pkt->op->hdrs & UR_HDR_IMMDT) {

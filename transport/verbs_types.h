@@ -136,6 +136,24 @@ enum ur_wc_flags {
 	UR_WC_WITH_INV = 1 << 3,
 };
 
+/*
+ * What a UD receive completion over RoCE reports in ibv_wc.sl: the kind of
+ * packet that arrived, which tells where in the 40-byte GRH area the
+ * addresses are (A17.4.5.1: the completion flags IPv4, IPv6 or RoCE). The
+ * layout is mlx5's (its PRM's roce_pkt_type, copied to wc.sl by rdma-core's
+ * mlx5 provider): bit 3 set when the frame has a UDP header, bits 2:0 the
+ * L3 header type. UCX's UD transport reads bits 2:0 to find the
+ * destination address it filters on; 2 means "IPv4 in the last 20 bytes".
+ */
+enum ur_wc_roce_pkt {
+	UR_WC_ROCE_L3_GRH = 0,
+	UR_WC_ROCE_L3_IPV6 = 1,
+	UR_WC_ROCE_L3_IPV4 = 2,
+	UR_WC_ROCE_UDP = 1 << 3,
+	UR_WC_ROCEV2_IPV6 = UR_WC_ROCE_UDP | UR_WC_ROCE_L3_IPV6,
+	UR_WC_ROCEV2_IPV4 = UR_WC_ROCE_UDP | UR_WC_ROCE_L3_IPV4,
+};
+
 /* Asynchronous events (enum ibv_event_type). */
 enum ur_async_event {
 	UR_EVENT_CQ_ERR = 0,

@@ -1256,6 +1256,7 @@ START_TEST(test_ud_loses_only_lost_datagrams)
 		ck_assert_uint_eq(c[k].opcode, UR_WC_RECV);
 		ck_assert_uint_eq(c[k].byte_len, UR_GRH_LEN + size);
 		ck_assert(c[k].wc_flags & UR_WC_GRH);
+		ck_assert_uint_eq(c[k].sl, UR_WC_ROCEV2_IPV4);
 		ck_assert_uint_eq(c[k].src_qp, ur_qp_num(f.a.qp));
 		ck_assert_uint_eq(c[k].qp_num, ur_qp_num(f.b.qp));
 		ck_assert_uint_eq(!!(c[k].wc_flags & UR_WC_WITH_IMM), m & 1);

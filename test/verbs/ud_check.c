@@ -300,6 +300,9 @@ static void check_grh(struct side *s, const uint8_t *g, const char *what)
 
 static void check_recv(struct side *s, const struct ibv_wc *wc, uint32_t want_len, const char *what)
 {
+	bool v4 = IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)s->peer_gid.raw);
+	uint8_t want_sl = v4 ? 0xa : 0x9;
+
 	if (wc->status != IBV_WC_SUCCESS || wc->opcode != IBV_WC_RECV) {
 		fail("%s: receive completion %s, opcode %d", what, ibv_wc_status_str(wc->status),
 		     wc->opcode);
@@ -316,6 +319,14 @@ static void check_recv(struct side *s, const struct ibv_wc *wc, uint32_t want_le
 		fail("%s: qp_num %#x", what, wc->qp_num);
 	if (wc->pkey_index != 0)
 		fail("%s: pkey_index %u", what, wc->pkey_index);
+	/*
+	 * The packet type in sl, as mlx5 reports it (UDP bit 3, L3 type in
+	 * bits 2:0: 1 IPv6, 2 IPv4): UCX's UD reads it to find the
+	 * destination address in the GRH area and drops what it cannot match.
+	 */
+	if (wc->sl != want_sl)
+		fail("%s: sl %#x, want %#x (RoCEv2 over %s)", what, wc->sl, want_sl,
+		     v4 ? "IPv4" : "IPv6");
 	check_grh(s, s->buf + wc->wr_id * s->slot, what);
 }
 
