@@ -587,7 +587,7 @@ static int place(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t ahead, str
 		struct ur_recv_wqe *r = rwqe_for(qp, d->rseq);
 
 		if (!r) {
-			ur_resp_rnr_nak(qp, pkt);
+			ur_resp_rnr_nak(qp);
 			return -1;
 		}
 		if ((uint64_t)off + len > r->length) {
@@ -624,7 +624,7 @@ static int place(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t ahead, str
 	}
 	ur_count(qp->dev, UR_CTR_rx_write_requests);
 	if (last && (op->hdrs & UR_HDR_IMMDT) && !rwqe_for(qp, d->rseq)) {
-		ur_resp_rnr_nak(qp, pkt);
+		ur_resp_rnr_nak(qp);
 		return -1;
 	}
 	return 0;
@@ -687,6 +687,15 @@ void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		ur_count(qp->dev, UR_CTR_sr_duplicates);
 		sr->sack_due = true;
 		ur_dev_schedule(qp->dev, qp);
+		return;
+	}
+	if (d > 0 && rs->nak_sent) {
+		/* After an RNR (or sequence) NAK the requester starts again from
+		 * the expected PSN: what it sent behind it is dropped quietly, as
+		 * in go-back-N (C9-112). Placing it would take receive WQEs ahead
+		 * for packets that come again anyway, and one that finds none
+		 * would NAK again and again while the requester waits. */
+		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
 		return;
 	}
 	if (d == 0 && rs->in_msg) {

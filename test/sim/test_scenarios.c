@@ -398,6 +398,97 @@ START_TEST(test_device_inflight_cap)
 }
 END_TEST
 
+/*
+ * A receiver with a shallow receive queue and a slow application (ib_send_bw
+ * -r 4 -t 64): 64 SENDs of 64 KiB in flight meet 4 posted receives, each
+ * reposted 25 us after it completes. The requester must be held back by the
+ * RNR NAK timer (9.7.5.2.8), retry from the NAKed PSN, and spend no transport
+ * retries, in both retransmission modes. Returns the flow's statistics and
+ * the RNR NAKs the requester got.
+ */
+static void run_shallow_rq(enum ur_retx_mode mode, uint64_t messages, double loss,
+			   struct sim_flow_stats *st, uint64_t *rnr_naks, uint64_t *retries)
+{
+	struct sim *s = sim_create(61);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim_flow *flow;
+	uint64_t *ctr;
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = mode;
+	fx_default_link(&link);
+	link.impair.loss = loss;
+	a = sim_add_node(s, &cfg, &link, &link, NULL);
+	b = sim_add_node(s, &cfg, &link, &link, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_SEND;
+	fc.msg_size = 65536;
+	fc.messages = messages;
+	fc.depth = 64;
+	fc.recv_depth = 4;
+	fc.recv_repost_ps = 25 * SIM_PS_PER_US;
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp); /* perftest's: rnr_retry 7, min_rnr_timer 12 (0.64 ms) */
+	fc.start_ps = SIM_PS_PER_S / 1000; /* after the SR negotiation */
+	flow = sim_workload_add_flow(w, a, b, &fc);
+	ck_assert_ptr_nonnull(flow);
+	sim_workload_stop_when_done(w, true);
+	sim_run(s, 10 * SIM_PS_PER_S);
+	*st = *sim_flow_stats(flow);
+	st->fct_ps = NULL;
+	ck_assert_msg(sim_workload_done(w), "mode %d: %llu of %llu done, %llu received", mode,
+		      (unsigned long long)st->completed, (unsigned long long)messages,
+		      (unsigned long long)st->received);
+	ck_assert_int_eq(ur_qp_selective(sim_flow_src_qp(flow)), mode == UR_RETX_SR);
+	ctr = ur_dev_counters(sim_node_dev(a));
+	*rnr_naks = ctr[UR_CTR_rnr_nak_retry_err];
+	*retries = ctr[UR_CTR_local_ack_timeout_err];
+	ck_assert_uint_eq(ctr[UR_CTR_retry_exceeded], 0);
+	ck_assert_uint_eq(ctr[UR_CTR_rnr_retry_exceeded], 0);
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+
+START_TEST(test_shallow_receive_queue_rnr)
+{
+	struct sim_flow_stats gbn, sr;
+	uint64_t rnr_gbn, rnr_sr, retry_gbn, retry_sr;
+	const uint64_t n = 400;
+
+	double loss = _i ? 2e-3 : 0;
+
+	run_shallow_rq(UR_RETX_GBN, n, loss, &gbn, &rnr_gbn, &retry_gbn);
+	run_shallow_rq(UR_RETX_SR, n, loss, &sr, &rnr_sr, &retry_sr);
+	for (int i = 0; i < 2; i++) {
+		const struct sim_flow_stats *st = i ? &sr : &gbn;
+
+		ck_assert_uint_eq(st->completed, n);
+		ck_assert_uint_eq(st->received, n);
+		ck_assert_uint_eq(st->errors, 0);
+		ck_assert_uint_eq(st->verify_failures, 0);
+	}
+	/* the receiver ran out of receives: held back by the RNR timer, at most
+	 * about once per message, never once per packet that came behind */
+	ck_assert_uint_ge(rnr_gbn, n / 16);
+	ck_assert_uint_le(rnr_gbn, n);
+	ck_assert_uint_ge(rnr_sr, n / 16);
+	ck_assert_uint_le(rnr_sr, rnr_gbn + rnr_gbn / 4);
+	/* and selective repeat takes about go-back-N's time */
+	ck_assert_uint_le(sr.last_done_ps - sr.first_post_ps,
+			  (gbn.last_done_ps - gbn.first_post_ps) * 5 / 4);
+	/* RNR NAKs are no transport retries: with no loss, no timeout at all
+	 * (with loss, go-back-N may need one for a lost tail) */
+	if (!loss)
+		ck_assert_uint_eq(retry_gbn, 0);
+	ck_assert_uint_eq(retry_sr, 0);
+}
+END_TEST
+
 /* ---- error paths with exact virtual time ---- */
 
 START_TEST(test_total_loss_retry_exceeded_then_flush)
@@ -1143,6 +1234,7 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_sr_error_flushes_early_receives);
 	tcase_add_test(tc, test_sr_send_too_long);
 	tcase_add_test(tc, test_rnr_with_pipelined_sends_keeps_retries);
+	tcase_add_loop_test(tc, test_shallow_receive_queue_rnr, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("unreliable");
