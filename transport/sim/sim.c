@@ -75,6 +75,7 @@ struct sim_node {
 	struct sim_pkt *out;
 	uint64_t timer_at;
 	uint32_t timer_gen;
+	uint64_t stall_until;   /* the host runs nothing before then (not scheduled) */
 	sim_node_hook hook;
 	void *hook_arg;
 };
@@ -467,6 +468,18 @@ static void node_after_event(struct sim_node *n)
 	node_arm_timer(n);
 }
 
+void sim_node_stall(struct sim_node *n, uint64_t until_ps)
+{
+	struct sim *s = n->s;
+
+	if (until_ps <= s->now || until_ps <= n->stall_until)
+		return;
+	n->stall_until = until_ps;
+	/* wake up when it ends, whatever was due before */
+	n->timer_at = until_ps;
+	push_event(s, until_ps, EV_NODE_TIMER, n, NULL, ++n->timer_gen);
+}
+
 void sim_node_kick(struct sim_node *n)
 {
 	ur_dev_poll(n->dev, now_ns(n->s));
@@ -739,6 +752,11 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 	case EV_NODE_ARRIVE: {
 		struct sim_pkt *p = ev->b;
 
+		if (s->now < n->stall_until) {
+			/* waits in the host's receive ring, in order */
+			push_event(s, n->stall_until, EV_NODE_ARRIVE, n, p, 0);
+			break;
+		}
 		ur_dev_rx(n->dev, p->data, p->len, now_ns(s));
 		pkt_free(s, p);
 		node_after_event(n);
@@ -746,7 +764,8 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 	}
 	case EV_NODE_TX_DONE:
 		n->tx_busy = false;
-		node_after_event(n);
+		if (s->now >= n->stall_until)
+			node_after_event(n);
 		break;
 	case EV_PORT_TX_DONE:
 		port = ev->a;
@@ -757,6 +776,11 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 		if (ev->gen != n->timer_gen)
 			break; /* superseded */
 		n->timer_at = UINT64_MAX;
+		if (s->now < n->stall_until) {
+			n->timer_at = n->stall_until;
+			push_event(s, n->stall_until, EV_NODE_TIMER, n, NULL, ++n->timer_gen);
+			break;
+		}
 		node_after_event(n);
 		break;
 	case EV_NODE_PAUSE:

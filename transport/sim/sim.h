@@ -108,6 +108,10 @@ uint64_t sim_node_queue_bytes(const struct sim_node *n);
 void sim_node_set_impair(struct sim_node *n, const struct sim_impair *up,
 			 const struct sim_impair *down);
 
+/* The host is not scheduled until `until_ps`: its engine and application
+ * run nothing, frames wait for it in order (its NIC still sends what it had). */
+void sim_node_stall(struct sim_node *n, uint64_t until_ps);
+
 /* Let the engine know the application posted WQEs on this node. */
 void sim_node_kick(struct sim_node *n);
 
