@@ -489,6 +489,111 @@ START_TEST(test_shallow_receive_queue_rnr)
 }
 END_TEST
 
+/* A host that is not scheduled for 5 ms, every 50 ms (as on a busy machine). */
+static void stall_every_50ms(struct sim *s, void *arg)
+{
+	sim_node_stall(arg, sim_now(s) + 5 * SIM_PS_PER_S / 1000);
+	sim_at(s, sim_now(s) + 50 * SIM_PS_PER_S / 1000, stall_every_50ms, arg);
+}
+
+/*
+ * Selective repeat with no loss, toward a receiver that stalls 5 ms every
+ * 50 ms, far past RTO_high (1 ms) and any SRTT + 4 RTTVAR of the ~60 us path.
+ * Every timeout here is spurious: it resends what is still on its way. The
+ * first stall may cost some; the round trip it showed keeps the timeout
+ * above the next ones, which cost none (the estimator that forgot a stall
+ * within a few round trips paid two timeouts for each).
+ */
+START_TEST(test_sr_rto_learns_stalls)
+{
+	struct sim *s = sim_create(71);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim_flow *flow;
+	const struct sim_flow_stats *st;
+	uint64_t *ctr;
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	fx_default_link(&link);
+	link.rate_bps = 10000000000ull;
+	link.prop_ps = 10 * SIM_PS_PER_US;
+	a = sim_add_node(s, &cfg, &link, &link, NULL);
+	b = sim_add_node(s, &cfg, &link, &link, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_RDMA_WRITE;
+	fc.msg_size = 65536;
+	fc.messages = 1000000; /* more than 400 ms can carry */
+	fc.depth = 8;
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp); /* timeout 14: 67 ms */
+	fc.start_ps = SIM_PS_PER_S / 1000;
+	flow = sim_workload_add_flow(w, a, b, &fc);
+	ck_assert_ptr_nonnull(flow);
+	sim_at(s, 20 * SIM_PS_PER_S / 1000, stall_every_50ms, b);
+	sim_run(s, 400 * SIM_PS_PER_S / 1000);
+	st = sim_flow_stats(flow);
+	ctr = ur_dev_counters(sim_node_dev(a));
+	ck_assert(ur_qp_selective(sim_flow_src_qp(flow)));
+	ck_assert_uint_gt(st->completed, 3000); /* ~0.9 of 10 Gb/s less the stalls */
+	ck_assert_uint_eq(st->errors, 0);
+	ck_assert_uint_eq(st->verify_failures, 0);
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 0);
+	ck_assert_uint_le(ctr[UR_CTR_sr_timeouts], 3);
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+END_TEST
+
+/*
+ * Selective repeat over a dead link: its fast timeouts fire again and again
+ * but consume no retry; the IBTA local ACK timeout alone counts them, so
+ * RETRY_EXC_ERR comes after (retry_cnt + 1) x 4.096 us x 2^timeout, as in
+ * go-back-N.
+ */
+START_TEST(test_sr_total_loss_retry_exceeded_on_time)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_dev_config cfg;
+	struct sim_impair dead = {.drop_all = true};
+	struct ur_cqe c[4];
+	struct fx f;
+	uint64_t t0, timeout_ps, *ctr;
+
+	fx_default_link(&link);
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	sim_qp_params_default(&qp);
+	qp.timeout = 10; /* 4.194 ms */
+	qp.retry_cnt = 3;
+	fx_init_cfg(&f, 3, &cfg, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	sim_node_kick(f.a.node);
+	sim_node_kick(f.b.node);
+	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
+	ck_assert(ur_qp_selective(f.a.qp));
+	sim_node_set_impair(f.a.node, &dead, NULL);
+	t0 = sim_now(f.s);
+	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 16384, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	fx_post_send(&f, &f.a, 2, UR_WR_SEND, 0, 64, 0, 0, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 2, 10 * SIM_PS_PER_S), 2);
+	timeout_ps = 4096ull * 1000 << 10;
+	ck_assert_uint_eq(c[0].wr_id, 1);
+	ck_assert_uint_eq(c[0].status, UR_WC_RETRY_EXC_ERR);
+	ck_assert_uint_eq(c[1].status, UR_WC_WR_FLUSH_ERR);
+	ck_assert_uint_ge(sim_now(f.s) - t0, 4 * timeout_ps);
+	ck_assert_uint_le(sim_now(f.s) - t0, 4 * timeout_ps + SIM_PS_PER_S / 1000);
+	ctr = ur_dev_counters(sim_node_dev(f.a.node));
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 4);
+	ck_assert_uint_ge(ctr[UR_CTR_sr_timeouts], 4); /* they fired, and counted no retry */
+	fx_fini(&f);
+}
+END_TEST
+
 /* ---- error paths with exact virtual time ---- */
 
 START_TEST(test_total_loss_retry_exceeded_then_flush)
@@ -1221,6 +1326,8 @@ static Suite *scenario_suite(void)
 	tcase_add_loop_test(tc, test_sr_read_responses_lost, 0, 3);
 	tcase_add_loop_test(tc, test_sr_every_opcode_intact_under_loss, 0,
 			    sizeof(all_ops) / sizeof(all_ops[0]));
+	tcase_add_test(tc, test_sr_rto_learns_stalls);
+	tcase_add_test(tc, test_sr_total_loss_retry_exceeded_on_time);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
