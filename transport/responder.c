@@ -708,8 +708,12 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	struct ur_responder *rs = &qp->resp;
 	int32_t d = ur_psn_diff(pkt->psn, rs->epsn);
 
-	if (rs->error)
-		return; /* waiting for the NAK to leave before entering ERR */
+	if (rs->error) {
+		/* a class C error was NAKed: nothing more is executed, and the QP
+		 * enters ERR once the NAK has left (9.9.3.1.3) */
+		ur_count(qp->dev, UR_CTR_rx_drop_error_nak_pending);
+		return;
+	}
 	if (qp->type == UR_QPT_UD) {
 		ur_ud_resp_rx(qp, pkt);
 		return;
