@@ -476,6 +476,14 @@ static void count_parse_error(struct ur_dev *dev, enum ur_parse_err e)
 	ur_count(dev, map[e]);
 }
 
+/* The opcode range of a QP's service (table 38). */
+static uint8_t transport_of(const struct ur_qp *qp)
+{
+	return qp->type == UR_QPT_RC   ? UR_TRANSPORT_RC
+	       : qp->type == UR_QPT_UC ? UR_TRANSPORT_UC
+				       : UR_TRANSPORT_UD;
+}
+
 /*
  * A connected QP hears only its peer: the packet must come from the QP's
  * destination address and be addressed to the QP's own source address, as
@@ -506,11 +514,7 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 		return;
 	}
 	/* a CNP is of no transport: it may name a QP of any (A17.9.2) */
-	if (kind != UR_KIND_CNP &&
-	    (pkt.opcode & UR_TRANSPORT_MASK) !=
-		    (qp->type == UR_QPT_RC   ? UR_TRANSPORT_RC
-		     : qp->type == UR_QPT_UC ? UR_TRANSPORT_UC
-					     : UR_TRANSPORT_UD)) {
+	if (kind != UR_KIND_CNP && (pkt.opcode & UR_TRANSPORT_MASK) != transport_of(qp)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_transport);
 		return;
 	}

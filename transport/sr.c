@@ -75,6 +75,7 @@ void ur_sr_reset(struct ur_qp *qp)
 	sr->rtt_timing = false;
 	sr->srtt_ns = sr->rttvar_ns = 0;
 	sr->rtt_max_ns[0] = sr->rtt_max_ns[1] = 0;
+	sr->rtt_win_ns = 0;
 	sr->backoff = 0;
 	sr->peer_window = 0;
 }
@@ -394,7 +395,8 @@ static uint64_t rto_ns(const struct ur_qp *qp, uint32_t inflight)
 static void note_rtt(struct ur_sr *sr, uint64_t rtt, uint64_t now)
 {
 	if (now - sr->rtt_win_ns >= UR_SR_RTT_WINDOW_NS) {
-		sr->rtt_max_ns[1] = now - sr->rtt_win_ns < 2 * UR_SR_RTT_WINDOW_NS ? sr->rtt_max_ns[0] : 0;
+		sr->rtt_max_ns[1] =
+		    now - sr->rtt_win_ns < 2 * UR_SR_RTT_WINDOW_NS ? sr->rtt_max_ns[0] : 0;
 		sr->rtt_max_ns[0] = 0;
 		sr->rtt_win_ns = now;
 	}

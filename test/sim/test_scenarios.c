@@ -433,7 +433,8 @@ static void run_shallow_rq(enum ur_retx_mode mode, uint64_t messages, double los
 	fc.recv_depth = 4;
 	fc.recv_repost_ps = 25 * SIM_PS_PER_US;
 	fc.verify = true;
-	sim_qp_params_default(&fc.qp); /* perftest's: rnr_retry 7, min_rnr_timer 12 (0.64 ms) */
+	/* perftest's: rnr_retry 7, min_rnr_timer 12 (0.64 ms) */
+	sim_qp_params_default(&fc.qp);
 	fc.start_ps = SIM_PS_PER_S / 1000; /* after the SR negotiation */
 	flow = sim_workload_add_flow(w, a, b, &fc);
 	ck_assert_ptr_nonnull(flow);
@@ -578,7 +579,8 @@ START_TEST(test_sr_total_loss_retry_exceeded_on_time)
 	ck_assert(ur_qp_selective(f.a.qp));
 	sim_node_set_impair(f.a.node, &dead, NULL);
 	t0 = sim_now(f.s);
-	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 16384, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 16384, (uintptr_t)f.b.buf, f.b.mr->key, 0,
+		     0);
 	fx_post_send(&f, &f.a, 2, UR_WR_SEND, 0, 64, 0, 0, 0, 0);
 	ck_assert_int_eq(fx_wait(&f, &f.a, c, 2, 10 * SIM_PS_PER_S), 2);
 	timeout_ps = 4096ull * 1000 << 10;

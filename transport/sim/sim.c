@@ -75,7 +75,7 @@ struct sim_node {
 	struct sim_pkt *out;
 	uint64_t timer_at;
 	uint32_t timer_gen;
-	uint64_t stall_until;   /* the host runs nothing before then (not scheduled) */
+	uint64_t stall_until; /* the host runs nothing before then (not scheduled) */
 	sim_node_hook hook;
 	void *hook_arg;
 };
