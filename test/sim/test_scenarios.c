@@ -596,6 +596,56 @@ START_TEST(test_sr_total_loss_retry_exceeded_on_time)
 }
 END_TEST
 
+/*
+ * The oldest PSN of a selective-repeat QP is lost 40 times in a row while
+ * the packets behind it keep arriving, for longer than retry_cnt + 1 local
+ * ACK timeouts. Each SACK that reports new packets is an answer, as an ACK
+ * that makes progress is, so the transport retry counter only counts
+ * retries that got none: the QP must not fail.
+ */
+START_TEST(test_sr_sack_progress_is_an_answer)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_dev_config cfg;
+	struct sim_impair lose = {0};
+	struct ur_cqe c[4];
+	struct fx f;
+	uint64_t t0, *ctr;
+
+	fx_default_link(&link);
+	link.rate_bps = 1000000000ull; /* 256 KiB take 2.1 ms */
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	sim_qp_params_default(&qp);
+	qp.timeout = 8; /* 1.05 ms */
+	qp.retry_cnt = 1;
+	fx_init_cfg(&f, 12, &cfg, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	sim_node_kick(f.a.node);
+	sim_node_kick(f.b.node);
+	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
+	ck_assert(ur_qp_selective(f.a.qp));
+	lose.drop_psn = qp.psn_a;
+	lose.drop_psn_times = 40;
+	sim_node_set_impair(f.a.node, &lose, NULL);
+	t0 = sim_now(f.s);
+	for (int i = 0; i < 4; i++)
+		fx_post_send(&f, &f.a, 1 + (uint64_t)i, UR_WR_RDMA_WRITE, 262144 * (uint32_t)i, 262144,
+			     (uintptr_t)f.b.buf + 262144 * (uint32_t)i, f.b.mr->key, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 4, SIM_PS_PER_S), 4);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_uint_eq(c[i].wr_id, 1 + (uint64_t)i);
+		ck_assert_uint_eq(c[i].status, UR_WC_SUCCESS);
+	}
+	ctr = ur_dev_counters(sim_node_dev(f.a.node));
+	/* the PSN was lost 40 times, for longer than (retry_cnt + 1) timeouts */
+	ck_assert_uint_eq(sim_node_up_stats(f.a.node).dropped, 40);
+	ck_assert_uint_gt(sim_now(f.s) - t0, 3 * (4096ull * 1000 << 8));
+	ck_assert_uint_eq(ctr[UR_CTR_retry_exceeded], 0);
+	fx_fini(&f);
+}
+END_TEST
+
 /* ---- error paths with exact virtual time ---- */
 
 START_TEST(test_total_loss_retry_exceeded_then_flush)
@@ -1330,6 +1380,7 @@ static Suite *scenario_suite(void)
 			    sizeof(all_ops) / sizeof(all_ops[0]));
 	tcase_add_test(tc, test_sr_rto_learns_stalls);
 	tcase_add_test(tc, test_sr_total_loss_retry_exceeded_on_time);
+	tcase_add_test(tc, test_sr_sack_progress_is_an_answer);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

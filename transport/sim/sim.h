@@ -39,6 +39,8 @@ struct sim_impair {
 	uint64_t drop_nth;     /* drop exactly the Nth packet (1-based) on this link, 0 = off */
 	uint64_t drop_every;   /* with drop_nth: and every drop_every packets after it */
 	bool drop_all;         /* a dead link */
+	uint32_t drop_psn;     /* drop the request packets with this PSN... */
+	uint32_t drop_psn_times; /* ...the first this many times each is set (0 = off) */
 };
 
 struct sim_link_cfg {
