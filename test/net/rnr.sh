@@ -7,6 +7,7 @@
 # go-back-N: it once NAKed every early packet with its own PSN and never
 # finished (issue 26).
 #   rnr.sh BUILD_DIR [ITERATIONS]
+# (RNR_NS_PREFIX names the namespaces, default rn<pid>.)
 # Exit 77 (skip) without root or namespaces.
 set -u
 build=$1
@@ -40,17 +41,19 @@ for mode in gbn sr; do
 	ur_pair_up "$p" "$net" 9000 || { echo "FAIL: setting up namespaces"; exit 1; }
 	# the device's retransmission mode, as `uroce link add ... mode` sets it
 	for side in a b; do
-		ip netns exec "$p-$side" "$UROCE" link del uroce0 &&
-			ip netns exec "$p-$side" "$UROCE" link add uroce0 netdev "${p}${side}0" \
-				port af_packet mode "$mode" ||
-			{ echo "FAIL: uroce link add mode $mode"; exit 1; }
+		if ! ip netns exec "$p-$side" "$UROCE" link del uroce0 ||
+			! ip netns exec "$p-$side" "$UROCE" link add uroce0 netdev "${p}${side}0" \
+				port af_packet mode "$mode"; then
+			echo "FAIL: uroce link add mode $mode"
+			exit 1
+		fi
 	done
-	bw="ib_send_bw -d uroce0 -x 1 -s 65536 -r 4 -t 64 -n $iters -F"
-	ur_in "$p-a" timeout 60 $bw >"$log/$mode.srv" 2>&1 &
+	bw=(ib_send_bw -d uroce0 -x 1 -s 65536 -r 4 -t 64 -n "$iters" -F)
+	ur_in "$p-a" timeout 60 "${bw[@]}" >"$log/$mode.srv" 2>&1 &
 	spid=$!
 	sleep 1.5
 	t0=$EPOCHREALTIME
-	ur_in "$p-b" timeout 60 $bw "$net.1" >"$log/$mode.cli" 2>&1
+	ur_in "$p-b" timeout 60 "${bw[@]}" "$net.1" >"$log/$mode.cli" 2>&1
 	rc_c=$?
 	wait $spid
 	rc_s=$?
