@@ -69,6 +69,7 @@
 	X(rx_drop_bad_pkey, "packets with a P_Key that does not match")                             \
 	X(rx_drop_bad_opcode_seq, "requests out of opcode sequence (NAK invalid request sent)")    \
 	X(rx_drop_out_of_window, "out-of-sequence packets dropped silently after the NAK")          \
+	X(rx_drop_error_nak_pending, "requests dropped while an error NAK waits to leave")          \
 	X(rx_drop_ghost_ack, "ACKs/responses for nothing outstanding")                              \
 	X(rx_drop_bad_response, "responses that do not fit the outstanding request")                \
 	X(rx_drop_qkey, "UD datagrams with a wrong Q_Key")                                          \

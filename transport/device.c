@@ -477,6 +477,14 @@ static void count_parse_error(struct ur_dev *dev, enum ur_parse_err e)
 	ur_count(dev, map[e]);
 }
 
+/* The opcode range of a QP's service (table 38). */
+static uint8_t transport_of(const struct ur_qp *qp)
+{
+	return qp->type == UR_QPT_RC   ? UR_TRANSPORT_RC
+	       : qp->type == UR_QPT_UC ? UR_TRANSPORT_UC
+				       : UR_TRANSPORT_UD;
+}
+
 /*
  * A connected QP hears only its peer: the packet must come from the QP's
  * destination address and be addressed to the QP's own source address, as
@@ -506,16 +514,8 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 		ur_count(dev, UR_CTR_rx_drop_unknown_qp);
 		return;
 	}
-	if (kind == UR_KIND_CNP) {
-		/* reaction point (A17.9.3): the CNP names the QP to slow down */
-		ur_count(dev, UR_CTR_rx_packets);
-		ur_cc_cnp_rx(qp, now);
-		return;
-	}
-	if ((pkt.opcode & UR_TRANSPORT_MASK) !=
-	    (qp->type == UR_QPT_RC ? UR_TRANSPORT_RC
-	     : qp->type == UR_QPT_UC ? UR_TRANSPORT_UC
-				     : UR_TRANSPORT_UD)) {
+	/* a CNP is of no transport: it may name a QP of any (A17.9.2) */
+	if (kind != UR_KIND_CNP && (pkt.opcode & UR_TRANSPORT_MASK) != transport_of(qp)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_transport);
 		return;
 	}
@@ -524,15 +524,24 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 		ur_count(dev, UR_CTR_rx_drop_bad_pkey);
 		return;
 	}
+	/* A CNP passes the same checks as every other packet: a stranger's
+	 * would slow the QP down at will. It may reach a QP in RTR too, whose
+	 * responder sends READ responses (ECN-capable) before it sends requests. */
 	st = qp_state(qp);
 	if (st == UR_QPS_RESET || st == UR_QPS_INIT || st == UR_QPS_ERR ||
 	    (st == UR_QPS_RTR && kind != UR_KIND_SEND && kind != UR_KIND_WRITE &&
-	     kind != UR_KIND_READ_REQ && kind != UR_KIND_ATOMIC)) {
+	     kind != UR_KIND_READ_REQ && kind != UR_KIND_ATOMIC && kind != UR_KIND_CNP)) {
 		ur_count(dev, UR_CTR_rx_drop_bad_qp_state);
 		return;
 	}
 	if (qp->type != UR_QPT_UD && !ur_qp_from_peer(qp, &pkt)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
+		return;
+	}
+	if (kind == UR_KIND_CNP) {
+		/* reaction point (A17.9.3): the CNP names the QP to slow down */
+		ur_count(dev, UR_CTR_rx_packets);
+		ur_cc_cnp_rx(qp, now);
 		return;
 	}
 	/* A UD QP takes datagrams from anyone, but only with its Q_Key (the DETH check) */

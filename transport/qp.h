@@ -216,7 +216,7 @@ int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
 		    const uint8_t *src, uint32_t len);
 void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
 			   const char *why);
-void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt);
+void ur_resp_rnr_nak(struct ur_qp *qp);
 void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 void ur_resp_ack_message(struct ur_qp *qp, uint32_t psn);
 void ur_resp_answered(struct ur_qp *qp);

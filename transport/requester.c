@@ -337,7 +337,7 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
 	uint32_t psn = rq->psn, consumed;
-	bool last;
+	bool last, first = !ur_psn_lt(psn, rq->max_psn); /* not sent before a rewind */
 	int err;
 
 	err = build_packet(qp, w, psn, rq->off, false, &consumed, &last);
@@ -362,7 +362,7 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 	if (qp->type == UR_QPT_RC) {
 		arm_retx(qp);
 		if (qp->sr)
-			ur_sr_sent(qp, psn, false, now);
+			ur_sr_sent(qp, psn, first ? UR_SR_TX_FIRST : UR_SR_TX_AGAIN, now);
 	}
 	return 0;
 }
@@ -416,7 +416,7 @@ static int send_retransmission(struct ur_qp *qp, uint64_t now)
 			   &consumed, &last);
 	if (err)
 		return err;
-	ur_sr_sent(qp, psn, true, now);
+	ur_sr_sent(qp, psn, UR_SR_TX_SELECTIVE, now);
 	return 1;
 }
 

@@ -337,7 +337,7 @@ static void complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t op
 }
 
 /* RNR NAK (9.7.5.2.8): no receive WQE; the requester retries after the timer. */
-void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
+void ur_resp_rnr_nak(struct ur_qp *qp)
 {
 	ur_count(qp->dev, UR_CTR_out_of_buffer);
 	if (qp->type != UR_QPT_RC) {
@@ -350,10 +350,17 @@ void ur_resp_rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
 	/* The requester will start again from this PSN after the RNR timer:
 	 * what it sent behind it is dropped quietly, as after a sequence NAK
 	 * (C9-112). A sequence NAK now would replace this one, and repeated
-	 * sequence NAKs use up the transport retries, not the RNR ones. */
+	 * sequence NAKs use up the transport retries, not the RNR ones.
+	 *
+	 * The NAK names the expected PSN, not the packet's: a NAK acknowledges
+	 * every PSN before it (9.7.5.2.2), and under selective repeat the
+	 * packet that found no receive WQE may have come early, past PSNs that
+	 * never arrived. Naming it made the requester complete those and never
+	 * send them again (an RNR NAK per early packet, each acknowledging one
+	 * more lost PSN). In order, the two are the same PSN. */
 	qp->resp.nak_sent = true;
 	ur_resp_schedule_ack(qp, UR_AETH_RNR_NAK | (qp->attr.min_rnr_timer & UR_AETH_VALUE_MASK),
-		     pkt->psn);
+			     qp->resp.epsn);
 }
 
 static void request_done(struct ur_qp *qp, const struct ur_pkt *pkt, bool msg_end)
@@ -381,7 +388,7 @@ static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
 	if (pos & UR_POS_FIRST) {
 		/* UC may still hold the WQE of a message it dropped: fill it again */
 		if (!rs->have_rwqe && !take_rwqe(qp)) {
-			ur_resp_rnr_nak(qp, pkt);
+			ur_resp_rnr_nak(qp);
 			return;
 		}
 		rs->msg_off = 0;
@@ -443,7 +450,7 @@ static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
 
 	/* WRITE with immediate consumes a receive WQE when its last packet lands. */
 	if ((pos & UR_POS_LAST) && imm && !rs->have_rwqe && !rwqe_available(qp)) {
-		ur_resp_rnr_nak(qp, pkt);
+		ur_resp_rnr_nak(qp);
 		return;
 	}
 	if (pos & UR_POS_FIRST) {
@@ -708,8 +715,12 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	struct ur_responder *rs = &qp->resp;
 	int32_t d = ur_psn_diff(pkt->psn, rs->epsn);
 
-	if (rs->error)
-		return; /* waiting for the NAK to leave before entering ERR */
+	if (rs->error) {
+		/* a class C error was NAKed: nothing more is executed, and the QP
+		 * enters ERR once the NAK has left (9.9.3.1.3) */
+		ur_count(qp->dev, UR_CTR_rx_drop_error_nak_pending);
+		return;
+	}
 	if (qp->type == UR_QPT_UD) {
 		ur_ud_resp_rx(qp, pkt);
 		return;

@@ -74,6 +74,8 @@ void ur_sr_reset(struct ur_qp *qp)
 	/* the round trip of the old connection says nothing about the next */
 	sr->rtt_timing = false;
 	sr->srtt_ns = sr->rttvar_ns = 0;
+	sr->rtt_max_ns[0] = sr->rtt_max_ns[1] = 0;
+	sr->rtt_win_ns = 0;
 	sr->backoff = 0;
 	sr->peer_window = 0;
 }
@@ -247,9 +249,8 @@ void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
 	struct ur_requester *rq = &qp->req;
 	uint32_t base = ur_sack_base(sack);
 	uint32_t newest = 0; /* transmission order of the latest packet this SACK newly reports */
-	bool any = false;
+	bool any = false, news = false;
 
-	(void)now;
 	if (ur_sack_any(sack))
 		ur_count(qp->dev, UR_CTR_sr_sacks_received);
 	if (base != rq->una)
@@ -267,6 +268,7 @@ void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
 			if (*f & UR_SR_QUEUED)
 				sr->nqueued--;
 			*f = UR_SR_SACKED;
+			news = true;
 			if ((int32_t)(sr->txseq[psn & sr->mask] - newest) > 0)
 				newest = sr->txseq[psn & sr->mask];
 		}
@@ -275,6 +277,14 @@ void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
 			sr->high = ur_psn_add(psn, 1);
 			sr->have_high = true;
 		}
+	}
+	/* Packets newly delivered are an answer, as an ACK that makes progress:
+	 * the transport retry counter starts again and the local ACK timeout
+	 * runs from now (9.7.6.1.2), so it counts only retries that got no
+	 * answer at all. */
+	if (news) {
+		rq->progress_ns = now;
+		rq->retry_left = qp->attr.retry_cnt;
 	}
 	/* A retransmission that left before a packet now delivered, yet is not
 	 * delivered itself, was lost too (the path keeps order): free it to go
@@ -344,24 +354,54 @@ bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn)
 }
 
 /*
- * The timeout for `inflight` packets: IRN's RTO_low or RTO_high, but never
- * below what this path's measured round trip needs (srtt + 4 rttvar, as TCP
- * does): a software host's round trip swings with scheduling, and a timeout
- * shorter than it only resends what is still on its way. Doubled for each
- * timeout in a row without progress.
+ * The retransmission timeout, RFC 6298's: SRTT + 4 RTTVAR from round trips
+ * of packets acknowledged without ever being sent twice (Karn's rule), never
+ * below a floor, doubled for each timeout in a row without progress (5.5).
+ *
+ * The floor is what the path needs. First IRN's RTO_low when too few
+ * packets are in flight for SACKs to reveal a loss, RTO_high otherwise.
+ * Then the largest round trip the path showed in the last second or so,
+ * and a quarter more: a software host's round trip swings by milliseconds
+ * when a thread is not scheduled, again and again on a busy host, and
+ * RTTVAR forgets such a stall within a few round trips, so each stall cost
+ * a timeout that only resent what was still on its way (RFC 6298 2.4 rounds
+ * up to a second for the same reason). Losses the SACKs reveal never wait
+ * for it.
+ *
+ * Never above the IBTA local ACK timeout the QP was given: past it, that
+ * timeout decides, and it alone counts retries.
  */
-/* No selective-repeat timeout is longer: past it, the IBTA ACK timeout decides. */
-#define UR_SR_RTO_MAX_NS 1000000000ull
+#define UR_SR_RTO_MAX_NS 1000000000ull /* with an infinite local ACK timeout */
+#define UR_SR_RTT_WINDOW_NS 500000000ull
+
+static uint64_t rto_max_ns(const struct ur_qp *qp)
+{
+	return qp->timeout_ns ? UR_MIN(qp->timeout_ns, UR_SR_RTO_MAX_NS) : UR_SR_RTO_MAX_NS;
+}
 
 static uint64_t rto_ns(const struct ur_qp *qp, uint32_t inflight)
 {
 	const struct ur_sr *sr = qp->sr;
 	const struct ur_dev_config *c = &qp->dev->cfg;
 	uint64_t rto = inflight < c->sr_low_inflight ? c->sr_rto_low_ns : c->sr_rto_high_ns;
+	uint64_t rtt_max = UR_MAX(sr->rtt_max_ns[0], sr->rtt_max_ns[1]);
 
 	if (sr->srtt_ns)
-		rto = UR_MAX(rto, sr->srtt_ns + 4 * sr->rttvar_ns);
-	return UR_MIN(rto << sr->backoff, UR_SR_RTO_MAX_NS);
+		rto = UR_MAX(rto, UR_MAX(sr->srtt_ns + 4 * sr->rttvar_ns, rtt_max + rtt_max / 4));
+	return UR_MIN(rto << sr->backoff, rto_max_ns(qp));
+}
+
+/* A round trip sampled: the largest of each half second is kept for two. */
+static void note_rtt(struct ur_sr *sr, uint64_t rtt, uint64_t now)
+{
+	if (now - sr->rtt_win_ns >= UR_SR_RTT_WINDOW_NS) {
+		sr->rtt_max_ns[1] =
+		    now - sr->rtt_win_ns < 2 * UR_SR_RTT_WINDOW_NS ? sr->rtt_max_ns[0] : 0;
+		sr->rtt_max_ns[0] = 0;
+		sr->rtt_win_ns = now;
+	}
+	if (rtt > sr->rtt_max_ns[0])
+		sr->rtt_max_ns[0] = rtt;
 }
 
 static void arm_rto(struct ur_qp *qp)
@@ -372,27 +412,29 @@ static void arm_rto(struct ur_qp *qp)
 	ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto_ns(qp, inflight));
 }
 
-/* A packet with this PSN left (again, if `resend`). */
-void ur_sr_sent(struct ur_qp *qp, uint32_t psn, bool resend, uint64_t now)
+/* A packet with this PSN left. */
+void ur_sr_sent(struct ur_qp *qp, uint32_t psn, enum ur_sr_tx how, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 
 	if (!sr)
 		return;
 	sr->txseq[psn & sr->mask] = ++sr->txseq_next;
-	if (resend) {
+	if (how == UR_SR_TX_SELECTIVE)
 		ur_count(qp->dev, UR_CTR_sr_selective_retx);
+	if (how != UR_SR_TX_FIRST) {
 		if (sr->rtt_timing && psn == sr->rtt_psn)
 			sr->rtt_timing = false; /* its ACK could answer either copy */
-	} else {
-		if (!ur_timer_armed(&sr->rto))
-			sr->rto_base_ns = now;
-		if (!sr->rtt_timing) {
-			sr->rtt_timing = true;
-			sr->rtt_psn = psn;
-			sr->rtt_sent_ns = now;
-		}
+	} else if (!sr->rtt_timing) {
+		sr->rtt_timing = true;
+		sr->rtt_psn = psn;
+		sr->rtt_sent_ns = now;
 	}
+	/* The timeout runs from the last progress or from when the oldest
+	 * packet outstanding left, whichever is later: a packet sent after the
+	 * pipe ran dry must not inherit a deadline from the idle time before. */
+	if (how != UR_SR_TX_SELECTIVE && (psn == qp->req.una || !ur_timer_armed(&sr->rto)))
+		sr->rto_base_ns = now;
 	if (!ur_timer_armed(&sr->rto))
 		arm_rto(qp);
 }
@@ -408,8 +450,9 @@ void ur_sr_progress(struct ur_qp *qp, uint64_t now)
 		uint64_t rtt = now > sr->rtt_sent_ns ? now - sr->rtt_sent_ns : 0;
 
 		sr->rtt_timing = false;
-		if (!rtt || rtt > UR_SR_RTO_MAX_NS)
+		if (!rtt || rtt > rto_max_ns(qp))
 			return;
+		note_rtt(sr, rtt, now);
 		if (!sr->srtt_ns) {
 			sr->srtt_ns = rtt;
 			sr->rttvar_ns = rtt / 2;
@@ -455,8 +498,9 @@ void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now)
 		return;
 	}
 	ur_count(qp->dev, UR_CTR_sr_timeouts);
+	/* (a timed packet resent now stops being timed in ur_sr_sent; one
+	 * that is not keeps its sample, which is how a stall gets measured) */
 	timeout_resend(qp);
-	sr->rtt_timing = false;
 	if (sr->backoff < 6)
 		sr->backoff++;
 	sr->rto_base_ns = now;
@@ -594,7 +638,7 @@ static int place(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t ahead, str
 		struct ur_recv_wqe *r = rwqe_for(qp, d->rseq);
 
 		if (!r) {
-			ur_resp_rnr_nak(qp, pkt);
+			ur_resp_rnr_nak(qp);
 			return -1;
 		}
 		if ((uint64_t)off + len > r->length) {
@@ -631,7 +675,7 @@ static int place(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t ahead, str
 	}
 	ur_count(qp->dev, UR_CTR_rx_write_requests);
 	if (last && (op->hdrs & UR_HDR_IMMDT) && !rwqe_for(qp, d->rseq)) {
-		ur_resp_rnr_nak(qp, pkt);
+		ur_resp_rnr_nak(qp);
 		return -1;
 	}
 	return 0;
@@ -694,6 +738,15 @@ void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		ur_count(qp->dev, UR_CTR_sr_duplicates);
 		sr->sack_due = true;
 		ur_dev_schedule(qp->dev, qp);
+		return;
+	}
+	if (d > 0 && rs->nak_sent) {
+		/* After an RNR (or sequence) NAK the requester starts again from
+		 * the expected PSN: what it sent behind it is dropped quietly, as
+		 * in go-back-N (C9-112). Placing it would take receive WQEs ahead
+		 * for packets that come again anyway, and one that finds none
+		 * would NAK again and again while the requester waits. */
+		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
 		return;
 	}
 	if (d == 0 && rs->in_msg) {

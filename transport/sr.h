@@ -62,6 +62,8 @@ struct ur_sr {
 	uint64_t rtt_sent_ns;
 	uint64_t srtt_ns;       /* smoothed round trip and its variation (RFC 6298) */
 	uint64_t rttvar_ns;
+	uint64_t rtt_max_ns[2]; /* largest round trip of this window and of the last */
+	uint64_t rtt_win_ns;    /* when this window began */
 
 	/* responder */
 	uint8_t *rx;            /* per PSN flags */
@@ -95,7 +97,15 @@ void ur_sr_progress(struct ur_qp *qp, uint64_t now);
 void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now);
 bool ur_sr_retx_pending(const struct ur_qp *qp);
 bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn);
-void ur_sr_sent(struct ur_qp *qp, uint32_t psn, bool resend, uint64_t now);
+/* How a request packet left: for the first time, again after a go-back (a
+ * rewind), or as a selective retransmission. Only the first may be timed
+ * (Karn's rule). */
+enum ur_sr_tx {
+	UR_SR_TX_FIRST,
+	UR_SR_TX_AGAIN,
+	UR_SR_TX_SELECTIVE,
+};
+void ur_sr_sent(struct ur_qp *qp, uint32_t psn, enum ur_sr_tx how, uint64_t now);
 void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now);
 void ur_sr_retry(struct ur_qp *qp);
 

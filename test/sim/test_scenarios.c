@@ -399,6 +399,254 @@ START_TEST(test_device_inflight_cap)
 }
 END_TEST
 
+/*
+ * A receiver with a shallow receive queue and a slow application (ib_send_bw
+ * -r 4 -t 64): 64 SENDs of 64 KiB in flight meet 4 posted receives, each
+ * reposted 25 us after it completes. The requester must be held back by the
+ * RNR NAK timer (9.7.5.2.8), retry from the NAKed PSN, and spend no transport
+ * retries, in both retransmission modes. Returns the flow's statistics and
+ * the RNR NAKs the requester got.
+ */
+static void run_shallow_rq(enum ur_retx_mode mode, uint64_t messages, double loss,
+			   struct sim_flow_stats *st, uint64_t *rnr_naks, uint64_t *retries)
+{
+	struct sim *s = sim_create(61);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim_flow *flow;
+	uint64_t *ctr;
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = mode;
+	fx_default_link(&link);
+	link.impair.loss = loss;
+	a = sim_add_node(s, &cfg, &link, &link, NULL);
+	b = sim_add_node(s, &cfg, &link, &link, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_SEND;
+	fc.msg_size = 65536;
+	fc.messages = messages;
+	fc.depth = 64;
+	fc.recv_depth = 4;
+	fc.recv_repost_ps = 25 * SIM_PS_PER_US;
+	fc.verify = true;
+	/* perftest's: rnr_retry 7, min_rnr_timer 12 (0.64 ms) */
+	sim_qp_params_default(&fc.qp);
+	fc.start_ps = SIM_PS_PER_S / 1000; /* after the SR negotiation */
+	flow = sim_workload_add_flow(w, a, b, &fc);
+	ck_assert_ptr_nonnull(flow);
+	sim_workload_stop_when_done(w, true);
+	sim_run(s, 10 * SIM_PS_PER_S);
+	*st = *sim_flow_stats(flow);
+	st->fct_ps = NULL;
+	ck_assert_msg(sim_workload_done(w), "mode %d: %llu of %llu done, %llu received", mode,
+		      (unsigned long long)st->completed, (unsigned long long)messages,
+		      (unsigned long long)st->received);
+	ck_assert_int_eq(ur_qp_selective(sim_flow_src_qp(flow)), mode == UR_RETX_SR);
+	ctr = ur_dev_counters(sim_node_dev(a));
+	*rnr_naks = ctr[UR_CTR_rnr_nak_retry_err];
+	*retries = ctr[UR_CTR_local_ack_timeout_err];
+	ck_assert_uint_eq(ctr[UR_CTR_retry_exceeded], 0);
+	ck_assert_uint_eq(ctr[UR_CTR_rnr_retry_exceeded], 0);
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+
+START_TEST(test_shallow_receive_queue_rnr)
+{
+	struct sim_flow_stats gbn, sr;
+	uint64_t rnr_gbn, rnr_sr, retry_gbn, retry_sr;
+	const uint64_t n = 400;
+
+	double loss = _i ? 2e-3 : 0;
+
+	run_shallow_rq(UR_RETX_GBN, n, loss, &gbn, &rnr_gbn, &retry_gbn);
+	run_shallow_rq(UR_RETX_SR, n, loss, &sr, &rnr_sr, &retry_sr);
+	for (int i = 0; i < 2; i++) {
+		const struct sim_flow_stats *st = i ? &sr : &gbn;
+
+		ck_assert_uint_eq(st->completed, n);
+		ck_assert_uint_eq(st->received, n);
+		ck_assert_uint_eq(st->errors, 0);
+		ck_assert_uint_eq(st->verify_failures, 0);
+	}
+	/* the receiver ran out of receives: held back by the RNR timer, at most
+	 * about once per message, never once per packet that came behind */
+	ck_assert_uint_ge(rnr_gbn, n / 16);
+	ck_assert_uint_le(rnr_gbn, n);
+	ck_assert_uint_ge(rnr_sr, n / 16);
+	ck_assert_uint_le(rnr_sr, rnr_gbn + rnr_gbn / 4);
+	/* and selective repeat takes about go-back-N's time */
+	ck_assert_uint_le(sr.last_done_ps - sr.first_post_ps,
+			  (gbn.last_done_ps - gbn.first_post_ps) * 5 / 4);
+	/* RNR NAKs are no transport retries: with no loss, no timeout at all
+	 * (with loss, go-back-N may need one for a lost tail) */
+	if (!loss)
+		ck_assert_uint_eq(retry_gbn, 0);
+	ck_assert_uint_eq(retry_sr, 0);
+}
+END_TEST
+
+/* A host that is not scheduled for 5 ms, every 50 ms (as on a busy machine). */
+static void stall_every_50ms(struct sim *s, void *arg)
+{
+	sim_node_stall(arg, sim_now(s) + 5 * SIM_PS_PER_S / 1000);
+	sim_at(s, sim_now(s) + 50 * SIM_PS_PER_S / 1000, stall_every_50ms, arg);
+}
+
+/*
+ * Selective repeat with no loss, toward a receiver that stalls 5 ms every
+ * 50 ms, far past RTO_high (1 ms) and any SRTT + 4 RTTVAR of the ~60 us path.
+ * Every timeout here is spurious: it resends what is still on its way. The
+ * first stall may cost some; the round trip it showed keeps the timeout
+ * above the next ones, which cost none (the estimator that forgot a stall
+ * within a few round trips paid two timeouts for each).
+ */
+START_TEST(test_sr_rto_learns_stalls)
+{
+	struct sim *s = sim_create(71);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim_flow *flow;
+	const struct sim_flow_stats *st;
+	uint64_t *ctr;
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	fx_default_link(&link);
+	link.rate_bps = 10000000000ull;
+	link.prop_ps = 10 * SIM_PS_PER_US;
+	a = sim_add_node(s, &cfg, &link, &link, NULL);
+	b = sim_add_node(s, &cfg, &link, &link, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_RDMA_WRITE;
+	fc.msg_size = 65536;
+	fc.messages = 1000000; /* more than 400 ms can carry */
+	fc.depth = 8;
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp); /* timeout 14: 67 ms */
+	fc.start_ps = SIM_PS_PER_S / 1000;
+	flow = sim_workload_add_flow(w, a, b, &fc);
+	ck_assert_ptr_nonnull(flow);
+	sim_at(s, 20 * SIM_PS_PER_S / 1000, stall_every_50ms, b);
+	sim_run(s, 400 * SIM_PS_PER_S / 1000);
+	st = sim_flow_stats(flow);
+	ctr = ur_dev_counters(sim_node_dev(a));
+	ck_assert(ur_qp_selective(sim_flow_src_qp(flow)));
+	ck_assert_uint_gt(st->completed, 3000); /* ~0.9 of 10 Gb/s less the stalls */
+	ck_assert_uint_eq(st->errors, 0);
+	ck_assert_uint_eq(st->verify_failures, 0);
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 0);
+	ck_assert_uint_le(ctr[UR_CTR_sr_timeouts], 3);
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+END_TEST
+
+/*
+ * Selective repeat over a dead link: its fast timeouts fire again and again
+ * but consume no retry; the IBTA local ACK timeout alone counts them, so
+ * RETRY_EXC_ERR comes after (retry_cnt + 1) x 4.096 us x 2^timeout, as in
+ * go-back-N.
+ */
+START_TEST(test_sr_total_loss_retry_exceeded_on_time)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_dev_config cfg;
+	struct sim_impair dead = {.drop_all = true};
+	struct ur_cqe c[4];
+	struct fx f;
+	uint64_t t0, timeout_ps, *ctr;
+
+	fx_default_link(&link);
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	sim_qp_params_default(&qp);
+	qp.timeout = 10; /* 4.194 ms */
+	qp.retry_cnt = 3;
+	fx_init_cfg(&f, 3, &cfg, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	sim_node_kick(f.a.node);
+	sim_node_kick(f.b.node);
+	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
+	ck_assert(ur_qp_selective(f.a.qp));
+	sim_node_set_impair(f.a.node, &dead, NULL);
+	t0 = sim_now(f.s);
+	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 16384, (uintptr_t)f.b.buf, f.b.mr->key, 0,
+		     0);
+	fx_post_send(&f, &f.a, 2, UR_WR_SEND, 0, 64, 0, 0, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 2, 10 * SIM_PS_PER_S), 2);
+	timeout_ps = 4096ull * 1000 << 10;
+	ck_assert_uint_eq(c[0].wr_id, 1);
+	ck_assert_uint_eq(c[0].status, UR_WC_RETRY_EXC_ERR);
+	ck_assert_uint_eq(c[1].status, UR_WC_WR_FLUSH_ERR);
+	ck_assert_uint_ge(sim_now(f.s) - t0, 4 * timeout_ps);
+	ck_assert_uint_le(sim_now(f.s) - t0, 4 * timeout_ps + SIM_PS_PER_S / 1000);
+	ctr = ur_dev_counters(sim_node_dev(f.a.node));
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 4);
+	ck_assert_uint_ge(ctr[UR_CTR_sr_timeouts], 4); /* they fired, and counted no retry */
+	fx_fini(&f);
+}
+END_TEST
+
+/*
+ * The oldest PSN of a selective-repeat QP is lost 40 times in a row while
+ * the packets behind it keep arriving, for longer than retry_cnt + 1 local
+ * ACK timeouts. Each SACK that reports new packets is an answer, as an ACK
+ * that makes progress is, so the transport retry counter only counts
+ * retries that got none: the QP must not fail.
+ */
+START_TEST(test_sr_sack_progress_is_an_answer)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_dev_config cfg;
+	struct sim_impair lose = {0};
+	struct ur_cqe c[4];
+	struct fx f;
+	uint64_t t0, *ctr;
+
+	fx_default_link(&link);
+	link.rate_bps = 1000000000ull; /* 256 KiB take 2.1 ms */
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	sim_qp_params_default(&qp);
+	qp.timeout = 8; /* 1.05 ms */
+	qp.retry_cnt = 1;
+	fx_init_cfg(&f, 12, &cfg, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	sim_node_kick(f.a.node);
+	sim_node_kick(f.b.node);
+	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
+	ck_assert(ur_qp_selective(f.a.qp));
+	lose.drop_psn = qp.psn_a;
+	lose.drop_psn_times = 40;
+	sim_node_set_impair(f.a.node, &lose, NULL);
+	t0 = sim_now(f.s);
+	for (int i = 0; i < 4; i++)
+		fx_post_send(&f, &f.a, 1 + (uint64_t)i, UR_WR_RDMA_WRITE, 262144 * (uint32_t)i, 262144,
+			     (uintptr_t)f.b.buf + 262144 * (uint32_t)i, f.b.mr->key, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 4, SIM_PS_PER_S), 4);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_uint_eq(c[i].wr_id, 1 + (uint64_t)i);
+		ck_assert_uint_eq(c[i].status, UR_WC_SUCCESS);
+	}
+	ctr = ur_dev_counters(sim_node_dev(f.a.node));
+	/* the PSN was lost 40 times, for longer than (retry_cnt + 1) timeouts */
+	ck_assert_uint_eq(sim_node_up_stats(f.a.node).dropped, 40);
+	ck_assert_uint_gt(sim_now(f.s) - t0, 3 * (4096ull * 1000 << 8));
+	ck_assert_uint_eq(ctr[UR_CTR_retry_exceeded], 0);
+	fx_fini(&f);
+}
+END_TEST
+
 /* ---- error paths with exact virtual time ---- */
 
 START_TEST(test_total_loss_retry_exceeded_then_flush)
@@ -1381,6 +1629,9 @@ static Suite *scenario_suite(void)
 	tcase_add_loop_test(tc, test_sr_read_responses_lost, 0, 3);
 	tcase_add_loop_test(tc, test_sr_every_opcode_intact_under_loss, 0,
 			    sizeof(all_ops) / sizeof(all_ops[0]));
+	tcase_add_test(tc, test_sr_rto_learns_stalls);
+	tcase_add_test(tc, test_sr_total_loss_retry_exceeded_on_time);
+	tcase_add_test(tc, test_sr_sack_progress_is_an_answer);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
@@ -1398,6 +1649,7 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_sr_error_flushes_early_receives);
 	tcase_add_test(tc, test_sr_send_too_long);
 	tcase_add_test(tc, test_rnr_with_pipelined_sends_keeps_retries);
+	tcase_add_loop_test(tc, test_shallow_receive_queue_rnr, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("unreliable");

@@ -864,6 +864,76 @@ START_TEST(test_ud_wrong_qkey)
 }
 END_TEST
 
+/* A CNP (A17.9.2) for a QP, from `sip` to `dip` (NULL: peer -> me). */
+static struct spec cnp(uint32_t dqpn, const uint8_t *sip, const uint8_t *dip)
+{
+	struct spec s = req(UR_OP_CNP, 0, 0);
+
+	s.dqpn = dqpn;
+	s.ackreq = false;
+	s.sip = sip;
+	s.dip = dip;
+	return s;
+}
+
+/*
+ * A CNP slows its QP down (rp_cnp_handled), so it must pass the checks every
+ * other packet passes: from the QP's peer, to the QP's own address, to a QP
+ * that can send (RTR and later). A stranger's CNPs were all obeyed.
+ */
+START_TEST(test_cnp_only_from_the_peer)
+{
+	struct ur_qp_attr a;
+	struct spec s;
+
+	s = cnp(RC_QPN, stranger_ip, NULL);
+	snapshot();
+	send_spec(&s);
+	assert_dropped_as(UR_CTR_rx_drop_wrong_peer);
+	s = cnp(RC_QPN, NULL, other_local_ip);
+	snapshot();
+	send_spec(&s);
+	assert_dropped_as(UR_CTR_rx_drop_wrong_peer);
+	s = cnp(UC_QPN, stranger_ip, NULL);
+	snapshot();
+	send_spec(&s);
+	assert_dropped_as(UR_CTR_rx_drop_wrong_peer);
+	s = cnp(0x777, NULL, NULL);
+	snapshot();
+	send_spec(&s);
+	assert_dropped_as(UR_CTR_rx_drop_unknown_qp);
+	ck_assert_uint_eq(ur_dev_counters(dev)[UR_CTR_rp_cnp_handled], 0);
+
+	/* the peer's is obeyed, in RTS and in RTR (its READ responses are ECN-capable) */
+	s = cnp(RC_QPN, NULL, NULL);
+	snapshot();
+	send_spec(&s);
+	ck_assert_msg(delta(UR_CTR_rp_cnp_handled) == 1 && delta(UR_CTR_rx_packets) == 1,
+		      "peer's CNP: %s", moved());
+	qp_attr(&a, all_remote);
+	to_state(rc, &a, UR_QPS_RESET, 0);
+	bring_up(rc, UR_QPT_RC, all_remote, UR_QPS_RTR);
+	snapshot();
+	send_spec(&s);
+	ck_assert_msg(delta(UR_CTR_rp_cnp_handled) == 1, "CNP in RTR: %s", moved());
+
+	/* a QP that sends nothing takes none */
+	to_state(rc, &a, UR_QPS_RESET, 0);
+	snapshot();
+	send_spec(&s);
+	assert_dropped_as(UR_CTR_rx_drop_bad_qp_state);
+	bring_up(rc, UR_QPT_RC, all_remote, UR_QPS_INIT);
+	snapshot();
+	send_spec(&s);
+	assert_dropped_as(UR_CTR_rx_drop_bad_qp_state);
+	to_state(rc, &a, UR_QPS_ERR, 0);
+	snapshot();
+	send_spec(&s);
+	assert_dropped_as(UR_CTR_rx_drop_bad_qp_state);
+	ck_assert_uint_eq(host.nsent, 0);
+}
+END_TEST
+
 START_TEST(test_bad_pkey)
 {
 	struct spec s = write_only(RQ_PSN, 0, 16);
@@ -1093,6 +1163,41 @@ static void assert_access_refused(const struct spec *s)
 	ck_assert(all_zero(mem_other, BUF_LEN));
 	ck_assert(all_zero(mem_ro, BUF_LEN));
 }
+
+/*
+ * A class C error was NAKed and the NAK has not left yet (9.9.3.1.3): the
+ * requests the peer sent behind the bad one arrive, are not executed, and
+ * are each counted as dropped, under one reason, as every packet received
+ * is either processed or counted.
+ */
+START_TEST(test_requests_behind_a_pending_error_nak)
+{
+	struct frame bad, next, more;
+	struct spec s;
+
+	s = write_only(RQ_PSN, 0, 16);
+	s.rkey = 0xdeadbeef;
+	build(&bad, &s);
+	s = write_only(RQ_PSN + 1, 64, 16);
+	build(&next, &s);
+	s = write_only(RQ_PSN + 2, 128, 16);
+	build(&more, &s);
+
+	sent_before = host.nsent;
+	rx_only(&bad); /* in one receive burst with the two behind it */
+	snapshot();
+	rx_only(&next);
+	assert_qp_dropped_as(UR_CTR_rx_drop_error_nak_pending);
+	snapshot();
+	rx_only(&more);
+	assert_qp_dropped_as(UR_CTR_rx_drop_error_nak_pending);
+	pump();
+	assert_answer(UR_AETH_NAK | UR_NAK_REM_ACCESS_ERR, RQ_PSN);
+	ck_assert_uint_eq(sent_since(), 1);
+	ck_assert(all_zero(mem, BUF_LEN));
+	ck_assert_uint_eq(ur_qp_state(rc), UR_QPS_ERR);
+}
+END_TEST
 
 START_TEST(test_rkey_checks)
 {
@@ -1842,6 +1947,7 @@ static Suite *rx_suite(void)
 	tcase_add_test(td, test_wrong_state);
 	tcase_add_test(td, test_wrong_peer);
 	tcase_add_test(td, test_bad_pkey);
+	tcase_add_test(td, test_cnp_only_from_the_peer);
 	tcase_add_test(td, test_ud_wrong_qkey);
 	tcase_add_test(tp, test_opcode_out_of_sequence);
 	tcase_add_test(tp, test_bad_lengths);
@@ -1849,6 +1955,7 @@ static Suite *rx_suite(void)
 	tcase_add_test(tp, test_stray_responses);
 	tcase_add_test(tp, test_rnr_then_pipelined_packets);
 	tcase_add_test(tp, test_nak_not_overwritten_by_ack);
+	tcase_add_test(tp, test_requests_behind_a_pending_error_nak);
 	tcase_add_test(ta, test_rkey_checks);
 	tcase_add_test(ta, test_qp_access_flags);
 	tcase_add_test(ta, test_dereg_mid_write);

@@ -43,6 +43,7 @@ struct sim_link {
 	struct sim_rng rng;
 	bool ge_bad;
 	uint64_t count;
+	uint32_t psn_drops;    /* drop_psn: copies dropped since it was set */
 	struct sim_link_stats st;
 };
 
@@ -75,6 +76,7 @@ struct sim_node {
 	struct sim_pkt *out;
 	uint64_t timer_at;
 	uint32_t timer_gen;
+	uint64_t stall_until; /* the host runs nothing before then (not scheduled) */
 	sim_node_hook hook;
 	void *hook_arg;
 };
@@ -330,6 +332,22 @@ static unsigned l3_offset(const struct sim_pkt *p, bool *v6)
 	return p->len >= off + (*v6 ? 40 : 20) ? off : 0;
 }
 
+/* Whether a frame is a RoCEv2 RC SEND, WRITE or READ request with this PSN. */
+static bool is_request_with_psn(const struct sim_pkt *p, uint32_t psn)
+{
+	bool v6;
+	unsigned off = l3_offset(p, &v6);
+	const uint8_t *bth;
+
+	if (!off)
+		return false;
+	off += v6 ? 40 : (p->data[off] & 0xf) * 4u;
+	if (p->len < off + 8 + 12 || ur_get_be16(p->data + off + 2) != UR_ROCE_UDP_PORT)
+		return false;
+	bth = p->data + off + 8;
+	return bth[0] < 0x0d && (ur_get_be32(bth + 8) & 0xffffff) == psn;
+}
+
 /* Set CE on an ECN-capable packet, as a switch does (RFC 3168); true if marked. */
 static bool mark_ce(struct sim_pkt *p)
 {
@@ -367,6 +385,13 @@ static void link_send(struct sim *s, struct sim_link *l, struct sim_pkt *p, uint
 	l->count++;
 	l->st.packets++;
 	l->st.bytes += p->len;
+	if (im->drop_psn_times && l->psn_drops < im->drop_psn_times &&
+	    is_request_with_psn(p, im->drop_psn)) {
+		l->psn_drops++;
+		l->st.dropped++;
+		pkt_free(s, p);
+		return;
+	}
 	if (link_drops(l)) {
 		l->st.dropped++;
 		pkt_free(s, p);
@@ -465,6 +490,18 @@ static void node_after_event(struct sim_node *n)
 	ur_dev_poll(n->dev, now_ns(n->s));
 	node_pull(n);
 	node_arm_timer(n);
+}
+
+void sim_node_stall(struct sim_node *n, uint64_t until_ps)
+{
+	struct sim *s = n->s;
+
+	if (until_ps <= s->now || until_ps <= n->stall_until)
+		return;
+	n->stall_until = until_ps;
+	/* wake up when it ends, whatever was due before */
+	n->timer_at = until_ps;
+	push_event(s, until_ps, EV_NODE_TIMER, n, NULL, ++n->timer_gen);
 }
 
 void sim_node_kick(struct sim_node *n)
@@ -602,10 +639,14 @@ uint64_t sim_node_queue_bytes(const struct sim_node *n)
 void sim_node_set_impair(struct sim_node *n, const struct sim_impair *up,
 			 const struct sim_impair *down)
 {
-	if (up)
+	if (up) {
 		n->up.cfg.impair = *up;
-	if (down)
+		n->up.psn_drops = 0;
+	}
+	if (down) {
 		n->down.cfg.impair = *down;
+		n->down.psn_drops = 0;
+	}
 }
 
 void sim_node_set_hook(struct sim_node *n, sim_node_hook hook, void *arg)
@@ -739,6 +780,11 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 	case EV_NODE_ARRIVE: {
 		struct sim_pkt *p = ev->b;
 
+		if (s->now < n->stall_until) {
+			/* waits in the host's receive ring, in order */
+			push_event(s, n->stall_until, EV_NODE_ARRIVE, n, p, 0);
+			break;
+		}
 		ur_dev_rx(n->dev, p->data, p->len, now_ns(s));
 		pkt_free(s, p);
 		node_after_event(n);
@@ -746,7 +792,8 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 	}
 	case EV_NODE_TX_DONE:
 		n->tx_busy = false;
-		node_after_event(n);
+		if (s->now >= n->stall_until)
+			node_after_event(n);
 		break;
 	case EV_PORT_TX_DONE:
 		port = ev->a;
@@ -757,6 +804,11 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 		if (ev->gen != n->timer_gen)
 			break; /* superseded */
 		n->timer_at = UINT64_MAX;
+		if (s->now < n->stall_until) {
+			n->timer_at = n->stall_until;
+			push_event(s, n->stall_until, EV_NODE_TIMER, n, NULL, ++n->timer_gen);
+			break;
+		}
 		node_after_event(n);
 		break;
 	case EV_NODE_PAUSE:

@@ -39,6 +39,8 @@ struct sim_impair {
 	uint64_t drop_nth;     /* drop exactly the Nth packet (1-based) on this link, 0 = off */
 	uint64_t drop_every;   /* with drop_nth: and every drop_every packets after it */
 	bool drop_all;         /* a dead link */
+	uint32_t drop_psn;     /* drop the request packets with this PSN... */
+	uint32_t drop_psn_times; /* ...the first this many times each is set (0 = off) */
 };
 
 struct sim_link_cfg {
@@ -107,6 +109,10 @@ uint64_t sim_node_queue_bytes(const struct sim_node *n);
 /* Change the impairments of a node's links at any time (e.g. kill the link). */
 void sim_node_set_impair(struct sim_node *n, const struct sim_impair *up,
 			 const struct sim_impair *down);
+
+/* The host is not scheduled until `until_ps`: its engine and application
+ * run nothing, frames wait for it in order (its NIC still sends what it had). */
+void sim_node_stall(struct sim_node *n, uint64_t until_ps);
 
 /* Let the engine know the application posted WQEs on this node. */
 void sim_node_kick(struct sim_node *n);

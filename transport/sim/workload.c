@@ -204,6 +204,18 @@ static void post_recv(struct sim_flow *f)
 	ur_qp_doorbell(f->dqp);
 }
 
+/* A slow application's repost of one receive (recv_repost_ps after its completion). */
+static void repost_recv(struct sim *s, void *arg)
+{
+	struct sim_flow *f = arg;
+
+	(void)s;
+	if (f->failed || f->next_recv >= f->cfg.messages)
+		return;
+	post_recv(f);
+	sim_node_kick(f->dst->node);
+}
+
 static void post_message(struct sim_flow *f)
 {
 	struct ur_wq *sq = ur_qp_sq(f->sqp);
@@ -341,7 +353,11 @@ static void on_recv_cqe(struct sim_flow *f, const struct ur_cqe *c)
 			f->st.verify_failures++;
 	}
 	f->st.received++;
-	if (f->next_recv < f->cfg.messages)
+	if (f->next_recv >= f->cfg.messages)
+		return;
+	if (f->cfg.recv_repost_ps)
+		sim_at(f->w->s, sim_now(f->w->s) + f->cfg.recv_repost_ps, repost_recv, f);
+	else
 		post_recv(f);
 }
 

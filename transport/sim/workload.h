@@ -22,6 +22,8 @@ struct sim_flow_cfg {
 	uint64_t messages;
 	uint32_t depth;          /* messages outstanding at once */
 	uint32_t recv_depth;     /* receive WQEs kept posted at the destination (0: depth) */
+	uint64_t recv_repost_ps; /* the destination reposts a receive this long after its
+				  * completion (an application that polls, then posts) */
 	bool verify;             /* pattern every message and check every byte */
 	uint64_t start_ps;
 	struct sim_qp_params qp;
