@@ -229,6 +229,11 @@ static void queue_missing(struct ur_qp *qp, uint32_t end, bool again)
 	struct ur_sr *sr = qp->sr;
 	uint32_t psn = qp->req.una;
 
+	/* Only what has left: after a go-back-N rewind the highest PSN SACKed
+	 * may lie beyond the next to send, and ur_sr_next_retx() never looks
+	 * there, so a PSN queued there would stay queued and uncounted. */
+	if (ur_psn_lt(qp->req.psn, end))
+		end = qp->req.psn;
 	for (; ur_psn_lt(psn, end); psn = ur_psn_add(psn, 1)) {
 		uint8_t *f = &sr->tx[psn & sr->mask];
 
@@ -419,6 +424,11 @@ void ur_sr_sent(struct ur_qp *qp, uint32_t psn, enum ur_sr_tx how, uint64_t now)
 
 	if (!sr)
 		return;
+	if (sr->tx[psn & sr->mask] & UR_SR_QUEUED) {
+		/* sent anyway (a rewind's resend): the queued copy is this one */
+		sr->tx[psn & sr->mask] &= (uint8_t)~UR_SR_QUEUED;
+		sr->nqueued--;
+	}
 	sr->txseq[psn & sr->mask] = ++sr->txseq_next;
 	if (how == UR_SR_TX_SELECTIVE)
 		ur_count(qp->dev, UR_CTR_sr_selective_retx);

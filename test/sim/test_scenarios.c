@@ -1321,6 +1321,94 @@ START_TEST(test_initiator_depth_never_exceeded)
 }
 END_TEST
 
+/*
+ * The soak's shape in selective repeat: messages up to 64 KiB, 32
+ * outstanding, 32 receives of 64 KiB, 1% and 5% loss and reordering both
+ * ways, 20000 operations. Case 0 once failed at once (a message restarted
+ * by a rewind switched framing); case 1 stalled for good: after a rewind
+ * the highest SACKed PSN lay beyond the next to send, a timeout queued the
+ * PSNs up to it, and the retransmission scan, which stops at the next to
+ * send, dropped their count while their flags stayed queued, so nothing
+ * was ever sent again until the retries ran out.
+ */
+START_TEST(test_sr_soak_shape)
+{
+	static const struct {
+		uint64_t seed;
+		double loss;
+	} cases[] = {{1, 0.01}, {27, 0.05}};
+	struct sim_impair lossy = {.loss = cases[_i].loss, .reorder = cases[_i].loss,
+				   .reorder_depth = 4};
+	uint64_t rng = 0x9e3779b97f4a7c15ull * cases[_i].seed + 1, counter = 0, adds = 0;
+	const unsigned total = 20000, depth = 32;
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_cqe c[32];
+	unsigned posted = 0, done = 0, recvs = 0;
+	struct fx f;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.min_rnr_timer = 1;
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	fx_init_cfg(&f, cases[_i].seed, &cfg, &link, &qp,
+		    UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ |
+			    UR_ACCESS_REMOTE_ATOMIC);
+	memcpy(f.b.buf, &counter, 8);
+	sim_node_set_impair(f.a.node, &lossy, NULL);
+	sim_node_set_impair(f.b.node, &lossy, NULL);
+	for (; recvs < 32; recvs++)
+		fx_post_recv(&f, &f.b, 1000000 + recvs, 0x80000, 65536);
+	while (done < total) {
+		int n;
+
+		while (posted < total && posted - done < depth) {
+			uint64_t r;
+			uint32_t sz;
+
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			r = rng % 10;
+			sz = (uint32_t)((rng >> 20) % 65537);
+			if (r == 0) {
+				fx_post_send(&f, &f.a, posted, UR_WR_ATOMIC_FETCH_AND_ADD,
+					     0x10000 + (posted % 64) * 8, 8, (uintptr_t)f.b.buf,
+					     f.b.mr->key, 3, 0);
+				adds += 3;
+			} else if (r == 1) {
+				fx_post_send(&f, &f.a, posted, UR_WR_ATOMIC_CMP_AND_SWP,
+					     0x10000 + (posted % 64) * 8, 8, (uintptr_t)f.b.buf + 8,
+					     f.b.mr->key, 0, 0);
+			} else if (r <= 4) {
+				fx_post_send(&f, &f.a, posted, UR_WR_RDMA_READ, 0x20000, sz,
+					     (uintptr_t)f.b.buf + 0x40000, f.b.mr->key, 0, 0);
+			} else if (r <= 6) {
+				fx_post_send(&f, &f.a, posted, UR_WR_SEND, 0x30000, sz, 0, 0, 0, 0);
+			} else {
+				fx_post_send(&f, &f.a, posted,
+					     r == 9 ? UR_WR_RDMA_WRITE_WITH_IMM : UR_WR_RDMA_WRITE,
+					     0x30000, sz, (uintptr_t)f.b.buf + 0x50000, f.b.mr->key, 0, 0);
+			}
+			posted++;
+		}
+		n = fx_wait(&f, &f.a, c, 1, 2 * SIM_PS_PER_S);
+		ck_assert_msg(n == 1, "case %d: no completion for 2 s after %u", _i, done);
+		ck_assert_msg(c[0].status == UR_WC_SUCCESS, "case %d: wr %llu: status %d after %u done",
+			      _i, (unsigned long long)c[0].wr_id, c[0].status, done);
+		done++;
+		while ((n = ur_cq_poll(&f.b.cq, c, 16)) > 0)
+			for (int k = 0; k < n; k++, recvs++) {
+				ck_assert_uint_eq(c[k].status, UR_WC_SUCCESS);
+				fx_post_recv(&f, &f.b, 1000000 + recvs, 0x80000, 65536);
+			}
+	}
+	memcpy(&counter, f.b.buf, 8);
+	ck_assert_uint_eq(counter, adds);
+	fx_fini(&f);
+}
+END_TEST
+
 /* ---- UC and UD: unacknowledged, so loss costs exactly what was lost ---- */
 
 #define UN_MSGS 10
@@ -1645,6 +1733,7 @@ static Suite *scenario_suite(void)
 	/* cases 1 and 3 caught the SEND in the wrong receive WQE, 63 the framing switch */
 	tcase_add_loop_test(tc, test_mixed_every_byte_both_modes, 0, 4);
 	tcase_add_loop_test(tc, test_mixed_every_byte_both_modes, 60, 64);
+	tcase_add_loop_test(tc, test_sr_soak_shape, 0, 2);
 	tcase_add_loop_test(tc, test_initiator_depth_never_exceeded, 0, 2);
 	tcase_add_test(tc, test_sr_error_flushes_early_receives);
 	tcase_add_test(tc, test_sr_send_too_long);
