@@ -14,8 +14,9 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_co
 	struct uroce_cq *ucq;
 	int err;
 
-	(void)vector;
-	if (cqe < 1 || (unsigned)cqe > UR_MAX_CQE || (ch && ch->context != ibctx)) {
+	/* as the kernel's uverbs: a vector the context does not have is EINVAL */
+	if (cqe < 1 || (unsigned)cqe > UR_MAX_CQE || (ch && ch->context != ibctx) || vector < 0 ||
+	    vector >= ibctx->num_comp_vectors) {
 		errno = EINVAL;
 		return NULL;
 	}

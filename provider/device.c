@@ -101,6 +101,7 @@ static int uroce_query_device_ex(struct ibv_context *ibctx,
 	a.orig_attr.max_pkeys = 1;
 	a.orig_attr.local_ca_ack_delay = 15;
 	a.orig_attr.phys_port_cnt = 1;
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
 	return 0;

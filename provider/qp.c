@@ -184,7 +184,13 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+				IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* no creation flag is offered; none at all is what every QP has (rxe: EOPNOTSUPP) */
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

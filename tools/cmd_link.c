@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cc_spec.h"
@@ -248,8 +249,11 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 			   c->mac[3], c->mac[4], c->mac[5]};
 	char guid_txt[32];
 	unsigned ib_mtu = uroce_eth_to_ib_mtu(c->netdev_mtu);
+	struct stat cdev = {0};
 	int err = 0;
 
+	if (stat(CDEV_TARGET, &cdev))
+		return -errno;
 	snprintf(guid_txt, sizeof(guid_txt), "%02x%02x:%02x%02x:%02x%02x:%02x%02x", guid[0],
 		 guid[1], guid[2], guid[3], guid[4], guid[5], guid[6], guid[7]);
 	pathf(dir, sizeof(dir), "%s/class/infiniband_verbs/%s", sys, c->uverbs);
@@ -257,7 +261,10 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 	pathf(p, sizeof(p), "%s/class/infiniband_verbs", sys);
 	err |= write_file(p, "abi_version", "6\n");
 	err |= write_file(dir, "ibdev", "%s\n", c->name);
-	err |= write_file(dir, "dev", "0:0\n");
+	/* the character device the uverbs node links to: libibverbs checks an
+	 * opened node against it, and ibv_import_device() finds the device by it
+	 * (then fails EOPNOTSUPP: there is no kernel context to import) */
+	err |= write_file(dir, "dev", "%u:%u\n", major(cdev.st_rdev), minor(cdev.st_rdev));
 	err |= write_file(dir, "abi_version", "1\n");
 
 	pathf(dir, sizeof(dir), "%s/class/infiniband/%s", sys, c->name);

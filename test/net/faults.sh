@@ -5,6 +5,8 @@
 #   limits, counts, busy  limits as advertised; objects in use not destroyed
 #   errreset, asyncflood  QPs through ERR and RESET reused; unread events
 #   keyguess              rkeys guessed by index are refused
+#   conform               comp_vector range, phys_port_cnt_ex, create_flags
+#                         0, ibv_import_device answers EOPNOTSUPP
 #   cycles                thousands of create/destroy rounds without a leak
 #   killpeer              the server is killed (SIGKILL) under mixed traffic:
 #                         RETRY_EXC_ERR then flushes within (retry+1) x
@@ -74,7 +76,7 @@ result() { # NAME RC T0 LOGS...: report one check
 	shift 3
 	if [ "$rc" -eq 0 ]; then
 		echo "ok   $name ($(since "$t0") s)"
-		grep -hE "^(limits|counts|busy|errreset|asyncflood|keyguess|cycles):|expected failure|after the reconnect|link down for" \
+		grep -hE "^(limits|counts|busy|errreset|asyncflood|keyguess|conform|cycles):|expected failure|after the reconnect|link down for" \
 			"$@" 2>/dev/null | grep -v ": PASS$" | sed 's/^/     /' | tail -6
 		grep -h "ops (" "$@" 2>/dev/null | tail -1 | sed 's/^soak client: */     soak: /' 
 	else
@@ -166,6 +168,7 @@ vf busy busy
 vf errreset errreset 30
 vf asyncflood asyncflood 300
 vf keyguess keyguess
+vf conform conform
 vf cycles --run-dir "$(rundir "$P-a")" cycles 3000
 
 # Timeouts: this 2-CPU machine, shared, can starve a process for tens of

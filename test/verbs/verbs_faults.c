@@ -27,6 +27,12 @@
  *  asyncflood hundreds of QP errors whose asynchronous events the program
  *             never reads (most programs never call ibv_get_async_event),
  *             on two QP pairs; then every QP is destroyed: no call may hang.
+ *  conform    what a conformance suite asks of any device: a CQ on a
+ *             completion vector the context does not have is EINVAL;
+ *             phys_port_cnt_ex equals phys_port_cnt; create_qp_ex with
+ *             IBV_QP_INIT_ATTR_CREATE_FLAGS and no flag works, with a flag
+ *             the device lacks fails EOPNOTSUPP or EINVAL; ibv_import_device
+ *             on the context's command fd works or fails EOPNOTSUPP.
  *  cycles N   N rounds of creating and destroying every kind of object
  *             (and every 100 rounds the whole device context): heap bytes
  *             in use, file descriptors, threads and files in the run
@@ -459,6 +465,80 @@ static int test_limits(struct dev *d)
 	if (srq)
 		ibv_destroy_srq(srq);
 	ibv_destroy_cq(cq);
+	return failures ? -1 : 0;
+}
+
+/* ---- conform ---- */
+
+static int test_conform(struct dev *d)
+{
+	const int bad_vectors[] = {d->ctx->num_comp_vectors, d->ctx->num_comp_vectors + 1,
+				   100, -1};
+	struct ibv_qp_init_attr_ex ia;
+	struct ibv_context *imp;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+
+	printf("conform: num_comp_vectors %d phys_port_cnt %u phys_port_cnt_ex %u\n",
+	       d->ctx->num_comp_vectors, d->attr.orig_attr.phys_port_cnt,
+	       d->attr.phys_port_cnt_ex);
+	for (unsigned i = 0; i < sizeof(bad_vectors) / sizeof(bad_vectors[0]); i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "create_cq on comp_vector %d of %d", bad_vectors[i],
+			 d->ctx->num_comp_vectors);
+		cq = ibv_create_cq(d->ctx, 16, NULL, NULL, bad_vectors[i]);
+		expect_null_errno(cq, EINVAL, what);
+		if (cq)
+			ibv_destroy_cq(cq);
+	}
+	for (int v = 0; v < d->ctx->num_comp_vectors; v++) {
+		cq = ibv_create_cq(d->ctx, 16, NULL, NULL, v);
+		CHECK(cq, "create_cq on comp_vector %d: %s", v, strerror(errno));
+		if (cq)
+			ibv_destroy_cq(cq);
+	}
+	CHECK(d->attr.phys_port_cnt_ex == d->attr.orig_attr.phys_port_cnt,
+	      "phys_port_cnt_ex %u, phys_port_cnt %u", d->attr.phys_port_cnt_ex,
+	      d->attr.orig_attr.phys_port_cnt);
+
+	cq = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+	if (!cq) {
+		fail("create_cq: %s", strerror(errno));
+		return -1;
+	}
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = ia.recv_cq = cq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ia.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	ia.pd = d->pd;
+	ia.create_flags = 0;
+	qp = ibv_create_qp_ex(d->ctx, &ia);
+	CHECK(qp, "create_qp_ex with IBV_QP_INIT_ATTR_CREATE_FLAGS and no flag: %s",
+	      strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	/* a flag no software RoCE device has (mlx5 only, on a raw packet QP) */
+	ia.create_flags = IBV_QP_CREATE_CVLAN_STRIPPING;
+	qp = ibv_create_qp_ex(d->ctx, &ia);
+	CHECK(!qp && (errno == EOPNOTSUPP || errno == EINVAL),
+	      "create_qp_ex with IBV_QP_CREATE_CVLAN_STRIPPING on RC: %s",
+	      qp ? "created" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+
+	errno = 0;
+	imp = ibv_import_device(d->ctx->cmd_fd);
+	if (imp) {
+		printf("conform: ibv_import_device works\n");
+		ibv_close_device(imp);
+	} else {
+		CHECK(errno == EOPNOTSUPP, "ibv_import_device: %s, want it to work or EOPNOTSUPP",
+		      strerror(errno));
+	}
 	return failures ? -1 : 0;
 }
 
@@ -1122,7 +1202,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: verbs_faults [-d DEV] [-g GID] [--run-dir DIR] "
-				"limits|counts|busy|errreset N|asyncflood N|keyguess|cycles N\n");
+				"limits|counts|busy|errreset N|asyncflood N|keyguess|conform|cycles N\n");
 		return 2;
 	}
 	test = argv[1];
@@ -1141,6 +1221,8 @@ int main(int argc, char **argv)
 		rc = test_asyncflood(&d, n ? n : 300);
 	else if (!strcmp(test, "keyguess"))
 		rc = test_keyguess(&d);
+	else if (!strcmp(test, "conform"))
+		rc = test_conform(&d);
 	else if (!strcmp(test, "cycles"))
 		rc = test_cycles(&d, n ? n : 1000);
 	else {
