@@ -7,6 +7,8 @@
 #   keyguess              rkeys guessed by index are refused
 #   conform               comp_vector range, phys_port_cnt_ex, create_flags
 #                         0, ibv_import_device answers EOPNOTSUPP
+#   refusal-reasons       with UROCE_DEBUG=1 a refused call logs the
+#                         attribute behind it (conform's and limits' calls)
 #   cycles                thousands of create/destroy rounds without a leak
 #   killpeer              the server is killed (SIGKILL) under mixed traffic:
 #                         RETRY_EXC_ERR then flushes within (retry+1) x
@@ -168,7 +170,20 @@ vf busy busy
 vf errreset errreset 30
 vf asyncflood asyncflood 300
 vf keyguess keyguess
-vf conform conform
+UROCE_DEBUG=1 vf conform conform
+# UROCE_DEBUG=1 says why each refused call was refused, naming the attribute
+t0=$(now)
+rc=0
+for why in 'create_cq refused, EINVAL .*comp_vector 100 is not below the context.s num_comp_vectors [0-9]*' \
+	'modify_qp refused, EINVAL .*attribute mask lacks IBV_QP_PORT, required for RESET -> INIT' \
+	'modify_qp (IBV_QP_AV) refused, EINVAL .*without a GRH' \
+	'create_qp refused, EOPNOTSUPP .*create_flags 0x200'; do
+	grep -q "$why" "$log/conform" || { echo "no debug line matching: $why" >>"$log/conform.why"; rc=1; }
+done
+UROCE_DEBUG=1 vf limits-debug limits
+grep -q 'modify_qp refused, EINVAL .*max_dest_rd_atomic [0-9]* is above the device.s max_qp_rd_atom [0-9]*' \
+	"$log/limits-debug" || { echo "no debug line naming max_dest_rd_atomic" >>"$log/conform.why"; rc=1; }
+result refusal-reasons $rc "$t0" "$log/conform.why"
 vf cycles --run-dir "$(rundir "$P-a")" cycles 3000
 
 # Timeouts: this 2-CPU machine, shared, can starve a process for tens of

@@ -32,7 +32,9 @@
  *             phys_port_cnt_ex equals phys_port_cnt; create_qp_ex with
  *             IBV_QP_INIT_ATTR_CREATE_FLAGS and no flag works, with a flag
  *             the device lacks fails EOPNOTSUPP or EINVAL; ibv_import_device
- *             on the context's command fd works or fails EOPNOTSUPP.
+ *             on the context's command fd works or fails EOPNOTSUPP;
+ *             modify_qp without a required attribute, or with an address
+ *             without a GRH, is EINVAL.
  *  cycles N   N rounds of creating and destroying every kind of object
  *             (and every 100 rounds the whole device context): heap bytes
  *             in use, file descriptors, threads and files in the run
@@ -528,6 +530,33 @@ static int test_conform(struct dev *d)
 	      qp ? "created" : strerror(errno));
 	if (qp)
 		ibv_destroy_qp(qp);
+
+	/* modify_qp refusals: a missing required attribute, an address without a GRH */
+	qp = make_qp(d, cq, NULL, 4, 1, 0);
+	if (qp) {
+		struct ibv_qp_attr at = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+		int r;
+
+		r = ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS);
+		CHECK(r == EINVAL, "RESET -> INIT without IBV_QP_PORT: %s", strerror(r));
+		r = ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					   IBV_QP_ACCESS_FLAGS);
+		CHECK(r == 0, "RESET -> INIT: %s", strerror(r));
+		memset(&at, 0, sizeof(at));
+		at.qp_state = IBV_QPS_RTR;
+		at.path_mtu = IBV_MTU_1024;
+		at.dest_qp_num = qp->qp_num;
+		at.max_dest_rd_atomic = 1;
+		at.ah_attr.is_global = 0;
+		at.ah_attr.dlid = 1;
+		at.ah_attr.port_num = 1;
+		r = ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+		CHECK(r == EINVAL, "INIT -> RTR with an address without a GRH on RoCE: %s",
+		      strerror(r));
+		ibv_destroy_qp(qp);
+	}
 	ibv_destroy_cq(cq);
 
 	errno = 0;
