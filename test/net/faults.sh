@@ -5,6 +5,7 @@
 #   limits, counts, busy  limits as advertised; objects in use not destroyed
 #   errreset, asyncflood  QPs through ERR and RESET reused; unread events
 #   keyguess              rkeys guessed by index are refused
+#   retryexc              RETRY_EXC_ERR raises no async event (rxe, mlx5)
 #   conform               comp_vector range, phys_port_cnt_ex, create_flags
 #                         0, ibv_import_device answers EOPNOTSUPP
 #   refusal-reasons       with UROCE_DEBUG=1 a refused call logs the
@@ -78,7 +79,7 @@ result() { # NAME RC T0 LOGS...: report one check
 	shift 3
 	if [ "$rc" -eq 0 ]; then
 		echo "ok   $name ($(since "$t0") s)"
-		grep -hE "^(limits|counts|busy|errreset|asyncflood|keyguess|conform|cycles):|expected failure|after the reconnect|link down for" \
+		grep -hE "^(limits|counts|busy|errreset|asyncflood|keyguess|conform|retryexc|cycles):|expected failure|after the reconnect|link down for" \
 			"$@" 2>/dev/null | grep -v ": PASS$" | sed 's/^/     /' | tail -6
 		grep -h "ops (" "$@" 2>/dev/null | tail -1 | sed 's/^soak client: */     soak: /' 
 	else
@@ -170,6 +171,7 @@ vf busy busy
 vf errreset errreset 30
 vf asyncflood asyncflood 300
 vf keyguess keyguess
+vf retryexc retryexc
 UROCE_DEBUG=1 vf conform conform
 # UROCE_DEBUG=1 says why each refused call was refused, naming the attribute
 t0=$(now)

@@ -35,6 +35,9 @@
  *             on the context's command fd works or fails EOPNOTSUPP;
  *             modify_qp without a required attribute, or with an address
  *             without a GRH, is EINVAL.
+ *  retryexc   an RC QP whose peer never answers: RETRY_EXC_ERR in the CQE,
+ *             the QP in ERR, and no asynchronous event for it (Soft-RoCE
+ *             and mlx5 raise none: the completion is the report).
  *  cycles N   N rounds of creating and destroying every kind of object
  *             (and every 100 rounds the whole device context): heap bytes
  *             in use, file descriptors, threads and files in the run
@@ -44,6 +47,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -568,6 +573,71 @@ static int test_conform(struct dev *d)
 		CHECK(errno == EOPNOTSUPP, "ibv_import_device: %s, want it to work or EOPNOTSUPP",
 		      strerror(errno));
 	}
+	return failures ? -1 : 0;
+}
+
+/* ---- retryexc ---- */
+
+static int test_retryexc(struct dev *d)
+{
+	struct ibv_cq *cq = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *a = cq ? make_qp(d, cq, NULL, 4, 1, 0) : NULL;
+	struct ibv_qp *b = cq ? make_qp(d, cq, NULL, 4, 1, 0) : NULL; /* stays in RESET */
+	static uint8_t buf[64];
+	struct ibv_mr *mr = ibv_reg_mr(d->pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_async_event ev;
+	struct pollfd pfd;
+	struct ibv_wc wc;
+	unsigned others = 0;
+	uint64_t end;
+	int flags;
+
+	if (!cq || !a || !b || !mr) {
+		fail("retryexc: setting up: %s", strerror(errno));
+		return -1;
+	}
+	/* timeout 8 (1 ms) x (1 + 1) tries towards a QP that drops everything */
+	if (connect_qp(d, a, b->qp_num, 0x100, 0x200, 8, 1)) {
+		fail("retryexc: connecting: %s", strerror(errno));
+		return -1;
+	}
+	{
+		struct ibv_sge s = {(uintptr_t)buf, sizeof(buf), mr->lkey};
+		struct ibv_send_wr w = {.wr_id = 7, .sg_list = &s, .num_sge = 1,
+					.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED}, *bad;
+
+		CHECK(!ibv_post_send(a, &w, &bad), "retryexc: post_send");
+	}
+	if (poll_n(cq, &wc, 1, 5000) != 1) {
+		fail("retryexc: no completion within 5 s");
+		return -1;
+	}
+	CHECK(wc.wr_id == 7 && wc.status == IBV_WC_RETRY_EXC_ERR, "retryexc: wr_id %llu status %s",
+	      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	CHECK(qp_state(a) == IBV_QPS_ERR, "retryexc: the QP is in state %d, not ERR", qp_state(a));
+	/* every event queued until 300 ms after the error (PORT_ACTIVE at open is no matter) */
+	flags = fcntl(d->ctx->async_fd, F_GETFL);
+	fcntl(d->ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	end = now_ns() + 300 * 1000000ull;
+	pfd = (struct pollfd){.fd = d->ctx->async_fd, .events = POLLIN};
+	while (now_ns() < end) {
+		if (poll(&pfd, 1, 50) <= 0 || ibv_get_async_event(d->ctx, &ev))
+			continue;
+		if ((ev.event_type == IBV_EVENT_QP_FATAL || ev.event_type == IBV_EVENT_QP_REQ_ERR ||
+		     ev.event_type == IBV_EVENT_QP_ACCESS_ERR) &&
+		    (ev.element.qp == a || ev.element.qp == b))
+			fail("retryexc: %s raised for a QP", ibv_event_type_str(ev.event_type));
+		else
+			others++;
+		ibv_ack_async_event(&ev);
+	}
+	fcntl(d->ctx->async_fd, F_SETFL, flags);
+	printf("retryexc: RETRY_EXC_ERR, QP in ERR, no QP event (%u other events): %s\n", others,
+	       failures ? "FAIL" : "ok");
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
 	return failures ? -1 : 0;
 }
 
@@ -1231,7 +1301,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: verbs_faults [-d DEV] [-g GID] [--run-dir DIR] "
-				"limits|counts|busy|errreset N|asyncflood N|keyguess|conform|cycles N\n");
+				"limits|counts|busy|errreset N|asyncflood N|keyguess|conform|retryexc|cycles N\n");
 		return 2;
 	}
 	test = argv[1];
@@ -1250,6 +1320,8 @@ int main(int argc, char **argv)
 		rc = test_asyncflood(&d, n ? n : 300);
 	else if (!strcmp(test, "keyguess"))
 		rc = test_keyguess(&d);
+	else if (!strcmp(test, "retryexc"))
+		rc = test_retryexc(&d);
 	else if (!strcmp(test, "conform"))
 		rc = test_conform(&d);
 	else if (!strcmp(test, "cycles"))
