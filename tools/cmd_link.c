@@ -25,6 +25,7 @@
 
 #include "cc_spec.h"
 #include "registry.h"
+#include "shared.h"
 #include "uroce.h"
 
 #define CDEV_DIR "/dev/infiniband"
@@ -297,6 +298,13 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 	err |= write_file(dir, "ports/1/cap_mask", "0x00010000\n");
 	err |= write_file(dir, "ports/1/pkeys/0", "0xffff\n");
 	err |= write_file(dir, "ports/1/active_mtu", "%u\n", ib_mtu);
+	/* every counter from the start, at 0, as mlx5 shows them */
+	for (unsigned i = 0; uroce_row_counter_name(i); i++) {
+		char rel[96];
+
+		snprintf(rel, sizeof(rel), "ports/1/hw_counters/%s", uroce_row_counter_name(i));
+		err |= write_file(dir, rel, "0\n");
+	}
 	for (unsigned i = 0; i < c->ngids; i++) {
 		char rel[64];
 

@@ -18,8 +18,10 @@
 #                         twice: the transfer carries on, every byte right
 #   linkdown              the veth stays down longer: RETRY_EXC_ERR then
 #                         flushes in time; link up, new QPs work again
+#   hw_counters           every counter file exists, at 0, after link add
 #   kill9                 both processes killed without any cleanup: no
-#                         lock, file or block is left that hurts the next run
+#                         lock, file or block is left that hurts the next run;
+#                         after uroce stat the files hold its totals
 #                         (af_packet, then memif with its socket file)
 #   faults.sh BUILD_DIR
 # Exit 77 (skip) without root or network namespaces.
@@ -79,7 +81,7 @@ result() { # NAME RC T0 LOGS...: report one check
 	shift 3
 	if [ "$rc" -eq 0 ]; then
 		echo "ok   $name ($(since "$t0") s)"
-		grep -hE "^(limits|counts|busy|errreset|asyncflood|keyguess|conform|retryexc|cycles):|expected failure|after the reconnect|link down for" \
+		grep -hE "^(hw_counters|limits|counts|busy|errreset|asyncflood|keyguess|conform|retryexc|cycles):|expected failure|after the reconnect|link down for" \
 			"$@" 2>/dev/null | grep -v ": PASS$" | sed 's/^/     /' | tail -6
 		grep -h "ops (" "$@" 2>/dev/null | tail -1 | sed 's/^soak client: */     soak: /' 
 	else
@@ -155,6 +157,27 @@ rundir() { # NS: the namespace's uroce run directory
 	ip netns exec "$1" "$UROCE" env | sed -n 's|^export SYSFS_PATH=\(.*\)/sys$|\1|p'
 }
 
+hwdir() { # NS: the device's hw_counters directory
+	echo "$(rundir "$1")/sys/class/infiniband/uroce0/ports/1/hw_counters"
+}
+
+# files_vs_stat NS: every counter `uroce stat -a` shows has its hw_counters
+# file, holding the same total (reasons for a mismatch on stdout)
+files_vs_stat() {
+	local d name val got n=0 bad=0
+	d=$(hwdir "$1")
+	while read -r name val; do
+		n=$((n + 1))
+		got=$(cat "$d/$name" 2>&1)
+		if [ "$got" != "$val" ]; then
+			bad=$((bad + 1))
+			echo "$1: $name: file '$got', uroce stat $val"
+		fi
+	done < <(ip netns exec "$1" "$UROCE" stat uroce0 -a | awk 'NR > 2 { print $1, $2 }')
+	[ "$(find "$d" -type f | wc -l)" -eq "$n" ] || { echo "$1: $(find "$d" -type f | wc -l) files, $n counters"; bad=1; }
+	[ $n -gt 0 ] && [ $bad -eq 0 ]
+}
+
 echo "== faults: namespaces $P-a/$P-b, veth MTU 9000, $NET.0/24, TCP port $port"
 if ! ur_pair_up "$P" "$NET" 9000 >"$log/setup" 2>&1; then
 	echo "FAIL: setting up the namespaces and devices"
@@ -163,6 +186,19 @@ if ! ur_pair_up "$P" "$NET" 9000 >"$log/setup" 2>&1; then
 	exit 1
 fi
 ns_cmds
+
+# ---- hw_counters: every file there and 0 right after `uroce link add` ----
+t0=$(now)
+rc=0
+for s in a b; do
+	files_vs_stat "$P-$s" >>"$log/hw_counters" || rc=1
+	if [ -n "$(cat "$(hwdir "$P-$s")"/* | grep -vx 0)" ]; then
+		echo "$P-$s: a counter file is not 0 on a new device" >>"$log/hw_counters"
+		rc=1
+	fi
+done
+echo "hw_counters: $(find "$(hwdir "$P-a")" -type f | wc -l) files, all 0 after link add" >>"$log/hw_counters"
+result hw_counters $rc "$t0" "$log/hw_counters"
 
 # ---- one process: limits, lifetimes, reuse, keys, leaks ----
 vf limits limits
@@ -274,13 +310,12 @@ kill9() { # NAME
 	local name=$1 t0 rc=0 before after dir cpid
 	t0=$(now)
 	dir=$(rundir "$P-a")
-	# a first run makes what any run leaves (the device's shared files; the
-	# hw_counters directory gains a file when a counter first moves)
+	# a first run makes what any run leaves (the device's shared files)
 	server "$name.srv0"
 	"${in_b[@]}" "$soak" --client "$NET.1" --port "$port" --qps 2 --seconds 1 \
 		>"$log/$name.cli0" 2>&1 || rc=1
 	wait "$srv" || rc=1
-	before=$(cd "$dir" && find . | grep -v hw_counters/ | sort)
+	before=$(cd "$dir" && find . | sort)
 	server "$name.srv"
 	client "$name.cli" --qps 8 --seconds 60
 	if wait_for "$log/$name.cli" "ops (" 30 && soak_pid "$cli" && soak_pid "$srv"; then
@@ -295,7 +330,12 @@ kill9() { # NAME
 				rc=1
 			fi
 		done
-		after=$(cd "$dir" && find . | grep -v hw_counters/ | sort)
+		after=$(cd "$dir" && find . | sort)
+		# the killed ones never wrote their last counts: uroce stat does,
+		# and then every file holds the total stat shows
+		for s in a b; do
+			files_vs_stat "$P-$s" >>"$log/$name.cli" || rc=1
+		done
 		if [ "$before" != "$after" ]; then
 			echo "the run directory changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')" \
 				>>"$log/$name.cli"
