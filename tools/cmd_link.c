@@ -343,6 +343,52 @@ static int nft_table(const char *name, const char *netdev, bool add)
 	return system(cmd) == 0 ? 0 : -EIO;
 }
 
+/* A directory with nothing in it but `keep` (NULL: nothing at all). */
+static bool dir_holds_only(const char *path, const char *keep)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool only = true;
+
+	if (!d)
+		return false;
+	while ((de = readdir(d)) && only)
+		only = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		       (keep && !strcmp(de->d_name, keep));
+	closedir(d);
+	return only;
+}
+
+/*
+ * The namespace's run tree once its last device is gone: the directories
+ * link add made (and infiniband_verbs' abi_version), so nothing is left.
+ * rmdir() removes only what is empty: a device another link add is making
+ * meanwhile keeps its directories.
+ */
+static void prune_ns_tree(const char *sys)
+{
+	char ns[PATH_MAX], p[PATH_MAX];
+
+	pathf(p, sizeof(p), "%s/class/infiniband", sys);
+	if (!dir_holds_only(p, NULL))
+		return;
+	rmdir(p);
+	pathf(p, sizeof(p), "%s/class/infiniband_verbs", sys);
+	if (dir_holds_only(p, "abi_version")) {
+		pathf(ns, sizeof(ns), "%s/abi_version", p);
+		unlink(ns);
+		rmdir(p);
+	}
+	pathf(p, sizeof(p), "%s/class", sys);
+	rmdir(p);
+	rmdir(sys);
+	if (uroce_ns_dir(ns, sizeof(ns)))
+		return;
+	pathf(p, sizeof(p), "%s/dev", ns);
+	rmdir(p);
+	rmdir(ns);
+}
+
 static int link_del(const char *name, bool quiet)
 {
 	struct uroce_devconf c;
@@ -365,6 +411,7 @@ static int link_del(const char *name, bool quiet)
 	nft_table(name, c.netdev, false);
 	uroce_dev_dir(name, dir, sizeof(dir));
 	rm_tree(dir);
+	prune_ns_tree(sys);
 	return 0;
 }
 

@@ -341,11 +341,15 @@ kill9() { # NAME
 				>>"$log/$name.cli"
 			rc=1
 		fi
+		# each path on its own: one ls of both failed wherever
+		# /dev/hugepages is absent, and so never saw a leftover
 		for cpid in $srv $cli; do
-			if ls -d /var/run/dpdk/*"$cpid"* /dev/hugepages/*"$cpid"* >/dev/null 2>&1; then
-				echo "DPDK files of the killed $cpid left behind" >>"$log/$name.cli"
-				rc=1
-			fi
+			for f in /var/run/dpdk/uroce-"$cpid" /dev/hugepages/uroce-"$cpid"*; do
+				if [ -e "$f" ]; then
+					echo "DPDK file $f of the killed $cpid left behind" >>"$log/$name.cli"
+					rc=1
+				fi
+			done
 		done
 		# a killed memif server leaves its socket file: the next run must cope
 		case $name in
