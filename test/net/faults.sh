@@ -164,18 +164,19 @@ hwdir() { # NS: the device's hw_counters directory
 # files_vs_stat NS: every counter `uroce stat -a` shows has its hw_counters
 # file, holding the same total (reasons for a mismatch on stdout)
 files_vs_stat() {
-	local d name val got n=0 bad=0
-	d=$(hwdir "$1")
-	while read -r name val; do
-		n=$((n + 1))
-		got=$(cat "$d/$name" 2>&1)
-		if [ "$got" != "$val" ]; then
-			bad=$((bad + 1))
-			echo "$1: $name: file '$got', uroce stat $val"
-		fi
-	done < <(ip netns exec "$1" "$UROCE" stat uroce0 -a | awk 'NR > 2 { print $1, $2 }')
-	[ "$(find "$d" -type f | wc -l)" -eq "$n" ] || { echo "$1: $(find "$d" -type f | wc -l) files, $n counters"; bad=1; }
-	[ $n -gt 0 ] && [ $bad -eq 0 ]
+	awk -v ns="$1" '
+		FNR == NR { if (FNR > 2) { want[$1] = $2; n++ } next }
+		{ k = split(FILENAME, p, "/"); got[p[k]] = $0; files++ }
+		END {
+			for (c in want)
+				if (!(c in got) || got[c] != want[c]) {
+					printf "%s: %s: file %s, uroce stat %s\n", ns, c,
+						(c in got) ? got[c] : "missing", want[c]
+					bad++
+				}
+			if (files != n) { printf "%s: %d files, %d counters\n", ns, files, n; bad++ }
+			exit !(n > 0 && !bad)
+		}' <(ip netns exec "$1" "$UROCE" stat uroce0 -a) "$(hwdir "$1")"/*
 }
 
 echo "== faults: namespaces $P-a/$P-b, veth MTU 9000, $NET.0/24, TCP port $port"
@@ -191,8 +192,14 @@ ns_cmds
 t0=$(now)
 rc=0
 for s in a b; do
+	# as link add left them (uroce stat would make any that were missing)
+	made=$(cd "$(hwdir "$P-$s")" && grep -H . -- * | sort)
 	files_vs_stat "$P-$s" >>"$log/hw_counters" || rc=1
-	if [ -n "$(cat "$(hwdir "$P-$s")"/* | grep -vx 0)" ]; then
+	if [ "$made" != "$(cd "$(hwdir "$P-$s")" && grep -H . -- * | sort)" ]; then
+		echo "$P-$s: link add did not make every counter file (uroce stat had to)" >>"$log/hw_counters"
+		rc=1
+	fi
+	if grep -qv ':0$' <<<"$made"; then
 		echo "$P-$s: a counter file is not 0 on a new device" >>"$log/hw_counters"
 		rc=1
 	fi
