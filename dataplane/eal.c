@@ -76,7 +76,8 @@ static void drop_runtime_dirs(void)
 	char *slash;
 	DIR *d;
 
-	if (!mine || !*mine || (size_t)snprintf(parent, sizeof(parent), "%s", mine) >= sizeof(parent))
+	if (!mine || !*mine ||
+	    (size_t)snprintf(parent, sizeof(parent), "%s", mine) >= sizeof(parent))
 		return;
 	rmdir(mine);
 	slash = strrchr(parent, '/');

@@ -15,8 +15,8 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_co
 	int err;
 
 	if (cqe < 1 || (unsigned)cqe > UR_MAX_CQE) {
-		errno = uroce_refuse(ctx, EINVAL, "create_cq", "cqe %d is not in 1..max_cqe %u", cqe,
-				     UR_MAX_CQE);
+		errno = uroce_refuse(ctx, EINVAL, "create_cq", "cqe %d is not in 1..max_cqe %u",
+				     cqe, UR_MAX_CQE);
 		return NULL;
 	}
 	if (ch && ch->context != ibctx) {
@@ -26,9 +26,10 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_co
 	}
 	/* as the kernel's uverbs: a vector the context does not have is EINVAL */
 	if (vector < 0 || vector >= ibctx->num_comp_vectors) {
-		errno = uroce_refuse(ctx, EINVAL, "create_cq",
-				     "comp_vector %d is not below the context's num_comp_vectors %d",
-				     vector, ibctx->num_comp_vectors);
+		errno =
+		    uroce_refuse(ctx, EINVAL, "create_cq",
+				 "comp_vector %d is not below the context's num_comp_vectors %d",
+				 vector, ibctx->num_comp_vectors);
 		return NULL;
 	}
 	err = uroce_obj_get(ctx, UROCE_OBJ_CQ);
@@ -172,8 +173,8 @@ int uroce_resize_cq(struct ibv_cq *cq, int cqe)
 		pthread_spin_unlock(&ucq->poll_lock);
 		pthread_mutex_unlock(&ctx->lock);
 		ur_cq_fini(&fresh);
-		return uroce_refuse(ctx, EINVAL, "resize_cq", "cqe %d is fewer than the %u CQEs it holds",
-				    cqe, prod - cons);
+		return uroce_refuse(ctx, EINVAL, "resize_cq",
+				    "cqe %d is fewer than the %u CQEs it holds", cqe, prod - cons);
 	}
 	for (; cons != prod; cons++)
 		fresh.ring[n++] = ucq->cq.ring[cons & ucq->cq.mask];

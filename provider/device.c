@@ -112,8 +112,8 @@ static int uroce_query_port(struct ibv_context *ibctx, uint8_t port, struct ibv_
 	struct uroce_context *ctx = to_uctx(ibctx);
 
 	if (port != 1)
-		return uroce_refuse(ctx, EINVAL, "query_port", "port %u: the device has port 1 only",
-				    port);
+		return uroce_refuse(ctx, EINVAL, "query_port",
+				    "port %u: the device has port 1 only", port);
 	attr->state = IBV_PORT_ACTIVE;
 	attr->max_mtu = IBV_MTU_4096;
 	attr->active_mtu = ur_mtu_enum(ctx->active_mtu);

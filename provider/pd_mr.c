@@ -38,7 +38,8 @@ int uroce_dealloc_pd(struct ibv_pd *pd)
 	/* as the kernel answers: the PD still holds objects */
 	if (atomic_load(&upd->refs))
 		return uroce_refuse(to_uctx(pd->context), EBUSY, "dealloc_pd",
-				    "%u MRs, QPs, SRQs or AHs still in the PD", atomic_load(&upd->refs));
+				    "%u MRs, QPs, SRQs or AHs still in the PD",
+				    atomic_load(&upd->refs));
 	uroce_obj_put(to_uctx(pd->context), UROCE_OBJ_PD);
 	free(upd);
 	return 0;
@@ -63,7 +64,8 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
 		errno = uroce_refuse(ctx, EINVAL, "reg_mr",
-				     "access %#x: remote write or atomic needs IBV_ACCESS_LOCAL_WRITE (IBTA 10.6.3.1)",
+				     "access %#x: remote write or atomic needs "
+				     "IBV_ACCESS_LOCAL_WRITE (IBTA 10.6.3.1)",
 				     access);
 		return NULL;
 	}
@@ -92,7 +94,8 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint
 		uroce_obj_put(ctx, UROCE_OBJ_MR);
 		free(mr);
 		errno = uroce_refuse(ctx, err == -ENOSPC ? ENOMEM : -err, "reg_mr", "%s",
-				     err == -ENOSPC ? "the MR table is full" : "the engine refused the region");
+				     err == -ENOSPC ? "the MR table is full"
+						    : "the engine refused the region");
 		return NULL;
 	}
 	mr->pd = to_upd(ibpd);

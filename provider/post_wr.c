@@ -30,7 +30,7 @@ static struct uroce_qp *from_ex(struct ibv_qp_ex *ex)
 
 /* The batch's first error, which wr_complete returns, logged with its reason. */
 static void wr_fail(struct uroce_qp *uqp, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void wr_fail(struct uroce_qp *uqp, int err, const char *fmt, ...)
 {
 	struct uroce_context *ctx = to_uctx(uqp->vqp.qp.context);
@@ -83,7 +83,8 @@ static void check_current(struct uroce_qp *uqp)
 		return;
 	/* an atomic returns the original value into one 8-byte buffer (10.7.3.3) */
 	if (atomic && (w->num_sge != 1 || w->sge[0].length != 8 || (w->flags & IBV_SEND_INLINE)))
-		wr_fail(uqp, EINVAL, "an atomic needs one 8-byte SGE, not inline data (IBTA 10.7.3.3)");
+		wr_fail(uqp, EINVAL,
+			"an atomic needs one 8-byte SGE, not inline data (IBTA 10.7.3.3)");
 	if (w->opcode == IBV_WR_RDMA_READ && (w->flags & IBV_SEND_INLINE))
 		wr_fail(uqp, EINVAL, "an RDMA READ cannot take inline data");
 	if (uqp->vqp.qp.qp_type == IBV_QPT_UD && !w->ud_av)
@@ -101,7 +102,8 @@ static struct ur_send_wqe *begin(struct ibv_qp_ex *ex, enum ibv_wr_opcode op)
 	if (uqp->wr_err)
 		return NULL;
 	if (!(uqp->send_ops & op_flag(op)) || !uroce_send_opcode_ok(uqp->vqp.qp.qp_type, op)) {
-		wr_fail(uqp, EINVAL, "opcode %s was not in the QP's send_ops_flags %#llx, or its type lacks it",
+		wr_fail(uqp, EINVAL,
+			"opcode %s was not in the QP's send_ops_flags %#llx, or its type lacks it",
 			uroce_wr_opcode_name(op), (unsigned long long)uqp->send_ops);
 		return NULL;
 	}
@@ -211,8 +213,9 @@ static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t rem
 	if (!w)
 		return;
 	if (ex->qp_base.qp_type != IBV_QPT_UD || !ah) {
-		wr_fail(from_ex(ex), EINVAL, "%s", ah ? "ibv_wr_set_ud_addr on a QP that is not UD"
-						     : "ibv_wr_set_ud_addr without an AH");
+		wr_fail(from_ex(ex), EINVAL, "%s",
+			ah ? "ibv_wr_set_ud_addr on a QP that is not UD"
+			   : "ibv_wr_set_ud_addr without an AH");
 		return;
 	}
 	w->ud_av = &to_uah(ah)->av;
@@ -236,7 +239,8 @@ static void wr_set_sge_list(struct ibv_qp_ex *ex, size_t num_sge, const struct i
 	for (size_t i = 0; i < num_sge; i++)
 		total += sg_list[i].length;
 	if (total > (1ull << 31)) {
-		wr_fail(uqp, EINVAL, "%llu bytes, above max_msg_sz 2^31", (unsigned long long)total);
+		wr_fail(uqp, EINVAL, "%llu bytes, above max_msg_sz 2^31",
+			(unsigned long long)total);
 		return;
 	}
 	memcpy(w->sge, sg_list, num_sge * sizeof(*sg_list));

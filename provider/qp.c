@@ -39,24 +39,27 @@ int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, 
 
 	/* RoCE addresses by GID: the GRH is required (A16.4.3) */
 	if (!ah->is_global)
-		return uroce_refuse(ctx, EINVAL, call,
-				    "address without a GRH (ah_attr.is_global 0): RoCE needs one (IBTA A16.4.3)");
+		return uroce_refuse(
+		    ctx, EINVAL, call,
+		    "address without a GRH (ah_attr.is_global 0): RoCE needs one (IBTA A16.4.3)");
 	if (ah->grh.sgid_index >= ctx->conf.ngids)
 		return uroce_refuse(ctx, EINVAL, call,
 				    "ah_attr.grh.sgid_index %u: the GID table has %u entries",
 				    ah->grh.sgid_index, ctx->conf.ngids);
 	if (ah->port_num != 1 && ah->port_num != 0)
-		return uroce_refuse(ctx, EINVAL, call, "ah_attr.port_num %u: the device has port 1 only",
+		return uroce_refuse(ctx, EINVAL, call,
+				    "ah_attr.port_num %u: the device has port 1 only",
 				    ah->port_num);
 	memset(av, 0, sizeof(*av));
 	sgid = (const struct ur_gid *)ctx->conf.gids[ah->grh.sgid_index].raw;
 	av->path.sgid = *sgid;
 	memcpy(av->path.dgid.raw, ah->grh.dgid.raw, 16);
 	if (ur_gid_is_v4(&av->path.sgid) != ur_gid_is_v4(&av->path.dgid))
-		return uroce_refuse(ctx, EINVAL, call,
-				    "source GID %u is IPv%c, the destination GID IPv%c: no route between them",
-				    ah->grh.sgid_index, ur_gid_is_v4(&av->path.sgid) ? '4' : '6',
-				    ur_gid_is_v4(&av->path.dgid) ? '4' : '6');
+		return uroce_refuse(
+		    ctx, EINVAL, call,
+		    "source GID %u is IPv%c, the destination GID IPv%c: no route between them",
+		    ah->grh.sgid_index, ur_gid_is_v4(&av->path.sgid) ? '4' : '6',
+		    ur_gid_is_v4(&av->path.dgid) ? '4' : '6');
 	memcpy(av->path.smac, ctx->conf.mac, 6);
 	av->path.tclass = ah->grh.traffic_class;
 	/* the kernel sets the hop limit from the route (64) whatever the caller asks */
@@ -194,7 +197,8 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 		return NULL;
 	}
 	if (!attr->send_cq || !attr->recv_cq) {
-		errno = uroce_refuse(ctx, EINVAL, "create_qp", "no %s", attr->send_cq ? "recv_cq" : "send_cq");
+		errno = uroce_refuse(ctx, EINVAL, "create_qp", "no %s",
+				     attr->send_cq ? "recv_cq" : "send_cq");
 		return NULL;
 	}
 	if (attr->send_cq->context != ibctx || attr->recv_cq->context != ibctx ||
@@ -205,15 +209,17 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	}
 	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
 				IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
-		errno = uroce_refuse(ctx, EOPNOTSUPP, "create_qp",
-				     "comp_mask %#x: only PD, CREATE_FLAGS and SEND_OPS_FLAGS are offered",
-				     attr->comp_mask);
+		errno = uroce_refuse(
+		    ctx, EOPNOTSUPP, "create_qp",
+		    "comp_mask %#x: only PD, CREATE_FLAGS and SEND_OPS_FLAGS are offered",
+		    attr->comp_mask);
 		return NULL;
 	}
 	/* no creation flag is offered; none at all is what every QP has (rxe: EOPNOTSUPP) */
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags) {
 		errno = uroce_refuse(ctx, EOPNOTSUPP, "create_qp",
-				     "create_flags %#x: no creation flag is offered", attr->create_flags);
+				     "create_flags %#x: no creation flag is offered",
+				     attr->create_flags);
 		return NULL;
 	}
 	init.type = to_ur_type(attr->qp_type);
@@ -228,10 +234,12 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	    attr->cap.max_inline_data > UR_MAX_INLINE) {
 		const struct ibv_qp_cap *c = &attr->cap;
 
-		errno = uroce_refuse(ctx, EINVAL, "create_qp",
-				     "cap max_send_wr %u max_recv_wr %u (max_qp_wr %u), max_send_sge %u max_recv_sge %u (max_sge %u), max_inline_data %u (at most %u)",
-				     c->max_send_wr, c->max_recv_wr, UR_MAX_WR, c->max_send_sge,
-				     c->max_recv_sge, UR_MAX_SGE, c->max_inline_data, UR_MAX_INLINE);
+		errno =
+		    uroce_refuse(ctx, EINVAL, "create_qp",
+				 "cap max_send_wr %u max_recv_wr %u (max_qp_wr %u), max_send_sge "
+				 "%u max_recv_sge %u (max_sge %u), max_inline_data %u (at most %u)",
+				 c->max_send_wr, c->max_recv_wr, UR_MAX_WR, c->max_send_sge,
+				 c->max_recv_sge, UR_MAX_SGE, c->max_inline_data, UR_MAX_INLINE);
 		return NULL;
 	}
 	err = uroce_obj_get(ctx, UROCE_OBJ_QP);
@@ -251,9 +259,11 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 		if (err) {
 			uroce_obj_put(ctx, UROCE_OBJ_QP);
 			free(uqp);
-			errno = uroce_refuse(ctx, err, "create_qp",
-					     "send_ops_flags %#llx asks for an operation not offered (memory windows, local invalidate, TSO, atomic write)",
-					     (unsigned long long)attr->send_ops_flags);
+			errno =
+			    uroce_refuse(ctx, err, "create_qp",
+					 "send_ops_flags %#llx asks for an operation not offered "
+					 "(memory windows, local invalidate, TSO, atomic write)",
+					 (unsigned long long)attr->send_ops_flags);
 			return NULL;
 		}
 	}
@@ -410,10 +420,11 @@ int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 			ur_qp_modify_check(uqp->qp, &ua, (uint32_t)mask, why, sizeof(why));
 			pthread_mutex_unlock(&ctx->lock);
 		}
-		return uroce_refuse(ctx, -err, "modify_qp", "qp %#x (mask %#x, to state %s): %s",
-				    qp->qp_num, mask,
-				    (mask & IBV_QP_STATE) ? ur_qp_state_name((enum ur_qp_state)attr->qp_state) : "same",
-				    why[0] ? why : "no memory for the responder resources");
+		return uroce_refuse(
+		    ctx, -err, "modify_qp", "qp %#x (mask %#x, to state %s): %s", qp->qp_num, mask,
+		    (mask & IBV_QP_STATE) ? ur_qp_state_name((enum ur_qp_state)attr->qp_state)
+					  : "same",
+		    why[0] ? why : "no memory for the responder resources");
 	}
 	uroce_progress_kick(ctx);
 	return 0;

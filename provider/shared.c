@@ -273,8 +273,8 @@ unsigned uroce_counter_files_write(const char *hwdir, const uint64_t *totals, ui
 
 		if (written && totals[i] == written[i])
 			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", hwdir, uroce_row_counter_name(i)) >=
-		    sizeof(path))
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", hwdir,
+				     uroce_row_counter_name(i)) >= sizeof(path))
 			return failed + 1;
 		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0) {

@@ -15,7 +15,8 @@ struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 	if (attr->attr.max_wr > UR_MAX_WR || attr->attr.max_sge > UR_MAX_SGE ||
 	    attr->attr.srq_limit > attr->attr.max_wr) {
 		errno = uroce_refuse(ctx, EINVAL, "create_srq",
-				     "max_wr %u (max_srq_wr %u), max_sge %u (max_srq_sge %u), srq_limit %u (at most max_wr)",
+				     "max_wr %u (max_srq_wr %u), max_sge %u (max_srq_sge %u), "
+				     "srq_limit %u (at most max_wr)",
 				     attr->attr.max_wr, UR_MAX_WR, attr->attr.max_sge, UR_MAX_SGE,
 				     attr->attr.srq_limit);
 		return NULL;
@@ -39,8 +40,9 @@ struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 	if (err) {
 		uroce_obj_put(ctx, UROCE_OBJ_SRQ);
 		free(usrq);
-		errno = uroce_refuse(ctx, -err, "create_srq", "the engine could not make %u x %u sge",
-				     attr->attr.max_wr, attr->attr.max_sge);
+		errno =
+		    uroce_refuse(ctx, -err, "create_srq", "the engine could not make %u x %u sge",
+				 attr->attr.max_wr, attr->attr.max_sge);
 		return NULL;
 	}
 	usrq->pd = to_upd(pd);
@@ -61,13 +63,14 @@ int uroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 
 	/* resizing is not offered (no IBV_DEVICE_SRQ_RESIZE) */
 	if (mask & IBV_SRQ_MAX_WR)
-		return uroce_refuse(ctx, EINVAL, "modify_srq",
-				    "IBV_SRQ_MAX_WR: resizing an SRQ is not offered (no IBV_DEVICE_SRQ_RESIZE)");
+		return uroce_refuse(
+		    ctx, EINVAL, "modify_srq",
+		    "IBV_SRQ_MAX_WR: resizing an SRQ is not offered (no IBV_DEVICE_SRQ_RESIZE)");
 	if (mask & IBV_SRQ_LIMIT) {
 		if (attr->srq_limit > ur_wq_size(ur_srq_wq(usrq->srq)))
 			return uroce_refuse(ctx, EINVAL, "modify_srq",
-					    "srq_limit %u is above the SRQ's max_wr %u", attr->srq_limit,
-					    ur_wq_size(ur_srq_wq(usrq->srq)));
+					    "srq_limit %u is above the SRQ's max_wr %u",
+					    attr->srq_limit, ur_wq_size(ur_srq_wq(usrq->srq)));
 		pthread_mutex_lock(&ctx->lock);
 		ur_srq_set_limit(usrq->srq, attr->srq_limit);
 		pthread_mutex_unlock(&ctx->lock);
@@ -93,7 +96,8 @@ int uroce_destroy_srq(struct ibv_srq *srq)
 	/* QPs still take receive WQEs from it: the engine would use it freed */
 	if (atomic_load(&usrq->refs))
 		return uroce_refuse(ctx, EBUSY, "destroy_srq",
-				    "%u QPs still take their receives from it", atomic_load(&usrq->refs));
+				    "%u QPs still take their receives from it",
+				    atomic_load(&usrq->refs));
 	pthread_mutex_lock(&ctx->lock);
 	ur_srq_destroy(usrq->srq);
 	uroce_drain_events(ctx->vctx.context.async_fd, ctx->async_wr, (uintptr_t)srq,

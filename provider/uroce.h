@@ -189,7 +189,7 @@ void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
 int uroce_debug_level(void);
 /* A refused verbs call: logs (UROCE_DEBUG=1) which attribute was refused and why; returns err. */
 int uroce_refuse(struct uroce_context *ctx, int err, const char *call, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* events.c */
 /* Queue an asynchronous event; false when it could not be (the application reads none). */

@@ -32,8 +32,8 @@ static void sync_files(const char *dev, const char *dir)
 	char sys[PATH_MAX], hw[PATH_MAX + 64];
 
 	if (uroce_sysfs_dir(sys, sizeof(sys)) ||
-	    (size_t)snprintf(hw, sizeof(hw), "%s/class/infiniband/%s/ports/1/hw_counters", sys, dev) >=
-		    sizeof(hw))
+	    (size_t)snprintf(hw, sizeof(hw), "%s/class/infiniband/%s/ports/1/hw_counters", sys,
+			     dev) >= sizeof(hw))
 		return;
 	uroce_counter_files_sync(dir, hw);
 }

@@ -117,17 +117,28 @@ static const struct transition transitions[UR_QPS_COUNT][UR_QPS_COUNT] = {
 
 /* The verbs names of the attribute mask bits, for the reasons below. */
 static const char *const mask_names[32] = {
-	[0] = "IBV_QP_STATE",		    [1] = "IBV_QP_CUR_STATE",
-	[2] = "IBV_QP_EN_SQD_ASYNC_NOTIFY", [3] = "IBV_QP_ACCESS_FLAGS",
-	[4] = "IBV_QP_PKEY_INDEX",	    [5] = "IBV_QP_PORT",
-	[6] = "IBV_QP_QKEY",		    [7] = "IBV_QP_AV",
-	[8] = "IBV_QP_PATH_MTU",	    [9] = "IBV_QP_TIMEOUT",
-	[10] = "IBV_QP_RETRY_CNT",	    [11] = "IBV_QP_RNR_RETRY",
-	[12] = "IBV_QP_RQ_PSN",		    [13] = "IBV_QP_MAX_QP_RD_ATOMIC",
-	[14] = "IBV_QP_ALT_PATH",	    [15] = "IBV_QP_MIN_RNR_TIMER",
-	[16] = "IBV_QP_SQ_PSN",		    [17] = "IBV_QP_MAX_DEST_RD_ATOMIC",
-	[18] = "IBV_QP_PATH_MIG_STATE",	    [19] = "IBV_QP_CAP",
-	[20] = "IBV_QP_DEST_QPN",	    [25] = "IBV_QP_RATE_LIMIT",
+    [0] = "IBV_QP_STATE",
+    [1] = "IBV_QP_CUR_STATE",
+    [2] = "IBV_QP_EN_SQD_ASYNC_NOTIFY",
+    [3] = "IBV_QP_ACCESS_FLAGS",
+    [4] = "IBV_QP_PKEY_INDEX",
+    [5] = "IBV_QP_PORT",
+    [6] = "IBV_QP_QKEY",
+    [7] = "IBV_QP_AV",
+    [8] = "IBV_QP_PATH_MTU",
+    [9] = "IBV_QP_TIMEOUT",
+    [10] = "IBV_QP_RETRY_CNT",
+    [11] = "IBV_QP_RNR_RETRY",
+    [12] = "IBV_QP_RQ_PSN",
+    [13] = "IBV_QP_MAX_QP_RD_ATOMIC",
+    [14] = "IBV_QP_ALT_PATH",
+    [15] = "IBV_QP_MIN_RNR_TIMER",
+    [16] = "IBV_QP_SQ_PSN",
+    [17] = "IBV_QP_MAX_DEST_RD_ATOMIC",
+    [18] = "IBV_QP_PATH_MIG_STATE",
+    [19] = "IBV_QP_CAP",
+    [20] = "IBV_QP_DEST_QPN",
+    [25] = "IBV_QP_RATE_LIMIT",
 };
 
 /* "IBV_QP_AV|IBV_QP_RQ_PSN" for the bits of `mask` */
@@ -140,13 +151,15 @@ static void mask_str(uint32_t mask, char *buf, size_t len)
 		if (!(mask & (1u << b)))
 			continue;
 		if (mask_names[b])
-			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "|" : "", mask_names[b]);
+			n +=
+			    (size_t)snprintf(buf + n, len - n, "%s%s", n ? "|" : "", mask_names[b]);
 		else
 			n += (size_t)snprintf(buf + n, len - n, "%sbit %u", n ? "|" : "", b);
 	}
 }
 
-static int refuse(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int refuse(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int refuse(char *why, size_t len, const char *fmt, ...)
 {
 	va_list ap;
@@ -159,7 +172,8 @@ static int refuse(char *why, size_t len, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static const char *const type_names[] = {[UR_QPT_RC] = "RC", [UR_QPT_UC] = "UC", [UR_QPT_UD] = "UD"};
+static const char *const type_names[] = {
+    [UR_QPT_RC] = "RC", [UR_QPT_UC] = "UC", [UR_QPT_UD] = "UD"};
 
 static int transition_check(const struct ur_qp *qp, enum ur_qp_state cur, enum ur_qp_state next,
 			    uint32_t mask, char *why, size_t len)
@@ -176,8 +190,8 @@ static int transition_check(const struct ur_qp *qp, enum ur_qp_state cur, enum u
 		if (!extra)
 			return 0;
 		mask_str(extra, bits, sizeof(bits));
-		return refuse(why, len, "attribute mask has %s, not allowed for %s -> %s",
-			      bits, ur_qp_state_name(cur), ur_qp_state_name(next));
+		return refuse(why, len, "attribute mask has %s, not allowed for %s -> %s", bits,
+			      ur_qp_state_name(cur), ur_qp_state_name(next));
 	}
 	tr = &transitions[cur][next];
 	if (!tr->valid || (qp->type == UR_QPT_RC && cur == UR_QPS_SQE))
@@ -185,20 +199,24 @@ static int transition_check(const struct ur_qp *qp, enum ur_qp_state cur, enum u
 			      ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
 	if ((mask & tr->req[t]) != tr->req[t]) {
 		mask_str(tr->req[t] & ~mask, bits, sizeof(bits));
-		return refuse(why, len, "attribute mask lacks %s, required for %s -> %s of an %s QP (IBTA table 91)",
-			      bits, ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
+		return refuse(
+		    why, len,
+		    "attribute mask lacks %s, required for %s -> %s of an %s QP (IBTA table 91)",
+		    bits, ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
 	}
 	extra = mask & ~(tr->req[t] | tr->opt[t]);
 	if (extra) {
 		mask_str(extra, bits, sizeof(bits));
-		return refuse(why, len, "attribute mask has %s, not allowed for %s -> %s of an %s QP (IBTA table 91)",
-			      bits, ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
+		return refuse(
+		    why, len,
+		    "attribute mask has %s, not allowed for %s -> %s of an %s QP (IBTA table 91)",
+		    bits, ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
 	}
 	return 0;
 }
 
-static int check_attr(const struct ur_qp *qp, const struct ur_qp_attr *a, uint32_t mask,
-		      char *why, size_t len)
+static int check_attr(const struct ur_qp *qp, const struct ur_qp_attr *a, uint32_t mask, char *why,
+		      size_t len)
 {
 	const uint32_t access = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |
 				UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_ATOMIC | UR_ACCESS_MW_BIND |
@@ -216,10 +234,12 @@ static int check_attr(const struct ur_qp *qp, const struct ur_qp_attr *a, uint32
 		return refuse(why, len, "qp_access_flags %#x has unknown bits %#x",
 			      a->qp_access_flags, a->qp_access_flags & ~access);
 	if ((mask & UR_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > max_rd)
-		return refuse(why, len, "max_rd_atomic %u is above the device's max_qp_init_rd_atom %u",
+		return refuse(why, len,
+			      "max_rd_atomic %u is above the device's max_qp_init_rd_atom %u",
 			      a->max_rd_atomic, max_rd);
 	if ((mask & UR_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > max_rd)
-		return refuse(why, len, "max_dest_rd_atomic %u is above the device's max_qp_rd_atom %u",
+		return refuse(why, len,
+			      "max_dest_rd_atomic %u is above the device's max_qp_rd_atom %u",
 			      a->max_dest_rd_atomic, max_rd);
 	if ((mask & UR_QP_TIMEOUT) && a->timeout > 31)
 		return refuse(why, len, "timeout %u is above 31", a->timeout);

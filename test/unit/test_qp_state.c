@@ -1543,23 +1543,26 @@ START_TEST(test_refusal_reasons)
 	fresh_qp(UR_QPT_RC, UR_QPS_INIT);
 	good_attr(&a);
 	a.qp_state = UR_QPS_RTR;
-	ck_assert_int_eq(ur_qp_modify_check(qp, &a, UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
-						    UR_QP_DEST_QPN | UR_QP_MAX_DEST_RD_ATOMIC |
-						    UR_QP_MIN_RNR_TIMER,
+	ck_assert_int_eq(ur_qp_modify_check(qp, &a,
+					    UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
+						UR_QP_DEST_QPN | UR_QP_MAX_DEST_RD_ATOMIC |
+						UR_QP_MIN_RNR_TIMER,
 					    why, sizeof(why)),
 			 -EINVAL);
 	ck_assert_msg(strstr(why, "lacks IBV_QP_RQ_PSN") && strstr(why, "INIT -> RTR"), "%s", why);
-	ck_assert_int_eq(ur_qp_modify_check(qp, &a, UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
-						    UR_QP_DEST_QPN | UR_QP_RQ_PSN |
-						    UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER |
-						    UR_QP_SQ_PSN | UR_QP_TIMEOUT,
+	ck_assert_int_eq(ur_qp_modify_check(qp, &a,
+					    UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
+						UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+						UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER |
+						UR_QP_SQ_PSN | UR_QP_TIMEOUT,
 					    why, sizeof(why)),
 			 -EINVAL);
 	ck_assert_msg(strstr(why, "has IBV_QP_TIMEOUT|IBV_QP_SQ_PSN, not allowed"), "%s", why);
 	a.max_dest_rd_atomic = 200;
-	ck_assert_int_eq(ur_qp_modify_check(qp, &a, UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
-						    UR_QP_DEST_QPN | UR_QP_RQ_PSN |
-						    UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
+	ck_assert_int_eq(ur_qp_modify_check(qp, &a,
+					    UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
+						UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+						UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
 					    why, sizeof(why)),
 			 -EINVAL);
 	ck_assert_msg(strstr(why, "max_dest_rd_atomic 200 is above"), "%s", why);

@@ -479,16 +479,14 @@ static int test_limits(struct dev *d)
 
 static int test_conform(struct dev *d)
 {
-	const int bad_vectors[] = {d->ctx->num_comp_vectors, d->ctx->num_comp_vectors + 1,
-				   100, -1};
+	const int bad_vectors[] = {d->ctx->num_comp_vectors, d->ctx->num_comp_vectors + 1, 100, -1};
 	struct ibv_qp_init_attr_ex ia;
 	struct ibv_context *imp;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 
 	printf("conform: num_comp_vectors %d phys_port_cnt %u phys_port_cnt_ex %u\n",
-	       d->ctx->num_comp_vectors, d->attr.orig_attr.phys_port_cnt,
-	       d->attr.phys_port_cnt_ex);
+	       d->ctx->num_comp_vectors, d->attr.orig_attr.phys_port_cnt, d->attr.phys_port_cnt_ex);
 	for (unsigned i = 0; i < sizeof(bad_vectors) / sizeof(bad_vectors[0]); i++) {
 		char what[64];
 
@@ -544,8 +542,8 @@ static int test_conform(struct dev *d)
 
 		r = ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS);
 		CHECK(r == EINVAL, "RESET -> INIT without IBV_QP_PORT: %s", strerror(r));
-		r = ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					   IBV_QP_ACCESS_FLAGS);
+		r = ibv_modify_qp(
+		    qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 		CHECK(r == 0, "RESET -> INIT: %s", strerror(r));
 		memset(&at, 0, sizeof(at));
 		at.qp_state = IBV_QPS_RTR;
@@ -555,9 +553,10 @@ static int test_conform(struct dev *d)
 		at.ah_attr.is_global = 0;
 		at.ah_attr.dlid = 1;
 		at.ah_attr.port_num = 1;
-		r = ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+		r = ibv_modify_qp(qp, &at,
+				  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				      IBV_QP_MIN_RNR_TIMER);
 		CHECK(r == EINVAL, "INIT -> RTR with an address without a GRH on RoCE: %s",
 		      strerror(r));
 		ibv_destroy_qp(qp);
@@ -603,8 +602,12 @@ static int test_retryexc(struct dev *d)
 	}
 	{
 		struct ibv_sge s = {(uintptr_t)buf, sizeof(buf), mr->lkey};
-		struct ibv_send_wr w = {.wr_id = 7, .sg_list = &s, .num_sge = 1,
-					.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED}, *bad;
+		struct ibv_send_wr w = {.wr_id = 7,
+					.sg_list = &s,
+					.num_sge = 1,
+					.opcode = IBV_WR_SEND,
+					.send_flags = IBV_SEND_SIGNALED},
+				   *bad;
 
 		CHECK(!ibv_post_send(a, &w, &bad), "retryexc: post_send");
 	}
@@ -1301,7 +1304,8 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: verbs_faults [-d DEV] [-g GID] [--run-dir DIR] "
-				"limits|counts|busy|errreset N|asyncflood N|keyguess|conform|retryexc|cycles N\n");
+				"limits|counts|busy|errreset N|asyncflood "
+				"N|keyguess|conform|retryexc|cycles N\n");
 		return 2;
 	}
 	test = argv[1];
