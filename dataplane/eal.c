@@ -11,8 +11,11 @@
  * small machine would stack every uroce process on CPU 0.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +57,51 @@ static void cpus_list(const cpu_set_t *set, long ncpu, char *buf, size_t len)
 			off += (size_t)snprintf(buf + off, len - off, "%s%ld", off ? "," : "", c);
 	if (!off)
 		snprintf(buf, len, "0");
+}
+
+/*
+ * EAL makes its runtime directory (/var/run/dpdk/uroce-PID for root) even
+ * with --no-shconf or --in-memory, and leaves it behind, empty, at exit or
+ * SIGKILL: thousands of them after a day of tests. In these modes nothing
+ * is ever put there (no config, no multi-process socket, no telemetry), so
+ * it goes as soon as EAL is up; and the ones of dead processes (killed
+ * while EAL was starting, or left by an older uroce) go at the next start.
+ * rmdir() takes only empty ones, so no other DPDK program is touched.
+ */
+static void drop_runtime_dirs(void)
+{
+	char parent[PATH_MAX], path[PATH_MAX + 300];
+	const char *mine = rte_eal_get_runtime_dir();
+	struct dirent *de;
+	char *slash;
+	DIR *d;
+
+	if (!mine || !*mine ||
+	    (size_t)snprintf(parent, sizeof(parent), "%s", mine) >= sizeof(parent))
+		return;
+	rmdir(mine);
+	slash = strrchr(parent, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	d = opendir(parent);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, "uroce-", 6))
+			continue;
+		pid = strtol(de->d_name + 6, &end, 10);
+		if (end == de->d_name + 6 || *end || pid <= 0 || pid > INT_MAX)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue; /* alive (or not ours to ask about) */
+		snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+		rmdir(path);
+	}
+	closedir(d);
 }
 
 int dp_eal_start(const char *pci_bdf)
@@ -110,6 +158,7 @@ int dp_eal_start(const char *pci_bdf)
 		eal_state = -(rte_errno ? rte_errno : EIO);
 	} else {
 		eal_state = 1;
+		drop_runtime_dirs();
 		/* keep DPDK quiet afterwards too unless debugging */
 		if (!getenv("UROCE_DEBUG"))
 			rte_log_set_global_level(RTE_LOG_ERR);

@@ -14,21 +14,35 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_co
 	struct uroce_cq *ucq;
 	int err;
 
-	(void)vector;
-	if (cqe < 1 || (unsigned)cqe > UR_MAX_CQE || (ch && ch->context != ibctx)) {
-		errno = EINVAL;
+	if (cqe < 1 || (unsigned)cqe > UR_MAX_CQE) {
+		errno = uroce_refuse(ctx, EINVAL, "create_cq", "cqe %d is not in 1..max_cqe %u",
+				     cqe, UR_MAX_CQE);
+		return NULL;
+	}
+	if (ch && ch->context != ibctx) {
+		errno = uroce_refuse(ctx, EINVAL, "create_cq",
+				     "the completion channel belongs to another context");
+		return NULL;
+	}
+	/* as the kernel's uverbs: a vector the context does not have is EINVAL */
+	if (vector < 0 || vector >= ibctx->num_comp_vectors) {
+		errno =
+		    uroce_refuse(ctx, EINVAL, "create_cq",
+				 "comp_vector %d is not below the context's num_comp_vectors %d",
+				 vector, ibctx->num_comp_vectors);
 		return NULL;
 	}
 	err = uroce_obj_get(ctx, UROCE_OBJ_CQ);
 	if (err) {
-		errno = err;
+		errno = uroce_refuse(ctx, err, "create_cq", "max_cq %u CQs exist already",
+				     ctx->limit[UROCE_OBJ_CQ]);
 		return NULL;
 	}
 	ucq = calloc(1, sizeof(*ucq));
 	if (!ucq || ur_cq_init(&ucq->cq, (uint32_t)cqe + 1, ucq)) {
 		uroce_obj_put(ctx, UROCE_OBJ_CQ);
 		free(ucq);
-		errno = ENOMEM;
+		errno = uroce_refuse(ctx, ENOMEM, "create_cq", "no memory for %d CQEs", cqe);
 		return NULL;
 	}
 	pthread_spin_init(&ucq->poll_lock, PTHREAD_PROCESS_PRIVATE);
@@ -44,7 +58,8 @@ int uroce_destroy_cq(struct ibv_cq *cq)
 	unsigned dropped = 0;
 
 	if (atomic_load(&ucq->refs))
-		return EBUSY; /* QPs still complete into it */
+		return uroce_refuse(ctx, EBUSY, "destroy_cq", "%u QPs still complete into the CQ",
+				    atomic_load(&ucq->refs));
 	/* Events the application never read must not name the freed CQ. */
 	pthread_mutex_lock(&ctx->lock);
 	if (cq->channel)
@@ -145,9 +160,10 @@ int uroce_resize_cq(struct ibv_cq *cq, int cqe)
 	uint32_t cons, prod, n = 0;
 
 	if (cqe < 1 || (unsigned)cqe > UR_MAX_CQE)
-		return EINVAL;
+		return uroce_refuse(ctx, EINVAL, "resize_cq", "cqe %d is not in 1..max_cqe %u", cqe,
+				    UR_MAX_CQE);
 	if (ur_cq_init(&fresh, (uint32_t)cqe + 1, ucq))
-		return ENOMEM;
+		return uroce_refuse(ctx, ENOMEM, "resize_cq", "no memory for %d CQEs", cqe);
 	/* Stop both the engine (producer) and pollers (consumer) while moving. */
 	pthread_mutex_lock(&ctx->lock);
 	pthread_spin_lock(&ucq->poll_lock);
@@ -157,7 +173,8 @@ int uroce_resize_cq(struct ibv_cq *cq, int cqe)
 		pthread_spin_unlock(&ucq->poll_lock);
 		pthread_mutex_unlock(&ctx->lock);
 		ur_cq_fini(&fresh);
-		return EINVAL; /* smaller than what it holds */
+		return uroce_refuse(ctx, EINVAL, "resize_cq",
+				    "cqe %d is fewer than the %u CQEs it holds", cqe, prod - cons);
 	}
 	for (; cons != prod; cons++)
 		fresh.ring[n++] = ucq->cq.ring[cons & ucq->cq.mask];

@@ -102,6 +102,7 @@ static int uroce_query_device_ex(struct ibv_context *ibctx,
 	a.orig_attr.max_pkeys = 1;
 	a.orig_attr.local_ca_ack_delay = 15;
 	a.orig_attr.phys_port_cnt = 1;
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
 	return 0;
@@ -112,7 +113,8 @@ static int uroce_query_port(struct ibv_context *ibctx, uint8_t port, struct ibv_
 	struct uroce_context *ctx = to_uctx(ibctx);
 
 	if (port != 1)
-		return EINVAL;
+		return uroce_refuse(ctx, EINVAL, "query_port",
+				    "port %u: the device has port 1 only", port);
 	attr->state = IBV_PORT_ACTIVE;
 	attr->max_mtu = IBV_MTU_4096;
 	attr->active_mtu = ur_mtu_enum(ctx->active_mtu);

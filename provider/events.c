@@ -86,7 +86,9 @@ __attribute__((visibility("default"))) int ibv_destroy_comp_channel(struct ibv_c
 	}
 	pthread_mutex_lock(&context->mutex);
 	if (ch->refcnt) {
-		ret = EBUSY; /* CQs still use it, as libibverbs' own rule */
+		/* CQs still use it, as libibverbs' own rule */
+		ret = uroce_refuse(to_uctx(context), EBUSY, "destroy_comp_channel",
+				   "%d CQs still use the channel", ch->refcnt);
 		goto out;
 	}
 	close(ch->fd);

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,4 +54,24 @@ void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
 	fprintf(f, "uroce[%d] %ld.%06ld %s: %s\n", (int)getpid(), (long)ts.tv_sec,
 		ts.tv_nsec / 1000, ctx ? ctx->conf.name : "-", line);
 	fflush(f);
+}
+
+/*
+ * A refused verbs call, at level 1: the call, the errno and the attribute
+ * behind it, so `ibv_modify_qp: Invalid argument` comes with its reason.
+ * Returns err, for `return uroce_refuse(...)` and `errno = uroce_refuse(...)`.
+ */
+int uroce_refuse(struct uroce_context *ctx, int err, const char *call, const char *fmt, ...)
+{
+	char why[384];
+	va_list ap;
+
+	if ((ctx ? ctx->debug : uroce_debug_level()) < 1)
+		return err;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	uroce_log(ctx, 1, "%s refused, %s (%s): %s", call, strerrorname_np(err), strerror(err),
+		  why);
+	return err;
 }

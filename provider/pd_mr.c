@@ -13,13 +13,14 @@ struct ibv_pd *uroce_alloc_pd(struct ibv_context *ibctx)
 	int err = uroce_obj_get(ctx, UROCE_OBJ_PD);
 
 	if (err) {
-		errno = err;
+		errno = uroce_refuse(ctx, err, "alloc_pd", "max_pd %u PDs exist already",
+				     ctx->limit[UROCE_OBJ_PD]);
 		return NULL;
 	}
 	pd = calloc(1, sizeof(*pd));
 	if (!pd) {
 		uroce_obj_put(ctx, UROCE_OBJ_PD);
-		errno = ENOMEM;
+		errno = uroce_refuse(ctx, ENOMEM, "alloc_pd", "no memory");
 		return NULL;
 	}
 	atomic_init(&pd->refs, 0);
@@ -36,7 +37,9 @@ int uroce_dealloc_pd(struct ibv_pd *pd)
 
 	/* as the kernel answers: the PD still holds objects */
 	if (atomic_load(&upd->refs))
-		return EBUSY;
+		return uroce_refuse(to_uctx(pd->context), EBUSY, "dealloc_pd",
+				    "%u MRs, QPs, SRQs or AHs still in the PD",
+				    atomic_load(&upd->refs));
 	uroce_obj_put(to_uctx(pd->context), UROCE_OBJ_PD);
 	free(upd);
 	return 0;
@@ -52,23 +55,35 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint
 	struct uroce_mr *mr;
 	int err;
 
+	if (access & ~known) {
+		errno = uroce_refuse(ctx, EINVAL, "reg_mr", "access %#x has bits %#x not offered",
+				     access, access & ~known);
+		return NULL;
+	}
 	/* IBTA 10.6.3.1: remote write or atomic access needs local write */
-	if ((access & ~known) ||
-	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
-	    (!addr && length) || (uint64_t)length > (1ull << 46)) {
-		errno = EINVAL;
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
+		errno = uroce_refuse(ctx, EINVAL, "reg_mr",
+				     "access %#x: remote write or atomic needs "
+				     "IBV_ACCESS_LOCAL_WRITE (IBTA 10.6.3.1)",
+				     access);
+		return NULL;
+	}
+	if ((!addr && length) || (uint64_t)length > (1ull << 46)) {
+		errno = uroce_refuse(ctx, EINVAL, "reg_mr", "addr %p length %zu: %s", addr, length,
+				     addr ? "length above max_mr_size 2^46" : "no address");
 		return NULL;
 	}
 	err = uroce_obj_get(ctx, UROCE_OBJ_MR);
 	if (err) {
-		errno = err;
+		errno = uroce_refuse(ctx, err, "reg_mr", "max_mr %u MRs exist already",
+				     ctx->limit[UROCE_OBJ_MR]);
 		return NULL;
 	}
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		uroce_obj_put(ctx, UROCE_OBJ_MR);
-		errno = ENOMEM;
+		errno = uroce_refuse(ctx, ENOMEM, "reg_mr", "no memory");
 		return NULL;
 	}
 	pthread_mutex_lock(&ctx->lock);
@@ -78,7 +93,9 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint
 	if (err) {
 		uroce_obj_put(ctx, UROCE_OBJ_MR);
 		free(mr);
-		errno = err == -ENOSPC ? ENOMEM : -err;
+		errno = uroce_refuse(ctx, err == -ENOSPC ? ENOMEM : -err, "reg_mr", "%s",
+				     err == -ENOSPC ? "the MR table is full"
+						    : "the engine refused the region");
 		return NULL;
 	}
 	mr->pd = to_upd(ibpd);

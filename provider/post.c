@@ -11,6 +11,26 @@
 
 #include "uroce.h"
 
+const char *uroce_wr_opcode_name(enum ibv_wr_opcode op)
+{
+	static const char *const names[] = {
+	    [IBV_WR_RDMA_WRITE] = "RDMA_WRITE",
+	    [IBV_WR_RDMA_WRITE_WITH_IMM] = "RDMA_WRITE_WITH_IMM",
+	    [IBV_WR_SEND] = "SEND",
+	    [IBV_WR_SEND_WITH_IMM] = "SEND_WITH_IMM",
+	    [IBV_WR_RDMA_READ] = "RDMA_READ",
+	    [IBV_WR_ATOMIC_CMP_AND_SWP] = "ATOMIC_CMP_AND_SWP",
+	    [IBV_WR_ATOMIC_FETCH_AND_ADD] = "ATOMIC_FETCH_AND_ADD",
+	    [IBV_WR_LOCAL_INV] = "LOCAL_INV",
+	    [IBV_WR_BIND_MW] = "BIND_MW",
+	    [IBV_WR_SEND_WITH_INV] = "SEND_WITH_INV",
+	    [IBV_WR_TSO] = "TSO",
+	    [IBV_WR_DRIVER1] = "DRIVER1",
+	};
+
+	return (unsigned)op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : "unknown";
+}
+
 bool uroce_send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 {
 	switch (op) {
@@ -35,16 +55,27 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 		     const struct ibv_send_wr *wr)
 {
 	struct ibv_qp *qp = &uqp->vqp.qp;
+	struct uroce_context *ctx = to_uctx(qp->context);
 	uint64_t total = 0;
 
-	if (!uroce_send_opcode_ok(qp->qp_type, wr->opcode) || wr->num_sge < 0)
-		return EINVAL;
-	if ((uint32_t)wr->num_sge > sq->max_sge && !(wr->send_flags & IBV_SEND_INLINE))
-		return EINVAL;
+	if (!uroce_send_opcode_ok(qp->qp_type, wr->opcode))
+		return uroce_refuse(ctx, EINVAL, "post_send",
+				    "qp %#x: opcode %s (%d) is not offered on a %s QP", qp->qp_num,
+				    uroce_wr_opcode_name(wr->opcode), wr->opcode,
+				    qp->qp_type == IBV_QPT_RC	? "RC"
+				    : qp->qp_type == IBV_QPT_UC ? "UC"
+								: "UD");
+	if (wr->num_sge < 0 ||
+	    ((uint32_t)wr->num_sge > sq->max_sge && !(wr->send_flags & IBV_SEND_INLINE)))
+		return uroce_refuse(ctx, EINVAL, "post_send",
+				    "qp %#x: num_sge %d, the QP's max_send_sge is %u", qp->qp_num,
+				    wr->num_sge, sq->max_sge);
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
 	if (total > (1ull << 31))
-		return EINVAL;
+		return uroce_refuse(ctx, EINVAL, "post_send",
+				    "qp %#x: %llu bytes, above max_msg_sz 2^31", qp->qp_num,
+				    (unsigned long long)total);
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
 	w->opcode = (uint8_t)wr->opcode;
@@ -62,7 +93,10 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		/* one 8-byte local buffer receives the original value (10.7.3.3) */
 		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
-			return EINVAL;
+			return uroce_refuse(
+			    ctx, EINVAL, "post_send",
+			    "qp %#x: an atomic needs one 8-byte SGE (num_sge %d) (IBTA 10.7.3.3)",
+			    qp->qp_num, wr->num_sge);
 		w->remote_addr = wr->wr.atomic.remote_addr;
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
@@ -77,7 +111,8 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 		w->imm = wr->invalidate_rkey;
 	if (qp->qp_type == IBV_QPT_UD) {
 		if (!wr->wr.ud.ah)
-			return EINVAL;
+			return uroce_refuse(ctx, EINVAL, "post_send",
+					    "qp %#x: a UD send without wr.ud.ah", qp->qp_num);
 		w->ud_av = &to_uah(wr->wr.ud.ah)->av;
 		w->ud_qpn = wr->wr.ud.remote_qpn;
 		w->ud_qkey = wr->wr.ud.remote_qkey;
@@ -87,7 +122,10 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 		uint8_t *dst = (uint8_t *)w->sge;
 
 		if (total > uqp->max_inline)
-			return EINVAL;
+			return uroce_refuse(
+			    ctx, EINVAL, "post_send",
+			    "qp %#x: %llu inline bytes, the QP's max_inline_data is %u", qp->qp_num,
+			    (unsigned long long)total, uqp->max_inline);
 		/* inline: the data is copied now, the buffers may be reused at once */
 		for (int i = 0; i < wr->num_sge; i++) {
 			memcpy(dst, (const void *)(uintptr_t)wr->sg_list[i].addr,
@@ -116,14 +154,18 @@ int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 	/* Sends need RTS (or a state that flushes them); IBTA 10.8.1 */
 	if (st == UR_QPS_RESET || st == UR_QPS_INIT || st == UR_QPS_RTR) {
 		*bad = wr;
-		return EINVAL;
+		return uroce_refuse(to_uctx(qp->context), EINVAL, "post_send",
+				    "qp %#x is in %s: sends need RTS (IBTA 10.8.1)", qp->qp_num,
+				    ur_qp_state_name(st));
 	}
 	pthread_spin_lock(&uqp->sq_lock);
 	for (; wr; wr = wr->next) {
 		struct ur_send_wqe *w = ur_wq_reserve(sq, n);
 
 		if (!w) {
-			err = ENOMEM; /* the send queue is full */
+			err = uroce_refuse(to_uctx(qp->context), ENOMEM, "post_send",
+					   "qp %#x: the send queue is full (max_send_wr %u)",
+					   qp->qp_num, ur_wq_size(sq));
 			break;
 		}
 		err = fill_send(uqp, sq, w, wr);
@@ -143,8 +185,9 @@ int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 	return err;
 }
 
-static int post_recv_to(struct ur_wq *rq, pthread_spinlock_t *lock, struct ibv_recv_wr *wr,
-			struct ibv_recv_wr **bad, uint32_t *posted)
+static int post_recv_to(struct uroce_context *ctx, const char *call, struct ur_wq *rq,
+			pthread_spinlock_t *lock, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad,
+			uint32_t *posted)
 {
 	uint32_t n = 0;
 	int err = 0;
@@ -155,12 +198,15 @@ static int post_recv_to(struct ur_wq *rq, pthread_spinlock_t *lock, struct ibv_r
 		uint64_t total = 0;
 
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
-			err = EINVAL;
+			err =
+			    uroce_refuse(ctx, EINVAL, call, "num_sge %d, the queue's max_sge is %u",
+					 wr->num_sge, rq->max_sge);
 			break;
 		}
 		r = ur_wq_reserve(rq, n);
 		if (!r) {
-			err = ENOMEM;
+			err = uroce_refuse(ctx, ENOMEM, call,
+					   "the receive queue is full (max_wr %u)", ur_wq_size(rq));
 			break;
 		}
 		for (int i = 0; i < wr->num_sge; i++)
@@ -189,9 +235,12 @@ int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 
 	if (qp->srq || st == UR_QPS_RESET) {
 		*bad = wr;
-		return EINVAL;
+		return uroce_refuse(
+		    to_uctx(qp->context), EINVAL, "post_recv", "qp %#x %s", qp->qp_num,
+		    qp->srq ? "takes its receives from an SRQ: post them there" : "is in RESET");
 	}
-	err = post_recv_to(ur_qp_rq(uqp->qp), &uqp->rq_lock, wr, bad, &n);
+	err = post_recv_to(to_uctx(qp->context), "post_recv", ur_qp_rq(uqp->qp), &uqp->rq_lock, wr,
+			   bad, &n);
 	/* the responder takes receive WQEs when SENDs arrive: only a QP in
 	 * the error state needs telling, to flush them */
 	if (n && st == UR_QPS_ERR) {
@@ -206,5 +255,6 @@ int uroce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 	struct uroce_srq *usrq = to_usrq(srq);
 	uint32_t n;
 
-	return post_recv_to(ur_srq_wq(usrq->srq), &usrq->lock, wr, bad, &n);
+	return post_recv_to(to_uctx(srq->context), "post_srq_recv", ur_srq_wq(usrq->srq),
+			    &usrq->lock, wr, bad, &n);
 }

@@ -10,6 +10,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "uroce.h"
@@ -24,6 +26,26 @@
 static struct uroce_qp *from_ex(struct ibv_qp_ex *ex)
 {
 	return to_uqp(&ex->qp_base);
+}
+
+/* The batch's first error, which wr_complete returns, logged with its reason. */
+static void wr_fail(struct uroce_qp *uqp, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void wr_fail(struct uroce_qp *uqp, int err, const char *fmt, ...)
+{
+	struct uroce_context *ctx = to_uctx(uqp->vqp.qp.context);
+	char why[256];
+	va_list ap;
+
+	if (uqp->wr_err)
+		return;
+	uqp->wr_err = err;
+	if (ctx->debug < 1)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	uroce_refuse(ctx, err, "ibv_wr_*", "qp %#x: %s", uqp->vqp.qp.qp_num, why);
 }
 
 static uint64_t op_flag(enum ibv_wr_opcode op)
@@ -61,11 +83,12 @@ static void check_current(struct uroce_qp *uqp)
 		return;
 	/* an atomic returns the original value into one 8-byte buffer (10.7.3.3) */
 	if (atomic && (w->num_sge != 1 || w->sge[0].length != 8 || (w->flags & IBV_SEND_INLINE)))
-		uqp->wr_err = EINVAL;
+		wr_fail(uqp, EINVAL,
+			"an atomic needs one 8-byte SGE, not inline data (IBTA 10.7.3.3)");
 	if (w->opcode == IBV_WR_RDMA_READ && (w->flags & IBV_SEND_INLINE))
-		uqp->wr_err = EINVAL;
+		wr_fail(uqp, EINVAL, "an RDMA READ cannot take inline data");
 	if (uqp->vqp.qp.qp_type == IBV_QPT_UD && !w->ud_av)
-		uqp->wr_err = EINVAL;
+		wr_fail(uqp, EINVAL, "a UD send without ibv_wr_set_ud_addr");
 	uqp->wr_cur = NULL;
 }
 
@@ -79,12 +102,15 @@ static struct ur_send_wqe *begin(struct ibv_qp_ex *ex, enum ibv_wr_opcode op)
 	if (uqp->wr_err)
 		return NULL;
 	if (!(uqp->send_ops & op_flag(op)) || !uroce_send_opcode_ok(uqp->vqp.qp.qp_type, op)) {
-		uqp->wr_err = EINVAL;
+		wr_fail(uqp, EINVAL,
+			"opcode %s was not in the QP's send_ops_flags %#llx, or its type lacks it",
+			uroce_wr_opcode_name(op), (unsigned long long)uqp->send_ops);
 		return NULL;
 	}
 	w = ur_wq_reserve(ur_qp_sq(uqp->qp), uqp->wr_pending);
 	if (!w) {
-		uqp->wr_err = ENOMEM; /* the send queue is full */
+		wr_fail(uqp, ENOMEM, "the send queue is full (max_send_wr %u)",
+			ur_wq_size(ur_qp_sq(uqp->qp)));
 		return NULL;
 	}
 	memset(w, 0, sizeof(*w));
@@ -103,7 +129,7 @@ static struct ur_send_wqe *current(struct ibv_qp_ex *ex)
 	struct uroce_qp *uqp = from_ex(ex);
 
 	if (!uqp->wr_cur && !uqp->wr_err)
-		uqp->wr_err = EINVAL;
+		wr_fail(uqp, EINVAL, "a setter with no request begun (ibv_wr_send etc. first)");
 	return uqp->wr_err ? NULL : uqp->wr_cur;
 }
 
@@ -187,7 +213,9 @@ static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t rem
 	if (!w)
 		return;
 	if (ex->qp_base.qp_type != IBV_QPT_UD || !ah) {
-		from_ex(ex)->wr_err = EINVAL;
+		wr_fail(from_ex(ex), EINVAL, "%s",
+			ah ? "ibv_wr_set_ud_addr on a QP that is not UD"
+			   : "ibv_wr_set_ud_addr without an AH");
 		return;
 	}
 	w->ud_av = &to_uah(ah)->av;
@@ -204,13 +232,15 @@ static void wr_set_sge_list(struct ibv_qp_ex *ex, size_t num_sge, const struct i
 	if (!w)
 		return;
 	if (num_sge > ur_qp_sq(uqp->qp)->max_sge) {
-		uqp->wr_err = EINVAL;
+		wr_fail(uqp, EINVAL, "num_sge %zu, the QP's max_send_sge is %u", num_sge,
+			ur_qp_sq(uqp->qp)->max_sge);
 		return;
 	}
 	for (size_t i = 0; i < num_sge; i++)
 		total += sg_list[i].length;
 	if (total > (1ull << 31)) {
-		uqp->wr_err = EINVAL;
+		wr_fail(uqp, EINVAL, "%llu bytes, above max_msg_sz 2^31",
+			(unsigned long long)total);
 		return;
 	}
 	memcpy(w->sge, sg_list, num_sge * sizeof(*sg_list));
@@ -239,7 +269,8 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *ex, size_t num_buf,
 	for (size_t i = 0; i < num_buf; i++)
 		total += buf_list[i].length;
 	if (total > uqp->max_inline) {
-		uqp->wr_err = EINVAL;
+		wr_fail(uqp, EINVAL, "%zu inline bytes, the QP's max_inline_data is %u", total,
+			uqp->max_inline);
 		return;
 	}
 	/* inline: copied now, so the buffers may be reused at once */
@@ -290,8 +321,11 @@ static int wr_complete(struct ibv_qp_ex *ex)
 	check_current(uqp);
 	err = uqp->wr_err;
 	/* sends need RTS (or a state that flushes them); IBTA 10.8.1 */
-	if (!err && (st == UR_QPS_RESET || st == UR_QPS_INIT || st == UR_QPS_RTR))
+	if (!err && (st == UR_QPS_RESET || st == UR_QPS_INIT || st == UR_QPS_RTR)) {
+		wr_fail(uqp, EINVAL, "the QP is in %s: sends need RTS (IBTA 10.8.1)",
+			ur_qp_state_name(st));
 		err = EINVAL;
+	}
 	if (err) {
 		wr_abort(ex);
 		return err;

@@ -444,8 +444,10 @@ static void *progress_thread(void *arg)
 		pthread_mutex_unlock(&ctx->lock);
 		/* file I/O outside the lock: the engine never waits for the disk */
 		if (now >= ctx->next_counter_write) {
+			/* the first pass writes whether elected or not: what a
+			 * program killed before we opened counted becomes final */
+			uroce_counters_write(ctx, !ctx->next_counter_write);
 			ctx->next_counter_write = now + COUNTER_FILE_NS;
-			uroce_counters_write(ctx, false);
 		}
 		if (moved || pending) {
 			busy_until = now + spin_ns;

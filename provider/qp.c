@@ -32,20 +32,34 @@ static bool ll_gid_has_mac(const uint8_t g[16])
 	return !memcmp(g, ll, 8) && g[11] == 0xff && g[12] == 0xfe;
 }
 
-int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, struct ur_av *av)
+int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, struct ur_av *av,
+		       const char *call)
 {
 	const struct ur_gid *sgid;
 
 	/* RoCE addresses by GID: the GRH is required (A16.4.3) */
-	if (!ah->is_global || ah->grh.sgid_index >= ctx->conf.ngids ||
-	    (ah->port_num != 1 && ah->port_num != 0))
-		return EINVAL;
+	if (!ah->is_global)
+		return uroce_refuse(
+		    ctx, EINVAL, call,
+		    "address without a GRH (ah_attr.is_global 0): RoCE needs one (IBTA A16.4.3)");
+	if (ah->grh.sgid_index >= ctx->conf.ngids)
+		return uroce_refuse(ctx, EINVAL, call,
+				    "ah_attr.grh.sgid_index %u: the GID table has %u entries",
+				    ah->grh.sgid_index, ctx->conf.ngids);
+	if (ah->port_num != 1 && ah->port_num != 0)
+		return uroce_refuse(ctx, EINVAL, call,
+				    "ah_attr.port_num %u: the device has port 1 only",
+				    ah->port_num);
 	memset(av, 0, sizeof(*av));
 	sgid = (const struct ur_gid *)ctx->conf.gids[ah->grh.sgid_index].raw;
 	av->path.sgid = *sgid;
 	memcpy(av->path.dgid.raw, ah->grh.dgid.raw, 16);
 	if (ur_gid_is_v4(&av->path.sgid) != ur_gid_is_v4(&av->path.dgid))
-		return EINVAL; /* an IPv4 source cannot reach an IPv6 destination */
+		return uroce_refuse(
+		    ctx, EINVAL, call,
+		    "source GID %u is IPv%c, the destination GID IPv%c: no route between them",
+		    ah->grh.sgid_index, ur_gid_is_v4(&av->path.sgid) ? '4' : '6',
+		    ur_gid_is_v4(&av->path.dgid) ? '4' : '6');
 	memcpy(av->path.smac, ctx->conf.mac, 6);
 	av->path.tclass = ah->grh.traffic_class;
 	/* the kernel sets the hop limit from the route (64) whatever the caller asks */
@@ -178,36 +192,66 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	uint32_t qpn;
 	int err;
 
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || !attr->send_cq ||
-	    !attr->recv_cq || attr->send_cq->context != ibctx || attr->recv_cq->context != ibctx ||
-	    (attr->srq && attr->srq->context != ibctx)) {
-		errno = EINVAL;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		errno = uroce_refuse(ctx, EINVAL, "create_qp", "no PD (IBV_QP_INIT_ATTR_PD)");
 		return NULL;
 	}
-	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
-		errno = EOPNOTSUPP;
+	if (!attr->send_cq || !attr->recv_cq) {
+		errno = uroce_refuse(ctx, EINVAL, "create_qp", "no %s",
+				     attr->send_cq ? "recv_cq" : "send_cq");
+		return NULL;
+	}
+	if (attr->send_cq->context != ibctx || attr->recv_cq->context != ibctx ||
+	    (attr->srq && attr->srq->context != ibctx)) {
+		errno = uroce_refuse(ctx, EINVAL, "create_qp",
+				     "send_cq, recv_cq or srq belongs to another context");
+		return NULL;
+	}
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+				IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
+		errno = uroce_refuse(
+		    ctx, EOPNOTSUPP, "create_qp",
+		    "comp_mask %#x: only PD, CREATE_FLAGS and SEND_OPS_FLAGS are offered",
+		    attr->comp_mask);
+		return NULL;
+	}
+	/* no creation flag is offered; none at all is what every QP has (rxe: EOPNOTSUPP) */
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags) {
+		errno = uroce_refuse(ctx, EOPNOTSUPP, "create_qp",
+				     "create_flags %#x: no creation flag is offered",
+				     attr->create_flags);
 		return NULL;
 	}
 	init.type = to_ur_type(attr->qp_type);
 	if (!init.type) {
-		errno = EOPNOTSUPP; /* XRC and raw packet QPs are not implemented */
+		/* XRC and raw packet QPs are not implemented */
+		errno = uroce_refuse(ctx, EOPNOTSUPP, "create_qp",
+				     "qp_type %d: only RC, UC and UD are offered", attr->qp_type);
 		return NULL;
 	}
 	if (attr->cap.max_send_wr > UR_MAX_WR || attr->cap.max_recv_wr > UR_MAX_WR ||
 	    attr->cap.max_send_sge > UR_MAX_SGE || attr->cap.max_recv_sge > UR_MAX_SGE ||
 	    attr->cap.max_inline_data > UR_MAX_INLINE) {
-		errno = EINVAL;
+		const struct ibv_qp_cap *c = &attr->cap;
+
+		errno =
+		    uroce_refuse(ctx, EINVAL, "create_qp",
+				 "cap max_send_wr %u max_recv_wr %u (max_qp_wr %u), max_send_sge "
+				 "%u max_recv_sge %u (max_sge %u), max_inline_data %u (at most %u)",
+				 c->max_send_wr, c->max_recv_wr, UR_MAX_WR, c->max_send_sge,
+				 c->max_recv_sge, UR_MAX_SGE, c->max_inline_data, UR_MAX_INLINE);
 		return NULL;
 	}
 	err = uroce_obj_get(ctx, UROCE_OBJ_QP);
 	if (err) {
-		errno = err;
+		errno = uroce_refuse(ctx, err, "create_qp", "max_qp %u QPs exist already",
+				     ctx->limit[UROCE_OBJ_QP]);
 		return NULL;
 	}
 	uqp = calloc(1, sizeof(*uqp));
 	if (!uqp) {
 		uroce_obj_put(ctx, UROCE_OBJ_QP);
-		errno = ENOMEM;
+		errno = uroce_refuse(ctx, ENOMEM, "create_qp", "no memory");
 		return NULL;
 	}
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
@@ -215,7 +259,11 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 		if (err) {
 			uroce_obj_put(ctx, UROCE_OBJ_QP);
 			free(uqp);
-			errno = err;
+			errno =
+			    uroce_refuse(ctx, err, "create_qp",
+					 "send_ops_flags %#llx asks for an operation not offered "
+					 "(memory windows, local invalidate, TSO, atomic write)",
+					 (unsigned long long)attr->send_ops_flags);
 			return NULL;
 		}
 	}
@@ -244,7 +292,9 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 		uroce_log(ctx, 0, "create qp: %s", strerror(-err));
 		uroce_obj_put(ctx, UROCE_OBJ_QP);
 		free(uqp);
-		errno = err == -ENOMEM ? ENOMEM : EINVAL;
+		errno = uroce_refuse(ctx, err == -ENOMEM ? ENOMEM : EINVAL, "create_qp", "%s",
+				     err == -ENOMEM ? "no QP number or memory left"
+						    : "the engine refused the QP");
 		return NULL;
 	}
 	pthread_spin_init(&uqp->sq_lock, PTHREAD_PROCESS_PRIVATE);
@@ -332,14 +382,16 @@ int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	if (mask & IBV_QP_PATH_MTU) {
 		/* a path MTU above the port's runs at the port's, as the wire allows */
 		if (attr->path_mtu < IBV_MTU_256 || attr->path_mtu > IBV_MTU_4096)
-			return EINVAL;
+			return uroce_refuse(ctx, EINVAL, "modify_qp",
+					    "qp %#x: path_mtu %d is not an IBV_MTU_* value",
+					    qp->qp_num, attr->path_mtu);
 		if (ur_mtu_bytes(attr->path_mtu) > ctx->active_mtu)
 			ua.path_mtu = ur_mtu_enum(ctx->active_mtu);
 	}
 	if (mask & IBV_QP_AV) {
 		uint32_t dqpn;
 
-		err = uroce_av_from_attr(ctx, &attr->ah_attr, &ua.av);
+		err = uroce_av_from_attr(ctx, &attr->ah_attr, &ua.av, "modify_qp (IBV_QP_AV)");
 		if (err)
 			return err;
 		pthread_mutex_lock(&ctx->lock);
@@ -360,9 +412,19 @@ int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (err) {
-		uroce_log(ctx, 1, "modify qp %#x (mask %#x, to state %d) refused: %s", qp->qp_num,
-			  mask, attr->qp_state, strerror(-err));
-		return -err;
+		char why[384] = "";
+
+		if (err == -EINVAL && ctx->debug >= 1) {
+			/* the same checks again, this time for their reason */
+			pthread_mutex_lock(&ctx->lock);
+			ur_qp_modify_check(uqp->qp, &ua, (uint32_t)mask, why, sizeof(why));
+			pthread_mutex_unlock(&ctx->lock);
+		}
+		return uroce_refuse(
+		    ctx, -err, "modify_qp", "qp %#x (mask %#x, to state %s): %s", qp->qp_num, mask,
+		    (mask & IBV_QP_STATE) ? ur_qp_state_name((enum ur_qp_state)attr->qp_state)
+					  : "same",
+		    why[0] ? why : "no memory for the responder resources");
 	}
 	uroce_progress_kick(ctx);
 	return 0;
@@ -468,19 +530,22 @@ struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	int err = uroce_obj_get(ctx, UROCE_OBJ_AH);
 
 	if (err) {
-		errno = err;
+		errno = uroce_refuse(ctx, err, "create_ah", "max_ah %u AHs exist already",
+				     ctx->limit[UROCE_OBJ_AH]);
 		return NULL;
 	}
 	ah = calloc(1, sizeof(*ah));
 	if (!ah) {
-		err = ENOMEM;
+		err = uroce_refuse(ctx, ENOMEM, "create_ah", "no memory");
 		goto err_put;
 	}
-	err = uroce_av_from_attr(ctx, attr, &ah->av);
+	err = uroce_av_from_attr(ctx, attr, &ah->av, "create_ah");
 	if (err)
 		goto err_free;
 	if (uroce_resolve_av(ctx, &ah->av, RESOLVE_WAIT_NS)) {
-		err = EHOSTUNREACH; /* as the kernel fails create_ah without a neighbour */
+		/* as the kernel fails create_ah without a neighbour */
+		err = uroce_refuse(ctx, EHOSTUNREACH, "create_ah",
+				   "the destination GID does not answer ARP/ND");
 		goto err_free;
 	}
 	ah->pd = to_upd(pd);

@@ -262,3 +262,66 @@ int uroce_shared_users(const char *devdir)
 	close(fd);
 	return n;
 }
+
+unsigned uroce_counter_files_write(const char *hwdir, const uint64_t *totals, uint64_t *written)
+{
+	char path[PATH_MAX], num[24];
+	unsigned failed = 0;
+
+	for (unsigned i = 0; uroce_row_counter_name(i); i++) {
+		int fd, len;
+
+		if (written && totals[i] == written[i])
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", hwdir,
+				     uroce_row_counter_name(i)) >= sizeof(path))
+			return failed + 1;
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			failed++;
+			continue;
+		}
+		/* counters only grow, so a longer number written over a shorter
+		 * one is never seen half old, half new */
+		len = snprintf(num, sizeof(num), "%llu\n", (unsigned long long)totals[i]);
+		if (pwrite(fd, num, (size_t)len, 0) != len) {
+			failed++;
+		} else {
+			/* a reset counter, or a file that held more than we know */
+			if ((!written || totals[i] < written[i]) && ftruncate(fd, len))
+				failed++;
+			if (written)
+				written[i] = totals[i];
+		}
+		close(fd);
+	}
+	return failed;
+}
+
+int uroce_counter_files_sync(const char *devdir, const char *hwdir)
+{
+	uint64_t totals[UROCE_ROW_COUNTERS];
+	struct uroce_shared sh = {.lock_fd = -1};
+	char path[PATH_MAX];
+	unsigned failed;
+	int err;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/lock", devdir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	sh.lock_fd = open(path, O_RDWR | O_CLOEXEC);
+	if (sh.lock_fd < 0)
+		return errno == ENOENT ? 0 : -errno; /* never opened: the files hold 0 */
+	err = uroce_shared_files_lock(&sh);
+	if (!err) {
+		err = uroce_shared_totals(devdir, totals);
+		if (!err) {
+			failed = uroce_counter_files_write(hwdir, totals, NULL);
+			err = failed ? -EIO : 0;
+		} else if (err == -ENOENT) {
+			err = 0;
+		}
+		uroce_shared_files_unlock(&sh);
+	}
+	close(sh.lock_fd);
+	return err;
+}

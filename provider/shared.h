@@ -69,6 +69,18 @@ int uroce_shared_users(const char *devdir);
 /* Try to become the process that writes the hw_counters files. */
 bool uroce_shared_try_writer(struct uroce_shared *sh);
 
+/*
+ * The hw_counters files (one per row counter, in `hwdir`, made at 0 by
+ * `uroce link add`): write totals[i] into those whose value differs from
+ * written[i], updating written[]; with written NULL, into all of them. The
+ * caller holds the files lock and read `totals` inside it, so a file only
+ * grows. Returns how many files could not be written.
+ */
+unsigned uroce_counter_files_write(const char *hwdir, const uint64_t *totals, uint64_t *written);
+/* Bring every file of `hwdir` to the totals of the rows in `devdir` now
+ * (uroce stat; whoever runs after a program was killed): 0 or -errno. */
+int uroce_counter_files_sync(const char *devdir, const char *hwdir);
+
 /* Serialise rewrites of the hw_counters files (held for one rewrite). */
 int uroce_shared_files_lock(struct uroce_shared *sh);
 void uroce_shared_files_unlock(struct uroce_shared *sh);

@@ -14,18 +14,23 @@ struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 
 	if (attr->attr.max_wr > UR_MAX_WR || attr->attr.max_sge > UR_MAX_SGE ||
 	    attr->attr.srq_limit > attr->attr.max_wr) {
-		errno = EINVAL;
+		errno = uroce_refuse(ctx, EINVAL, "create_srq",
+				     "max_wr %u (max_srq_wr %u), max_sge %u (max_srq_sge %u), "
+				     "srq_limit %u (at most max_wr)",
+				     attr->attr.max_wr, UR_MAX_WR, attr->attr.max_sge, UR_MAX_SGE,
+				     attr->attr.srq_limit);
 		return NULL;
 	}
 	err = uroce_obj_get(ctx, UROCE_OBJ_SRQ);
 	if (err) {
-		errno = err;
+		errno = uroce_refuse(ctx, err, "create_srq", "max_srq %u SRQs exist already",
+				     ctx->limit[UROCE_OBJ_SRQ]);
 		return NULL;
 	}
 	usrq = calloc(1, sizeof(*usrq));
 	if (!usrq) {
 		uroce_obj_put(ctx, UROCE_OBJ_SRQ);
-		errno = ENOMEM;
+		errno = uroce_refuse(ctx, ENOMEM, "create_srq", "no memory");
 		return NULL;
 	}
 	pthread_mutex_lock(&ctx->lock);
@@ -35,7 +40,9 @@ struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 	if (err) {
 		uroce_obj_put(ctx, UROCE_OBJ_SRQ);
 		free(usrq);
-		errno = -err;
+		errno =
+		    uroce_refuse(ctx, -err, "create_srq", "the engine could not make %u x %u sge",
+				 attr->attr.max_wr, attr->attr.max_sge);
 		return NULL;
 	}
 	usrq->pd = to_upd(pd);
@@ -54,11 +61,16 @@ int uroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 	struct uroce_srq *usrq = to_usrq(srq);
 	struct uroce_context *ctx = to_uctx(srq->context);
 
+	/* resizing is not offered (no IBV_DEVICE_SRQ_RESIZE) */
 	if (mask & IBV_SRQ_MAX_WR)
-		return EINVAL; /* resizing is not offered (no IBV_DEVICE_SRQ_RESIZE) */
+		return uroce_refuse(
+		    ctx, EINVAL, "modify_srq",
+		    "IBV_SRQ_MAX_WR: resizing an SRQ is not offered (no IBV_DEVICE_SRQ_RESIZE)");
 	if (mask & IBV_SRQ_LIMIT) {
 		if (attr->srq_limit > ur_wq_size(ur_srq_wq(usrq->srq)))
-			return EINVAL;
+			return uroce_refuse(ctx, EINVAL, "modify_srq",
+					    "srq_limit %u is above the SRQ's max_wr %u",
+					    attr->srq_limit, ur_wq_size(ur_srq_wq(usrq->srq)));
 		pthread_mutex_lock(&ctx->lock);
 		ur_srq_set_limit(usrq->srq, attr->srq_limit);
 		pthread_mutex_unlock(&ctx->lock);
@@ -83,7 +95,9 @@ int uroce_destroy_srq(struct ibv_srq *srq)
 
 	/* QPs still take receive WQEs from it: the engine would use it freed */
 	if (atomic_load(&usrq->refs))
-		return EBUSY;
+		return uroce_refuse(ctx, EBUSY, "destroy_srq",
+				    "%u QPs still take their receives from it",
+				    atomic_load(&usrq->refs));
 	pthread_mutex_lock(&ctx->lock);
 	ur_srq_destroy(usrq->srq);
 	uroce_drain_events(ctx->vctx.context.async_fd, ctx->async_wr, (uintptr_t)srq,

@@ -187,6 +187,9 @@ extern const struct ur_host_ops uroce_host_ops;
 void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int uroce_debug_level(void);
+/* A refused verbs call: logs (UROCE_DEBUG=1) which attribute was refused and why; returns err. */
+int uroce_refuse(struct uroce_context *ctx, int err, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* events.c */
 /* Queue an asynchronous event; false when it could not be (the application reads none). */
@@ -198,7 +201,9 @@ unsigned uroce_drain_events(int rd_fd, int wr_fd, uint64_t element, size_t rec_s
 void uroce_neigh_poll(struct uroce_context *ctx, uint64_t now);
 /* Resolve an address vector's destination MAC, waiting up to `wait_ns`. */
 int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_ns);
-int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, struct ur_av *av);
+/* `call` names the verbs call in the refusal's log line. */
+int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, struct ur_av *av,
+		       const char *call);
 
 /* qpn.c: called with ctx->lock held (init: before the progress thread starts) */
 void uroce_qpn_init(struct uroce_context *ctx);
@@ -227,6 +232,7 @@ int uroce_destroy_qp(struct ibv_qp *qp);
 int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 /* Whether a QP of this type can carry the send opcode. */
 bool uroce_send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op);
+const char *uroce_wr_opcode_name(enum ibv_wr_opcode op);
 /* post_wr.c: the ibv_wr_* builders for send_ops_flags; a positive errno if one is not offered. */
 int uroce_qp_ex_init(struct uroce_qp *uqp, uint64_t send_ops_flags);
 int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);

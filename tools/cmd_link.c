@@ -20,10 +20,12 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cc_spec.h"
 #include "registry.h"
+#include "shared.h"
 #include "uroce.h"
 
 #define CDEV_DIR "/dev/infiniband"
@@ -251,8 +253,11 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 			   c->mac[3], c->mac[4], c->mac[5]};
 	char guid_txt[32];
 	unsigned ib_mtu = uroce_eth_to_ib_mtu(c->netdev_mtu);
+	struct stat cdev = {0};
 	int err = 0;
 
+	if (stat(CDEV_TARGET, &cdev))
+		return -errno;
 	snprintf(guid_txt, sizeof(guid_txt), "%02x%02x:%02x%02x:%02x%02x:%02x%02x", guid[0],
 		 guid[1], guid[2], guid[3], guid[4], guid[5], guid[6], guid[7]);
 	pathf(dir, sizeof(dir), "%s/class/infiniband_verbs/%s", sys, c->uverbs);
@@ -260,7 +265,10 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 	pathf(p, sizeof(p), "%s/class/infiniband_verbs", sys);
 	err |= write_file(p, "abi_version", "6\n");
 	err |= write_file(dir, "ibdev", "%s\n", c->name);
-	err |= write_file(dir, "dev", "0:0\n");
+	/* the character device the uverbs node links to: libibverbs checks an
+	 * opened node against it, and ibv_import_device() finds the device by it
+	 * (then fails EOPNOTSUPP: there is no kernel context to import) */
+	err |= write_file(dir, "dev", "%u:%u\n", major(cdev.st_rdev), minor(cdev.st_rdev));
 	err |= write_file(dir, "abi_version", "1\n");
 
 	pathf(dir, sizeof(dir), "%s/class/infiniband/%s", sys, c->name);
@@ -293,6 +301,13 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 	err |= write_file(dir, "ports/1/cap_mask", "0x00010000\n");
 	err |= write_file(dir, "ports/1/pkeys/0", "0xffff\n");
 	err |= write_file(dir, "ports/1/active_mtu", "%u\n", ib_mtu);
+	/* every counter from the start, at 0, as mlx5 shows them */
+	for (unsigned i = 0; uroce_row_counter_name(i); i++) {
+		char rel[96];
+
+		snprintf(rel, sizeof(rel), "ports/1/hw_counters/%s", uroce_row_counter_name(i));
+		err |= write_file(dir, rel, "0\n");
+	}
 	for (unsigned i = 0; i < c->ngids; i++) {
 		char rel[64];
 
@@ -331,6 +346,52 @@ static int nft_table(const char *name, const char *netdev, bool add)
 	return system(cmd) == 0 ? 0 : -EIO;
 }
 
+/* A directory with nothing in it but `keep` (NULL: nothing at all). */
+static bool dir_holds_only(const char *path, const char *keep)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool only = true;
+
+	if (!d)
+		return false;
+	while ((de = readdir(d)) && only)
+		only = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		       (keep && !strcmp(de->d_name, keep));
+	closedir(d);
+	return only;
+}
+
+/*
+ * The namespace's run tree once its last device is gone: the directories
+ * link add made (and infiniband_verbs' abi_version), so nothing is left.
+ * rmdir() removes only what is empty: a device another link add is making
+ * meanwhile keeps its directories.
+ */
+static void prune_ns_tree(const char *sys)
+{
+	char ns[PATH_MAX], p[PATH_MAX];
+
+	pathf(p, sizeof(p), "%s/class/infiniband", sys);
+	if (!dir_holds_only(p, NULL))
+		return;
+	rmdir(p);
+	pathf(p, sizeof(p), "%s/class/infiniband_verbs", sys);
+	if (dir_holds_only(p, "abi_version")) {
+		pathf(ns, sizeof(ns), "%s/abi_version", p);
+		unlink(ns);
+		rmdir(p);
+	}
+	pathf(p, sizeof(p), "%s/class", sys);
+	rmdir(p);
+	rmdir(sys);
+	if (uroce_ns_dir(ns, sizeof(ns)))
+		return;
+	pathf(p, sizeof(p), "%s/dev", ns);
+	rmdir(p);
+	rmdir(ns);
+}
+
 static int link_del(const char *name, bool quiet)
 {
 	struct uroce_devconf c;
@@ -353,6 +414,7 @@ static int link_del(const char *name, bool quiet)
 	nft_table(name, c.netdev, false);
 	uroce_dev_dir(name, dir, sizeof(dir));
 	rm_tree(dir);
+	prune_ns_tree(sys);
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 /*
  * `uroce stat DEV [-w] [-a]`: the device's counters, summed over every
  * process that uses or used it, with per-second rates. The same totals are
- * in $SYSFS_PATH/class/infiniband/DEV/ports/1/hw_counters/<name>.
+ * in $SYSFS_PATH/class/infiniband/DEV/ports/1/hw_counters/<name>, which
+ * stat brings up to date first (after a program was killed, they lag).
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -21,6 +22,20 @@ static double mono_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The hw_counters files to the totals shown: a program killed with
+ * SIGKILL never wrote its last counts there (best effort: needs write
+ * access to the files). */
+static void sync_files(const char *dev, const char *dir)
+{
+	char sys[PATH_MAX], hw[PATH_MAX + 64];
+
+	if (uroce_sysfs_dir(sys, sizeof(sys)) ||
+	    (size_t)snprintf(hw, sizeof(hw), "%s/class/infiniband/%s/ports/1/hw_counters", sys,
+			     dev) >= sizeof(hw))
+		return;
+	uroce_counter_files_sync(dir, hw);
 }
 
 int cmd_stat(int argc, char **argv)
@@ -55,6 +70,7 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "uroce stat: no device '%s' in this network namespace\n", dev);
 		return 1;
 	}
+	sync_files(dev, dir);
 	uroce_shared_totals(dir, prev);
 	t_prev = mono_s();
 	if (watch)

@@ -93,7 +93,14 @@ void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *w, enum ur_wc_statu
 	ur_qp_log_error(qp, "send WQE wr_id %#llx completes with %s", (unsigned long long)w->wr_id,
 			ur_wc_status_name(status));
 	if (qp->type == UR_QPT_RC) {
-		ur_qp_to_error(qp, true);
+		/* No asynchronous event: the error CQE is the report. QP_FATAL
+		 * (a work queue catastrophic error, IBTA 11.6.3.1) is for an
+		 * error a completion cannot carry. So do Soft-RoCE (rxe_comp.c
+		 * COMPST_ERROR: do_complete() then rxe_qp_error(), which only
+		 * moves the QP to ERR) and mlx5 (QP_FATAL only from the
+		 * firmware's WQ_CATAS_ERROR event; RETRY_EXC_ERR and the other
+		 * requester errors come in the CQE's syndrome). */
+		ur_qp_to_error(qp, false);
 	} else {
 		/* UC and UD: a send error moves only the send queue to SQE
 		 * (10.3.1.2); the WQEs behind the failed one flush, the receive

@@ -14,6 +14,7 @@
 #define UR_ENGINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "counters.h"
@@ -195,6 +196,10 @@ void ur_qp_destroy(struct ur_qp *qp);
 bool ur_qp_release_ack(struct ur_qp *qp);
 /* Returns 0 or -EINVAL for an illegal transition or attribute set (IBTA 10.3.1). */
 int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask, uint64_t now);
+/* What ur_qp_modify checks before it changes anything: 0, or -EINVAL with
+ * the attribute behind the refusal named in `why` (may be NULL). */
+int ur_qp_modify_check(const struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
+		       char *why, size_t len);
 void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr);
 struct ur_wq *ur_qp_sq(struct ur_qp *qp);
 struct ur_wq *ur_qp_rq(struct ur_qp *qp);

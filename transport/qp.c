@@ -115,58 +115,162 @@ static const struct transition transitions[UR_QPS_COUNT][UR_QPS_COUNT] = {
 	},
 };
 
-static bool transition_ok(const struct ur_qp *qp, enum ur_qp_state cur, enum ur_qp_state next,
-			  uint32_t mask)
+/* The verbs names of the attribute mask bits, for the reasons below. */
+static const char *const mask_names[32] = {
+    [0] = "IBV_QP_STATE",
+    [1] = "IBV_QP_CUR_STATE",
+    [2] = "IBV_QP_EN_SQD_ASYNC_NOTIFY",
+    [3] = "IBV_QP_ACCESS_FLAGS",
+    [4] = "IBV_QP_PKEY_INDEX",
+    [5] = "IBV_QP_PORT",
+    [6] = "IBV_QP_QKEY",
+    [7] = "IBV_QP_AV",
+    [8] = "IBV_QP_PATH_MTU",
+    [9] = "IBV_QP_TIMEOUT",
+    [10] = "IBV_QP_RETRY_CNT",
+    [11] = "IBV_QP_RNR_RETRY",
+    [12] = "IBV_QP_RQ_PSN",
+    [13] = "IBV_QP_MAX_QP_RD_ATOMIC",
+    [14] = "IBV_QP_ALT_PATH",
+    [15] = "IBV_QP_MIN_RNR_TIMER",
+    [16] = "IBV_QP_SQ_PSN",
+    [17] = "IBV_QP_MAX_DEST_RD_ATOMIC",
+    [18] = "IBV_QP_PATH_MIG_STATE",
+    [19] = "IBV_QP_CAP",
+    [20] = "IBV_QP_DEST_QPN",
+    [25] = "IBV_QP_RATE_LIMIT",
+};
+
+/* "IBV_QP_AV|IBV_QP_RQ_PSN" for the bits of `mask` */
+static void mask_str(uint32_t mask, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (unsigned b = 0; b < 32 && n < len; b++) {
+		if (!(mask & (1u << b)))
+			continue;
+		if (mask_names[b])
+			n +=
+			    (size_t)snprintf(buf + n, len - n, "%s%s", n ? "|" : "", mask_names[b]);
+		else
+			n += (size_t)snprintf(buf + n, len - n, "%sbit %u", n ? "|" : "", b);
+	}
+}
+
+static int refuse(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int refuse(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && len) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static const char *const type_names[] = {
+    [UR_QPT_RC] = "RC", [UR_QPT_UC] = "UC", [UR_QPT_UD] = "UD"};
+
+static int transition_check(const struct ur_qp *qp, enum ur_qp_state cur, enum ur_qp_state next,
+			    uint32_t mask, char *why, size_t len)
 {
 	unsigned t = qp->type == UR_QPT_RC ? 0 : qp->type == UR_QPT_UC ? 1 : 2;
 	const struct transition *tr;
+	char bits[320];
+	uint32_t extra;
 
 	mask &= ~UR_QP_STATE;
 	/* Any state may go to RESET or ERR with no other attribute (10.3.1). */
-	if (next == UR_QPS_RESET || next == UR_QPS_ERR)
-		return (mask & ~UR_QP_CUR_STATE) == 0;
+	if (next == UR_QPS_RESET || next == UR_QPS_ERR) {
+		extra = mask & ~UR_QP_CUR_STATE;
+		if (!extra)
+			return 0;
+		mask_str(extra, bits, sizeof(bits));
+		return refuse(why, len, "attribute mask has %s, not allowed for %s -> %s", bits,
+			      ur_qp_state_name(cur), ur_qp_state_name(next));
+	}
 	tr = &transitions[cur][next];
 	if (!tr->valid || (qp->type == UR_QPT_RC && cur == UR_QPS_SQE))
-		return false;
-	if ((mask & tr->req[t]) != tr->req[t])
-		return false;
-	return (mask & ~(tr->req[t] | tr->opt[t])) == 0;
+		return refuse(why, len, "no transition %s -> %s for an %s QP (IBTA 10.3.1)",
+			      ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
+	if ((mask & tr->req[t]) != tr->req[t]) {
+		mask_str(tr->req[t] & ~mask, bits, sizeof(bits));
+		return refuse(
+		    why, len,
+		    "attribute mask lacks %s, required for %s -> %s of an %s QP (IBTA table 91)",
+		    bits, ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
+	}
+	extra = mask & ~(tr->req[t] | tr->opt[t]);
+	if (extra) {
+		mask_str(extra, bits, sizeof(bits));
+		return refuse(
+		    why, len,
+		    "attribute mask has %s, not allowed for %s -> %s of an %s QP (IBTA table 91)",
+		    bits, ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
+	}
+	return 0;
 }
 
-static int check_attr(const struct ur_qp *qp, const struct ur_qp_attr *a, uint32_t mask)
+static int check_attr(const struct ur_qp *qp, const struct ur_qp_attr *a, uint32_t mask, char *why,
+		      size_t len)
 {
 	const uint32_t access = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |
 				UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_ATOMIC | UR_ACCESS_MW_BIND |
 				UR_ACCESS_RELAXED_ORDERING;
+	const unsigned max_rd = qp->dev->cfg.max_qp_rd_atom;
 
 	if ((mask & UR_QP_PATH_MTU) && (a->path_mtu < 1 || a->path_mtu > 5))
-		return -EINVAL;
+		return refuse(why, len, "path_mtu %u is not an IBV_MTU_* value (1-5)", a->path_mtu);
 	if ((mask & UR_QP_PKEY_INDEX) && a->pkey_index != 0)
-		return -EINVAL;
+		return refuse(why, len, "pkey_index %u: the port has one P_Key, index 0",
+			      a->pkey_index);
 	if ((mask & UR_QP_PORT) && a->port_num != 1)
-		return -EINVAL;
+		return refuse(why, len, "port_num %u: the device has port 1 only", a->port_num);
 	if ((mask & UR_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~access))
-		return -EINVAL;
+		return refuse(why, len, "qp_access_flags %#x has unknown bits %#x",
+			      a->qp_access_flags, a->qp_access_flags & ~access);
 	/*
 	 * Responder resources are memory this QP must really hold (9.7.5.1.2):
 	 * more than the device advertises is refused, as mlx5 does. A larger
 	 * max_rd_atomic is not: see copy_attr.
 	 */
-	if ((mask & UR_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > qp->dev->cfg.max_qp_rd_atom)
-		return -EINVAL;
+	if ((mask & UR_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > max_rd)
+		return refuse(why, len,
+			      "max_dest_rd_atomic %u is above the device's max_qp_rd_atom %u",
+			      a->max_dest_rd_atomic, max_rd);
 	if ((mask & UR_QP_TIMEOUT) && a->timeout > 31)
-		return -EINVAL;
+		return refuse(why, len, "timeout %u is above 31", a->timeout);
 	if ((mask & UR_QP_RETRY_CNT) && a->retry_cnt > 7)
-		return -EINVAL;
+		return refuse(why, len, "retry_cnt %u is above 7", a->retry_cnt);
 	if ((mask & UR_QP_RNR_RETRY) && a->rnr_retry > 7)
-		return -EINVAL;
+		return refuse(why, len, "rnr_retry %u is above 7", a->rnr_retry);
 	if ((mask & UR_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
-		return -EINVAL;
+		return refuse(why, len, "min_rnr_timer %u is above 31", a->min_rnr_timer);
 	if ((mask & UR_QP_DEST_QPN) && a->dest_qp_num > UR_PSN_MASK)
-		return -EINVAL;
+		return refuse(why, len, "dest_qp_num %#x is wider than 24 bits", a->dest_qp_num);
 	if ((mask & UR_QP_CUR_STATE) && a->cur_qp_state != qp_state(qp))
-		return -EINVAL;
+		return refuse(why, len, "cur_qp_state %s, but the QP is in %s",
+			      ur_qp_state_name(a->cur_qp_state), ur_qp_state_name(qp_state(qp)));
 	return 0;
+}
+
+int ur_qp_modify_check(const struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
+		       char *why, size_t len)
+{
+	enum ur_qp_state cur = qp_state(qp);
+	enum ur_qp_state next = (mask & UR_QP_STATE) ? attr->qp_state : cur;
+	int err;
+
+	if ((unsigned)next >= UR_QPS_COUNT)
+		return refuse(why, len, "qp_state %u is not a QP state", (unsigned)next);
+	err = transition_check(qp, cur, next, mask, why, len);
+	if (err)
+		return err;
+	return check_attr(qp, attr, mask, why, len);
 }
 
 static void copy_attr(struct ur_qp *qp, const struct ur_qp_attr *a, uint32_t mask)
@@ -353,9 +457,7 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
 	enum ur_qp_state next = (mask & UR_QP_STATE) ? attr->qp_state : cur;
 	int err;
 
-	if ((unsigned)next >= UR_QPS_COUNT || !transition_ok(qp, cur, next, mask))
-		return -EINVAL;
-	err = check_attr(qp, attr, mask);
+	err = ur_qp_modify_check(qp, attr, mask, NULL, 0);
 	if (err)
 		return err;
 	if ((mask & UR_QP_MAX_DEST_RD_ATOMIC) && qp->type == UR_QPT_RC) {

@@ -5,6 +5,11 @@
 #   limits, counts, busy  limits as advertised; objects in use not destroyed
 #   errreset, asyncflood  QPs through ERR and RESET reused; unread events
 #   keyguess              rkeys guessed by index are refused
+#   retryexc              RETRY_EXC_ERR raises no async event (rxe, mlx5)
+#   conform               comp_vector range, phys_port_cnt_ex, create_flags
+#                         0, ibv_import_device answers EOPNOTSUPP
+#   refusal-reasons       with UROCE_DEBUG=1 a refused call logs the
+#                         attribute behind it (conform's and limits' calls)
 #   cycles                thousands of create/destroy rounds without a leak
 #   killpeer              the server is killed (SIGKILL) under mixed traffic:
 #                         RETRY_EXC_ERR then flushes within (retry+1) x
@@ -13,8 +18,10 @@
 #                         twice: the transfer carries on, every byte right
 #   linkdown              the veth stays down longer: RETRY_EXC_ERR then
 #                         flushes in time; link up, new QPs work again
+#   hw_counters           every counter file exists, at 0, after link add
 #   kill9                 both processes killed without any cleanup: no
-#                         lock, file or block is left that hurts the next run
+#                         lock, file or block is left that hurts the next run;
+#                         after uroce stat the files hold its totals
 #                         (af_packet, then memif with its socket file)
 #   faults.sh BUILD_DIR
 # Exit 77 (skip) without root or network namespaces.
@@ -74,7 +81,7 @@ result() { # NAME RC T0 LOGS...: report one check
 	shift 3
 	if [ "$rc" -eq 0 ]; then
 		echo "ok   $name ($(since "$t0") s)"
-		grep -hE "^(limits|counts|busy|errreset|asyncflood|keyguess|cycles):|expected failure|after the reconnect|link down for" \
+		grep -hE "^(hw_counters|limits|counts|busy|errreset|asyncflood|keyguess|conform|retryexc|cycles):|expected failure|after the reconnect|link down for" \
 			"$@" 2>/dev/null | grep -v ": PASS$" | sed 's/^/     /' | tail -6
 		grep -h "ops (" "$@" 2>/dev/null | tail -1 | sed 's/^soak client: */     soak: /' 
 	else
@@ -150,6 +157,28 @@ rundir() { # NS: the namespace's uroce run directory
 	ip netns exec "$1" "$UROCE" env | sed -n 's|^export SYSFS_PATH=\(.*\)/sys$|\1|p'
 }
 
+hwdir() { # NS: the device's hw_counters directory
+	echo "$(rundir "$1")/sys/class/infiniband/uroce0/ports/1/hw_counters"
+}
+
+# files_vs_stat NS: every counter `uroce stat -a` shows has its hw_counters
+# file, holding the same total (reasons for a mismatch on stdout)
+files_vs_stat() {
+	awk -v ns="$1" '
+		FNR == NR { if (FNR > 2) { want[$1] = $2; n++ } next }
+		{ k = split(FILENAME, p, "/"); got[p[k]] = $0; files++ }
+		END {
+			for (c in want)
+				if (!(c in got) || got[c] != want[c]) {
+					printf "%s: %s: file %s, uroce stat %s\n", ns, c,
+						(c in got) ? got[c] : "missing", want[c]
+					bad++
+				}
+			if (files != n) { printf "%s: %d files, %d counters\n", ns, files, n; bad++ }
+			exit !(n > 0 && !bad)
+		}' <(ip netns exec "$1" "$UROCE" stat uroce0 -a) "$(hwdir "$1")"/*
+}
+
 echo "== faults: namespaces $P-a/$P-b, veth MTU 9000, $NET.0/24, TCP port $port"
 if ! ur_pair_up "$P" "$NET" 9000 >"$log/setup" 2>&1; then
 	echo "FAIL: setting up the namespaces and devices"
@@ -159,6 +188,25 @@ if ! ur_pair_up "$P" "$NET" 9000 >"$log/setup" 2>&1; then
 fi
 ns_cmds
 
+# ---- hw_counters: every file there and 0 right after `uroce link add` ----
+t0=$(now)
+rc=0
+for s in a b; do
+	# as link add left them (uroce stat would make any that were missing)
+	made=$(cd "$(hwdir "$P-$s")" && grep -H . -- * | sort)
+	files_vs_stat "$P-$s" >>"$log/hw_counters" || rc=1
+	if [ "$made" != "$(cd "$(hwdir "$P-$s")" && grep -H . -- * | sort)" ]; then
+		echo "$P-$s: link add did not make every counter file (uroce stat had to)" >>"$log/hw_counters"
+		rc=1
+	fi
+	if grep -qv ':0$' <<<"$made"; then
+		echo "$P-$s: a counter file is not 0 on a new device" >>"$log/hw_counters"
+		rc=1
+	fi
+done
+echo "hw_counters: $(find "$(hwdir "$P-a")" -type f | wc -l) files, all 0 after link add" >>"$log/hw_counters"
+result hw_counters $rc "$t0" "$log/hw_counters"
+
 # ---- one process: limits, lifetimes, reuse, keys, leaks ----
 vf limits limits
 UROCE_LIMITS=qp=64,mr=64,cq=32,pd=32,srq=16,ah=16 vf counts counts
@@ -166,6 +214,21 @@ vf busy busy
 vf errreset errreset 30
 vf asyncflood asyncflood 300
 vf keyguess keyguess
+vf retryexc retryexc
+UROCE_DEBUG=1 vf conform conform
+# UROCE_DEBUG=1 says why each refused call was refused, naming the attribute
+t0=$(now)
+rc=0
+for why in 'create_cq refused, EINVAL .*comp_vector 100 is not below the context.s num_comp_vectors [0-9]*' \
+	'modify_qp refused, EINVAL .*attribute mask lacks IBV_QP_PORT, required for RESET -> INIT' \
+	'modify_qp (IBV_QP_AV) refused, EINVAL .*without a GRH' \
+	'create_qp refused, EOPNOTSUPP .*create_flags 0x200'; do
+	grep -q "$why" "$log/conform" || { echo "no debug line matching: $why" >>"$log/conform.why"; rc=1; }
+done
+UROCE_DEBUG=1 vf limits-debug limits
+grep -q 'modify_qp refused, EINVAL .*max_dest_rd_atomic [0-9]* is above the device.s max_qp_rd_atom [0-9]*' \
+	"$log/limits-debug" || { echo "no debug line naming max_dest_rd_atomic" >>"$log/conform.why"; rc=1; }
+result refusal-reasons $rc "$t0" "$log/conform.why"
 vf cycles --run-dir "$(rundir "$P-a")" cycles 3000
 
 # Timeouts: this 2-CPU machine, shared, can starve a process for tens of
@@ -254,13 +317,12 @@ kill9() { # NAME
 	local name=$1 t0 rc=0 before after dir cpid
 	t0=$(now)
 	dir=$(rundir "$P-a")
-	# a first run makes what any run leaves (the device's shared files; the
-	# hw_counters directory gains a file when a counter first moves)
+	# a first run makes what any run leaves (the device's shared files)
 	server "$name.srv0"
 	"${in_b[@]}" "$soak" --client "$NET.1" --port "$port" --qps 2 --seconds 1 \
 		>"$log/$name.cli0" 2>&1 || rc=1
 	wait "$srv" || rc=1
-	before=$(cd "$dir" && find . | grep -v hw_counters/ | sort)
+	before=$(cd "$dir" && find . | sort)
 	server "$name.srv"
 	client "$name.cli" --qps 8 --seconds 60
 	if wait_for "$log/$name.cli" "ops (" 30 && soak_pid "$cli" && soak_pid "$srv"; then
@@ -275,17 +337,26 @@ kill9() { # NAME
 				rc=1
 			fi
 		done
-		after=$(cd "$dir" && find . | grep -v hw_counters/ | sort)
+		after=$(cd "$dir" && find . | sort)
+		# the killed ones never wrote their last counts: uroce stat does,
+		# and then every file holds the total stat shows
+		for s in a b; do
+			files_vs_stat "$P-$s" >>"$log/$name.cli" || rc=1
+		done
 		if [ "$before" != "$after" ]; then
 			echo "the run directory changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')" \
 				>>"$log/$name.cli"
 			rc=1
 		fi
+		# each path on its own: one ls of both failed wherever
+		# /dev/hugepages is absent, and so never saw a leftover
 		for cpid in $srv $cli; do
-			if ls -d /var/run/dpdk/*"$cpid"* /dev/hugepages/*"$cpid"* >/dev/null 2>&1; then
-				echo "DPDK files of the killed $cpid left behind" >>"$log/$name.cli"
-				rc=1
-			fi
+			for f in /var/run/dpdk/uroce-"$cpid" /dev/hugepages/uroce-"$cpid"*; do
+				if [ -e "$f" ]; then
+					echo "DPDK file $f of the killed $cpid left behind" >>"$log/$name.cli"
+					rc=1
+				fi
+			done
 		done
 		# a killed memif server leaves its socket file: the next run must cope
 		case $name in

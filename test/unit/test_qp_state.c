@@ -1547,6 +1547,48 @@ START_TEST(test_create_checks)
 }
 END_TEST
 
+/* A refusal names the attribute behind it, as the provider's debug log shows. */
+START_TEST(test_refusal_reasons)
+{
+	struct ur_qp_attr a;
+	char why[384];
+
+	fresh_qp(UR_QPT_RC, UR_QPS_INIT);
+	good_attr(&a);
+	a.qp_state = UR_QPS_RTR;
+	ck_assert_int_eq(ur_qp_modify_check(qp, &a,
+					    UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
+						UR_QP_DEST_QPN | UR_QP_MAX_DEST_RD_ATOMIC |
+						UR_QP_MIN_RNR_TIMER,
+					    why, sizeof(why)),
+			 -EINVAL);
+	ck_assert_msg(strstr(why, "lacks IBV_QP_RQ_PSN") && strstr(why, "INIT -> RTR"), "%s", why);
+	ck_assert_int_eq(ur_qp_modify_check(qp, &a,
+					    UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
+						UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+						UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER |
+						UR_QP_SQ_PSN | UR_QP_TIMEOUT,
+					    why, sizeof(why)),
+			 -EINVAL);
+	ck_assert_msg(strstr(why, "has IBV_QP_TIMEOUT|IBV_QP_SQ_PSN, not allowed"), "%s", why);
+	a.max_dest_rd_atomic = 200;
+	ck_assert_int_eq(ur_qp_modify_check(qp, &a,
+					    UR_QP_STATE | UR_QP_AV | UR_QP_PATH_MTU |
+						UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+						UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
+					    why, sizeof(why)),
+			 -EINVAL);
+	ck_assert_msg(strstr(why, "max_dest_rd_atomic 200 is above"), "%s", why);
+	a.qp_state = UR_QPS_SQD;
+	ck_assert_int_eq(ur_qp_modify_check(qp, &a, UR_QP_STATE, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "no transition INIT -> SQD"), "%s", why);
+	/* a NULL buffer is allowed: ur_qp_modify passes none */
+	ck_assert_int_eq(ur_qp_modify_check(qp, &a, UR_QP_STATE, NULL, 0), -EINVAL);
+	a.qp_state = UR_QPS_ERR;
+	ck_assert_int_eq(ur_qp_modify_check(qp, &a, UR_QP_STATE, why, sizeof(why)), 0);
+}
+END_TEST
+
 START_TEST(test_state_names)
 {
 	static const char *const names[UR_QPS_COUNT] = {"RESET", "INIT", "RTR", "RTS",
@@ -1579,6 +1621,7 @@ static Suite *qp_state_suite(void)
 	tcase_add_test(tc, test_sqd_drained_event);
 	tcase_add_test(tc, test_create_checks);
 	tcase_add_test(tc, test_state_names);
+	tcase_add_test(tc, test_refusal_reasons);
 	suite_add_tcase(s, tc);
 
 	tcase_add_checked_fixture(tf, dev_setup, dev_teardown);

@@ -27,6 +27,17 @@
  *  asyncflood hundreds of QP errors whose asynchronous events the program
  *             never reads (most programs never call ibv_get_async_event),
  *             on two QP pairs; then every QP is destroyed: no call may hang.
+ *  conform    what a conformance suite asks of any device: a CQ on a
+ *             completion vector the context does not have is EINVAL;
+ *             phys_port_cnt_ex equals phys_port_cnt; create_qp_ex with
+ *             IBV_QP_INIT_ATTR_CREATE_FLAGS and no flag works, with a flag
+ *             the device lacks fails EOPNOTSUPP or EINVAL; ibv_import_device
+ *             on the context's command fd works or fails EOPNOTSUPP;
+ *             modify_qp without a required attribute, or with an address
+ *             without a GRH, is EINVAL.
+ *  retryexc   an RC QP whose peer never answers: RETRY_EXC_ERR in the CQE,
+ *             the QP in ERR, and no asynchronous event for it (Soft-RoCE
+ *             and mlx5 raise none: the completion is the report).
  *  cycles N   N rounds of creating and destroying every kind of object
  *             (and every 100 rounds the whole device context): heap bytes
  *             in use, file descriptors, threads and files in the run
@@ -36,6 +47,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -458,6 +471,175 @@ static int test_limits(struct dev *d)
 	ibv_dereg_mr(mr);
 	if (srq)
 		ibv_destroy_srq(srq);
+	ibv_destroy_cq(cq);
+	return failures ? -1 : 0;
+}
+
+/* ---- conform ---- */
+
+static int test_conform(struct dev *d)
+{
+	const int bad_vectors[] = {d->ctx->num_comp_vectors, d->ctx->num_comp_vectors + 1, 100, -1};
+	struct ibv_qp_init_attr_ex ia;
+	struct ibv_context *imp;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+
+	printf("conform: num_comp_vectors %d phys_port_cnt %u phys_port_cnt_ex %u\n",
+	       d->ctx->num_comp_vectors, d->attr.orig_attr.phys_port_cnt, d->attr.phys_port_cnt_ex);
+	for (unsigned i = 0; i < sizeof(bad_vectors) / sizeof(bad_vectors[0]); i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "create_cq on comp_vector %d of %d", bad_vectors[i],
+			 d->ctx->num_comp_vectors);
+		cq = ibv_create_cq(d->ctx, 16, NULL, NULL, bad_vectors[i]);
+		expect_null_errno(cq, EINVAL, what);
+		if (cq)
+			ibv_destroy_cq(cq);
+	}
+	for (int v = 0; v < d->ctx->num_comp_vectors; v++) {
+		cq = ibv_create_cq(d->ctx, 16, NULL, NULL, v);
+		CHECK(cq, "create_cq on comp_vector %d: %s", v, strerror(errno));
+		if (cq)
+			ibv_destroy_cq(cq);
+	}
+	CHECK(d->attr.phys_port_cnt_ex == d->attr.orig_attr.phys_port_cnt,
+	      "phys_port_cnt_ex %u, phys_port_cnt %u", d->attr.phys_port_cnt_ex,
+	      d->attr.orig_attr.phys_port_cnt);
+
+	cq = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+	if (!cq) {
+		fail("create_cq: %s", strerror(errno));
+		return -1;
+	}
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = ia.recv_cq = cq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ia.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	ia.pd = d->pd;
+	ia.create_flags = 0;
+	qp = ibv_create_qp_ex(d->ctx, &ia);
+	CHECK(qp, "create_qp_ex with IBV_QP_INIT_ATTR_CREATE_FLAGS and no flag: %s",
+	      strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	/* a flag no software RoCE device has (mlx5 only, on a raw packet QP) */
+	ia.create_flags = IBV_QP_CREATE_CVLAN_STRIPPING;
+	qp = ibv_create_qp_ex(d->ctx, &ia);
+	CHECK(!qp && (errno == EOPNOTSUPP || errno == EINVAL),
+	      "create_qp_ex with IBV_QP_CREATE_CVLAN_STRIPPING on RC: %s",
+	      qp ? "created" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+
+	/* modify_qp refusals: a missing required attribute, an address without a GRH */
+	qp = make_qp(d, cq, NULL, 4, 1, 0);
+	if (qp) {
+		struct ibv_qp_attr at = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+		int r;
+
+		r = ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS);
+		CHECK(r == EINVAL, "RESET -> INIT without IBV_QP_PORT: %s", strerror(r));
+		r = ibv_modify_qp(
+		    qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+		CHECK(r == 0, "RESET -> INIT: %s", strerror(r));
+		memset(&at, 0, sizeof(at));
+		at.qp_state = IBV_QPS_RTR;
+		at.path_mtu = IBV_MTU_1024;
+		at.dest_qp_num = qp->qp_num;
+		at.max_dest_rd_atomic = 1;
+		at.ah_attr.is_global = 0;
+		at.ah_attr.dlid = 1;
+		at.ah_attr.port_num = 1;
+		r = ibv_modify_qp(qp, &at,
+				  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				      IBV_QP_MIN_RNR_TIMER);
+		CHECK(r == EINVAL, "INIT -> RTR with an address without a GRH on RoCE: %s",
+		      strerror(r));
+		ibv_destroy_qp(qp);
+	}
+	ibv_destroy_cq(cq);
+
+	errno = 0;
+	imp = ibv_import_device(d->ctx->cmd_fd);
+	if (imp) {
+		printf("conform: ibv_import_device works\n");
+		ibv_close_device(imp);
+	} else {
+		CHECK(errno == EOPNOTSUPP, "ibv_import_device: %s, want it to work or EOPNOTSUPP",
+		      strerror(errno));
+	}
+	return failures ? -1 : 0;
+}
+
+/* ---- retryexc ---- */
+
+static int test_retryexc(struct dev *d)
+{
+	struct ibv_cq *cq = ibv_create_cq(d->ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *a = cq ? make_qp(d, cq, NULL, 4, 1, 0) : NULL;
+	struct ibv_qp *b = cq ? make_qp(d, cq, NULL, 4, 1, 0) : NULL; /* stays in RESET */
+	static uint8_t buf[64];
+	struct ibv_mr *mr = ibv_reg_mr(d->pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_async_event ev;
+	struct pollfd pfd;
+	struct ibv_wc wc;
+	unsigned others = 0;
+	uint64_t end;
+	int flags;
+
+	if (!cq || !a || !b || !mr) {
+		fail("retryexc: setting up: %s", strerror(errno));
+		return -1;
+	}
+	/* timeout 8 (1 ms) x (1 + 1) tries towards a QP that drops everything */
+	if (connect_qp(d, a, b->qp_num, 0x100, 0x200, 8, 1)) {
+		fail("retryexc: connecting: %s", strerror(errno));
+		return -1;
+	}
+	{
+		struct ibv_sge s = {(uintptr_t)buf, sizeof(buf), mr->lkey};
+		struct ibv_send_wr w = {.wr_id = 7,
+					.sg_list = &s,
+					.num_sge = 1,
+					.opcode = IBV_WR_SEND,
+					.send_flags = IBV_SEND_SIGNALED},
+				   *bad;
+
+		CHECK(!ibv_post_send(a, &w, &bad), "retryexc: post_send");
+	}
+	if (poll_n(cq, &wc, 1, 5000) != 1) {
+		fail("retryexc: no completion within 5 s");
+		return -1;
+	}
+	CHECK(wc.wr_id == 7 && wc.status == IBV_WC_RETRY_EXC_ERR, "retryexc: wr_id %llu status %s",
+	      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	CHECK(qp_state(a) == IBV_QPS_ERR, "retryexc: the QP is in state %d, not ERR", qp_state(a));
+	/* every event queued until 300 ms after the error (PORT_ACTIVE at open is no matter) */
+	flags = fcntl(d->ctx->async_fd, F_GETFL);
+	fcntl(d->ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	end = now_ns() + 300 * 1000000ull;
+	pfd = (struct pollfd){.fd = d->ctx->async_fd, .events = POLLIN};
+	while (now_ns() < end) {
+		if (poll(&pfd, 1, 50) <= 0 || ibv_get_async_event(d->ctx, &ev))
+			continue;
+		if ((ev.event_type == IBV_EVENT_QP_FATAL || ev.event_type == IBV_EVENT_QP_REQ_ERR ||
+		     ev.event_type == IBV_EVENT_QP_ACCESS_ERR) &&
+		    (ev.element.qp == a || ev.element.qp == b))
+			fail("retryexc: %s raised for a QP", ibv_event_type_str(ev.event_type));
+		else
+			others++;
+		ibv_ack_async_event(&ev);
+	}
+	fcntl(d->ctx->async_fd, F_SETFL, flags);
+	printf("retryexc: RETRY_EXC_ERR, QP in ERR, no QP event (%u other events): %s\n", others,
+	       failures ? "FAIL" : "ok");
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 	return failures ? -1 : 0;
 }
@@ -1122,7 +1304,8 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: verbs_faults [-d DEV] [-g GID] [--run-dir DIR] "
-				"limits|counts|busy|errreset N|asyncflood N|keyguess|cycles N\n");
+				"limits|counts|busy|errreset N|asyncflood "
+				"N|keyguess|conform|retryexc|cycles N\n");
 		return 2;
 	}
 	test = argv[1];
@@ -1141,6 +1324,10 @@ int main(int argc, char **argv)
 		rc = test_asyncflood(&d, n ? n : 300);
 	else if (!strcmp(test, "keyguess"))
 		rc = test_keyguess(&d);
+	else if (!strcmp(test, "retryexc"))
+		rc = test_retryexc(&d);
+	else if (!strcmp(test, "conform"))
+		rc = test_conform(&d);
 	else if (!strcmp(test, "cycles"))
 		rc = test_cycles(&d, n ? n : 1000);
 	else {

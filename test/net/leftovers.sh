@@ -1,0 +1,119 @@
+#!/bin/bash
+# What uroce leaves on the machine: nothing.
+#   1. 100 programs on a uroce device, half of them exiting cleanly
+#      (ibv_devinfo), half killed with SIGKILL while they hold the device
+#      open (ibv_rc_pingpong servers waiting for a client): none leaves a
+#      DPDK runtime directory (/var/run/dpdk/uroce-PID) or hugepage file.
+#   2. `uroce link del` of the namespace's last device leaves nothing of
+#      the namespace's run tree.
+#   leftovers.sh BUILD_DIR
+# Exit 77 (skip) without root or network namespaces.
+set -u
+
+build=${1:?usage: leftovers.sh BUILD_DIR}
+UROCE=$build/tools/uroce
+export UROCE
+
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
+ip netns list >/dev/null 2>&1 || { echo "SKIP: no network namespaces"; exit 77; }
+command -v ibv_rc_pingpong >/dev/null && command -v ibv_devinfo >/dev/null ||
+	{ echo "SKIP: needs ibverbs-utils"; exit 77; }
+[ -x "$UROCE" ] || { echo "FAIL: $UROCE is missing (build first)"; exit 1; }
+# shellcheck source=../../tools/netns.sh
+source "$(dirname "$0")/../../tools/netns.sh"
+
+# our own names (lf*, 10.62.9.0/24): nothing else's namespaces are touched
+P=lf$(($$ % 100000))
+NET=10.62.9
+port0=$((20000 + RANDOM % 20000))
+fails=0
+pids=()
+
+# shellcheck disable=SC2317 # invoked by the traps
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	for pid in "${pids[@]}"; do
+		kill -9 "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	ur_pair_down "$P"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM
+
+if ! ur_pair_up "$P" "$NET" 1500 >/dev/null 2>&1; then
+	echo "FAIL: setting up the namespaces and devices"
+	exit 1
+fi
+mapfile -t env_a < <(ip netns exec "$P-a" "$UROCE" env | sed -n 's/^export //p')
+in_a=(ip netns exec "$P-a" env "${env_a[@]}")
+rundir=$(ip netns exec "$P-a" "$UROCE" env | sed -n 's|^export SYSFS_PATH=\(.*\)/sys$|\1|p')
+dpdk_dir=/var/run/dpdk # EAL's runtime directories, for root
+
+# ---- 1. 100 programs, 50 clean exits and 50 SIGKILLs ----
+t0=$(date +%s.%N)
+for ((batch = 0; batch < 5; batch++)); do
+	batch_pids=()
+	for ((i = 0; i < 10; i++)); do
+		"${in_a[@]}" ibv_devinfo -d uroce0 >/dev/null 2>&1 &
+		batch_pids+=($!)
+		pids+=($!)
+	done
+	for pid in "${batch_pids[@]}"; do
+		wait "$pid" || { echo "FAIL: ibv_devinfo on uroce0 (pid $pid)"; fails=$((fails + 1)); }
+	done
+done
+echo "     50 clean exits: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s" 
+killed=0
+for ((batch = 0; batch < 5; batch++)); do
+	batch_pids=()
+	for ((i = 0; i < 10; i++)); do
+		"${in_a[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p $((port0 + batch * 10 + i)) \
+			>/dev/null 2>&1 &
+		batch_pids+=($!)
+		pids+=($!)
+	done
+	# each has opened the device (EAL up) once it listens for its client
+	for ((w = 0; w < 100; w++)); do
+		up=$(ip netns exec "$P-a" ss -ltnH 2>/dev/null | wc -l)
+		[ "$up" -ge 10 ] && break
+		sleep 0.1
+	done
+	kill -9 "${batch_pids[@]}" 2>/dev/null
+	wait "${batch_pids[@]}" 2>/dev/null
+	killed=$((killed + (up > 10 ? 10 : up)))
+	echo "     batch $batch: $up listening when killed, after $w tenths of a second" 
+done
+left=()
+for pid in "${pids[@]}"; do
+	for f in "$dpdk_dir/uroce-$pid" /dev/hugepages/uroce-"$pid"*; do
+		[ -e "$f" ] && left+=("$f")
+	done
+done
+if [ "$killed" -lt 50 ]; then
+	echo "FAIL: only $killed of 50 servers were listening (had the device open) when killed"
+	fails=$((fails + 1))
+elif [ ${#left[@]} -ne 0 ]; then
+	echo "FAIL: ${#left[@]} DPDK files of 100 programs left behind: ${left[*]:0:5}"
+	fails=$((fails + 1))
+else
+	echo "ok   100 programs (50 exited, 50 killed with SIGKILL holding the device) left nothing in $dpdk_dir ($(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s)"
+fi
+
+# ---- 2. link del of the last device leaves nothing of the run tree ----
+for s in a b; do
+	dir=$(ip netns exec "$P-$s" "$UROCE" env | sed -n 's|^export SYSFS_PATH=\(.*\)/sys$|\1|p')
+	ip netns exec "$P-$s" "$UROCE" link del uroce0
+	if [ -e "$dir" ]; then
+		echo "FAIL: after link del, $dir holds: $(cd "$dir" && find . | tr '\n' ' ')"
+		fails=$((fails + 1))
+	else
+		echo "ok   link del in $P-$s: $dir is gone"
+	fi
+done
+[ -n "$rundir" ] || { echo "FAIL: no run directory"; fails=$((fails + 1)); }
+
+[ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
+exit $((fails > 0))
