@@ -999,6 +999,69 @@ START_TEST(test_ack_held_for_the_answer)
 END_TEST
 
 /*
+ * Mixed requests on one QP until `total` complete: `post` chooses and posts
+ * request `n` from the random word `r` (returning what a FetchAdd adds),
+ * the responder's `nrecv` receives of `recv_len` bytes at 0x80000 are kept
+ * topped up, every completion must be a success, and the counter at the
+ * start of b's buffer must hold the FetchAdds' sum.
+ */
+typedef uint64_t (*mix_post_fn)(struct fx *f, unsigned n, uint64_t r);
+
+static void run_mix(struct fx *f, uint64_t rng, unsigned total, unsigned depth, unsigned nrecv,
+		    uint32_t recv_len, mix_post_fn post, int case_no)
+{
+	uint64_t counter = 0, adds = 0;
+	unsigned posted = 0, done = 0, recvs = 0;
+	struct ur_cqe c[16];
+
+	memcpy(f->b.buf, &counter, 8);
+	for (; recvs < nrecv; recvs++)
+		fx_post_recv(f, &f->b, 1000000 + recvs, 0x80000, recv_len);
+	while (done < total) {
+		int n;
+
+		for (; posted < total && posted - done < depth; posted++) {
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			adds += post(f, posted, rng);
+		}
+		n = fx_wait(f, &f->a, c, 1, 2 * SIM_PS_PER_S);
+		ck_assert_msg(n == 1, "case %d: no completion for 2 s after %u of %u", case_no, done,
+			      total);
+		ck_assert_msg(c[0].status == UR_WC_SUCCESS, "case %d: wr %llu: status %d after %u done",
+			      case_no, (unsigned long long)c[0].wr_id, c[0].status, done);
+		done++;
+		while ((n = ur_cq_poll(&f->b.cq, c, 16)) > 0)
+			for (int k = 0; k < n; k++, recvs++) {
+				ck_assert_uint_eq(c[k].status, UR_WC_SUCCESS);
+				fx_post_recv(f, &f->b, 1000000 + recvs, 0x80000, recv_len);
+			}
+	}
+	memcpy(&counter, f->b.buf, 8);
+	ck_assert_uint_eq(counter, adds);
+}
+
+static uint64_t post_small_mix(struct fx *f, unsigned n, uint64_t r)
+{
+	switch (r % 6) {
+	case 0:
+		fx_post_send(f, &f->a, n, UR_WR_ATOMIC_FETCH_AND_ADD, 0x10000 + (n % 64) * 8, 8,
+			     (uintptr_t)f->b.buf, f->b.mr->key, 3, 0);
+		return 3;
+	case 1:
+		fx_post_send(f, &f->a, n, UR_WR_RDMA_READ, 0x20000, 6000,
+			     (uintptr_t)f->b.buf + 0x40000, f->b.mr->key, 0, 0);
+		return 0;
+	case 2:
+		fx_post_send(f, &f->a, n, UR_WR_SEND, 0x30000, 1 + r % 9000, 0, 0, 0, 0);
+		return 0;
+	default:
+		fx_post_send(f, &f->a, n, UR_WR_RDMA_WRITE, 0x30000, 1 + (uint32_t)(r % 20000),
+			     (uintptr_t)f->b.buf + 0x50000, f->b.mr->key, 0, 0);
+		return 0;
+	}
+}
+
+/*
  * A soak in miniature: every request kind interleaved on one QP, 16
  * outstanding, with loss and reordering both ways. Atomics and READs among WRITEs and
  * SENDs exercise the implied NAKs and the responder's replay cache
@@ -1010,11 +1073,7 @@ START_TEST(test_mixed_requests_under_loss)
 	struct sim_link_cfg link;
 	struct sim_qp_params qp;
 	struct sim_impair lossy = {.loss = 0.01, .reorder = 0.01, .reorder_depth = 4};
-	struct ur_cqe c[16];
 	struct fx f;
-	uint64_t rng = 0x9e3779b97f4a7c15ull + (uint64_t)_i, counter = 0, adds = 0;
-	const unsigned total = 20000, depth = 16;
-	unsigned posted = 0, done = 0, recvs = 0;
 
 	fx_default_link(&link);
 	sim_qp_params_default(&qp);
@@ -1023,51 +1082,9 @@ START_TEST(test_mixed_requests_under_loss)
 	fx_init(&f, 40 + (uint64_t)_i, &link, &qp,
 		UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ |
 			UR_ACCESS_REMOTE_ATOMIC);
-	memcpy(f.b.buf, &counter, 8);
 	sim_node_set_impair(f.a.node, &lossy, NULL);
 	sim_node_set_impair(f.b.node, &lossy, NULL);
-	for (unsigned i = 0; i < 64; i++, recvs++)
-		fx_post_recv(&f, &f.b, 1000000 + i, 0x80000, 9000);
-	while (done < total) {
-		int n;
-
-		while (posted < total && posted - done < depth) {
-			uint64_t r;
-
-			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-			r = rng % 6;
-			if (r == 0) {
-				fx_post_send(&f, &f.a, posted, UR_WR_ATOMIC_FETCH_AND_ADD,
-					     0x10000 + (posted % 64) * 8, 8, (uintptr_t)f.b.buf,
-					     f.b.mr->key, 3, 0);
-				adds += 3;
-			} else if (r == 1) {
-				fx_post_send(&f, &f.a, posted, UR_WR_RDMA_READ, 0x20000, 6000,
-					     (uintptr_t)f.b.buf + 0x40000, f.b.mr->key, 0, 0);
-			} else if (r == 2) {
-				fx_post_send(&f, &f.a, posted, UR_WR_SEND, 0x30000, 1 + rng % 9000, 0,
-					     0, 0, 0);
-			} else {
-				fx_post_send(&f, &f.a, posted, UR_WR_RDMA_WRITE, 0x30000,
-					     1 + (uint32_t)(rng % 20000), (uintptr_t)f.b.buf + 0x50000,
-					     f.b.mr->key, 0, 0);
-			}
-			posted++;
-		}
-		n = fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S);
-		ck_assert_msg(n == 1, "no completion for 1 s after %u of %u", done, total);
-		ck_assert_msg(c[0].status == UR_WC_SUCCESS, "wr %llu: status %d after %u done",
-			      (unsigned long long)c[0].wr_id, c[0].status, done);
-		done++;
-		/* keep the responder's receive queue topped up */
-		while ((n = ur_cq_poll(&f.b.cq, c, 16)) > 0)
-			for (int k = 0; k < n; k++, recvs++) {
-				ck_assert_uint_eq(c[k].status, UR_WC_SUCCESS);
-				fx_post_recv(&f, &f.b, 1000000 + recvs, 0x80000, 9000);
-			}
-	}
-	memcpy(&counter, f.b.buf, 8);
-	ck_assert_uint_eq(counter, adds);
+	run_mix(&f, 0x9e3779b97f4a7c15ull + (uint64_t)_i, 20000, 16, 64, 9000, post_small_mix, _i);
 	fx_fini(&f);
 }
 END_TEST
@@ -1331,6 +1348,34 @@ END_TEST
  * send, dropped their count while their flags stayed queued, so nothing
  * was ever sent again until the retries ran out.
  */
+static uint64_t post_soak_mix(struct fx *f, unsigned n, uint64_t r)
+{
+	uint32_t sz = (uint32_t)((r >> 20) % 65537);
+
+	switch (r % 10) {
+	case 0:
+		fx_post_send(f, &f->a, n, UR_WR_ATOMIC_FETCH_AND_ADD, 0x10000 + (n % 64) * 8, 8,
+			     (uintptr_t)f->b.buf, f->b.mr->key, 3, 0);
+		return 3;
+	case 1:
+		fx_post_send(f, &f->a, n, UR_WR_ATOMIC_CMP_AND_SWP, 0x10000 + (n % 64) * 8, 8,
+			     (uintptr_t)f->b.buf + 8, f->b.mr->key, 0, 0);
+		return 0;
+	case 2: case 3: case 4:
+		fx_post_send(f, &f->a, n, UR_WR_RDMA_READ, 0x20000, sz,
+			     (uintptr_t)f->b.buf + 0x40000, f->b.mr->key, 0, 0);
+		return 0;
+	case 5: case 6:
+		fx_post_send(f, &f->a, n, UR_WR_SEND, 0x30000, sz, 0, 0, 0, 0);
+		return 0;
+	default:
+		fx_post_send(f, &f->a, n,
+			     r % 10 == 9 ? UR_WR_RDMA_WRITE_WITH_IMM : UR_WR_RDMA_WRITE, 0x30000, sz,
+			     (uintptr_t)f->b.buf + 0x50000, f->b.mr->key, 0, 0);
+		return 0;
+	}
+}
+
 START_TEST(test_sr_soak_shape)
 {
 	static const struct {
@@ -1339,13 +1384,9 @@ START_TEST(test_sr_soak_shape)
 	} cases[] = {{1, 0.01}, {27, 0.05}};
 	struct sim_impair lossy = {.loss = cases[_i].loss, .reorder = cases[_i].loss,
 				   .reorder_depth = 4};
-	uint64_t rng = 0x9e3779b97f4a7c15ull * cases[_i].seed + 1, counter = 0, adds = 0;
-	const unsigned total = 20000, depth = 32;
 	struct ur_dev_config cfg;
 	struct sim_link_cfg link;
 	struct sim_qp_params qp;
-	struct ur_cqe c[32];
-	unsigned posted = 0, done = 0, recvs = 0;
 	struct fx f;
 
 	fx_default_link(&link);
@@ -1356,55 +1397,10 @@ START_TEST(test_sr_soak_shape)
 	fx_init_cfg(&f, cases[_i].seed, &cfg, &link, &qp,
 		    UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ |
 			    UR_ACCESS_REMOTE_ATOMIC);
-	memcpy(f.b.buf, &counter, 8);
 	sim_node_set_impair(f.a.node, &lossy, NULL);
 	sim_node_set_impair(f.b.node, &lossy, NULL);
-	for (; recvs < 32; recvs++)
-		fx_post_recv(&f, &f.b, 1000000 + recvs, 0x80000, 65536);
-	while (done < total) {
-		int n;
-
-		while (posted < total && posted - done < depth) {
-			uint64_t r;
-			uint32_t sz;
-
-			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-			r = rng % 10;
-			sz = (uint32_t)((rng >> 20) % 65537);
-			if (r == 0) {
-				fx_post_send(&f, &f.a, posted, UR_WR_ATOMIC_FETCH_AND_ADD,
-					     0x10000 + (posted % 64) * 8, 8, (uintptr_t)f.b.buf,
-					     f.b.mr->key, 3, 0);
-				adds += 3;
-			} else if (r == 1) {
-				fx_post_send(&f, &f.a, posted, UR_WR_ATOMIC_CMP_AND_SWP,
-					     0x10000 + (posted % 64) * 8, 8, (uintptr_t)f.b.buf + 8,
-					     f.b.mr->key, 0, 0);
-			} else if (r <= 4) {
-				fx_post_send(&f, &f.a, posted, UR_WR_RDMA_READ, 0x20000, sz,
-					     (uintptr_t)f.b.buf + 0x40000, f.b.mr->key, 0, 0);
-			} else if (r <= 6) {
-				fx_post_send(&f, &f.a, posted, UR_WR_SEND, 0x30000, sz, 0, 0, 0, 0);
-			} else {
-				fx_post_send(&f, &f.a, posted,
-					     r == 9 ? UR_WR_RDMA_WRITE_WITH_IMM : UR_WR_RDMA_WRITE,
-					     0x30000, sz, (uintptr_t)f.b.buf + 0x50000, f.b.mr->key, 0, 0);
-			}
-			posted++;
-		}
-		n = fx_wait(&f, &f.a, c, 1, 2 * SIM_PS_PER_S);
-		ck_assert_msg(n == 1, "case %d: no completion for 2 s after %u", _i, done);
-		ck_assert_msg(c[0].status == UR_WC_SUCCESS, "case %d: wr %llu: status %d after %u done",
-			      _i, (unsigned long long)c[0].wr_id, c[0].status, done);
-		done++;
-		while ((n = ur_cq_poll(&f.b.cq, c, 16)) > 0)
-			for (int k = 0; k < n; k++, recvs++) {
-				ck_assert_uint_eq(c[k].status, UR_WC_SUCCESS);
-				fx_post_recv(&f, &f.b, 1000000 + recvs, 0x80000, 65536);
-			}
-	}
-	memcpy(&counter, f.b.buf, 8);
-	ck_assert_uint_eq(counter, adds);
+	run_mix(&f, 0x9e3779b97f4a7c15ull * cases[_i].seed + 1, 20000, 32, 32, 65536,
+		post_soak_mix, _i);
 	fx_fini(&f);
 }
 END_TEST
