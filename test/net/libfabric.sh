@@ -8,17 +8,10 @@
 #   libfabric.sh BUILD_DIR
 # Exit 77 (skip) without root, namespaces or libfabric-bin.
 set -u
-build=$1
-here=$(cd "$(dirname "$0")" && pwd)
-export UROCE=$build/tools/uroce
-# shellcheck source=../../tools/netns.sh
-source "$here/../../tools/netns.sh"
-
-[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
-ip netns list >/dev/null 2>&1 || { echo "no network namespaces"; exit 77; }
-for b in fi_info fi_pingpong ibv_devinfo; do
-	command -v $b >/dev/null || { echo "no $b (libfabric-bin, ibverbs-utils)"; exit 77; }
-done
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh" "$1"
+ur_need libfabric-bin fi_info fi_pingpong
+ur_need ibverbs-utils ibv_devinfo
 
 p=lf$$
 p=${p:0:8}
@@ -29,12 +22,6 @@ cleanup() { ur_pair_down "$p"; rm -rf "$log"; }
 trap cleanup EXIT INT TERM
 ur_pair_up "$p" "$net" 9000 || { echo "FAIL: setting up namespaces"; exit 1; }
 
-fails=0
-ok() { echo "ok   $*"; }
-bad() {
-	echo "FAIL $*"
-	fails=$((fails + 1))
-}
 
 echo "== fi_info -p verbs"
 ur_in "$p-a" timeout 30 fi_info -p verbs -v >"$log/info" 2>&1

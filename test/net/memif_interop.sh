@@ -9,15 +9,9 @@
 #   memif_interop.sh BUILD_DIR
 # Exit 77 (skip) without root, namespaces or dpdk-testpmd.
 set -u
-build=$1
-here=$(cd "$(dirname "$0")" && pwd)
-export UROCE=$build/tools/uroce
-# shellcheck source=../../tools/netns.sh
-source "$here/../../tools/netns.sh"
-
-[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
-ip netns list >/dev/null 2>&1 || { echo "no network namespaces"; exit 77; }
-command -v dpdk-testpmd >/dev/null || { echo "no dpdk-testpmd"; exit 77; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh" "$1"
+ur_need dpdk-dev dpdk-testpmd
 
 p=mi$$
 p=${p:0:8}

@@ -15,17 +15,10 @@
 # its own (unshare --ipc), which is what UCX compares, so that it sees two
 # hosts. No UCX setting changes.
 set -u
-build=$1
-here=$(cd "$(dirname "$0")" && pwd)
-export UROCE=$build/tools/uroce
-# shellcheck source=../../tools/netns.sh
-source "$here/../../tools/netns.sh"
-
-[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
-ip netns list >/dev/null 2>&1 || { echo "no network namespaces"; exit 77; }
-for b in ucx_perftest io_demo unshare; do
-	command -v $b >/dev/null || { echo "no $b (ucx-utils)"; exit 77; }
-done
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh" "$1"
+ur_need ucx-utils ucx_perftest io_demo
+ur_need util-linux unshare
 
 p=ux$$
 p=${p:0:8}
@@ -36,12 +29,6 @@ cleanup() { ur_pair_down "$p"; rm -rf "$log"; }
 trap cleanup EXIT INT TERM
 ur_pair_up "$p" "$net" 9000 || { echo "FAIL: setting up namespaces"; exit 1; }
 
-fails=0
-ok() { echo "ok   $*"; }
-bad() {
-	echo "FAIL $*"
-	fails=$((fails + 1))
-}
 
 rx_bytes() {
 	ur_in "$p-a" bash -c 'cat "$SYSFS_PATH"/class/infiniband/uroce0/ports/1/hw_counters/rx_bytes'
