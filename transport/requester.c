@@ -565,6 +565,7 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 			   "response PSN %#x, %u READs/atomics out, READ gap %d",
 			   qp->qpn, rq->psn, w->opcode, w->state, w->first_psn, w->npkts,
 			   w->resp_psn, rq->rd_out, rq->read_gap);
+		ur_sr_log_state(qp);
 		ur_comp_wqe_error(qp, w, UR_WC_RETRY_EXC_ERR);
 		return;
 	}

@@ -333,6 +333,23 @@ void ur_sr_retry(struct ur_qp *qp)
 	timeout_resend(qp);
 }
 
+void ur_sr_log_state(struct ur_qp *qp)
+{
+	const struct ur_sr *sr = qp->sr;
+	const struct ur_requester *rq = &qp->req;
+
+	if (!ur_sr_on(qp))
+		return;
+	ur_dev_log(qp->dev, "qp %#x: selective repeat: oldest PSN %s%s%s, %u queued, highest SACKed %s%#x, "
+		   "srtt %llu us, rttvar %llu us, backoff %u, peer window %u, RNR wait %d",
+		   qp->qpn, sr->tx[rq->una & sr->mask] & UR_SR_SACKED ? "SACKed " : "",
+		   sr->tx[rq->una & sr->mask] & UR_SR_QUEUED ? "queued " : "",
+		   sr->tx[rq->una & sr->mask] & UR_SR_RESENT ? "resent" : "", sr->nqueued,
+		   sr->have_high ? "" : "(none) ", sr->have_high ? sr->high : 0,
+		   (unsigned long long)(sr->srtt_ns / 1000), (unsigned long long)(sr->rttvar_ns / 1000),
+		   sr->backoff, sr->peer_window, rq->rnr_wait);
+}
+
 bool ur_sr_retx_pending(const struct ur_qp *qp)
 {
 	return qp->sr && qp->sr->nqueued;

@@ -108,6 +108,8 @@ enum ur_sr_tx {
 void ur_sr_sent(struct ur_qp *qp, uint32_t psn, enum ur_sr_tx how, uint64_t now);
 void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now);
 void ur_sr_retry(struct ur_qp *qp);
+/* Log the requester's selective-repeat state (a QP about to fail on its retries). */
+void ur_sr_log_state(struct ur_qp *qp);
 
 /* responder */
 void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
