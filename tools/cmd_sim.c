@@ -186,7 +186,8 @@ static void print_human(const struct sim_opts *o, enum ur_retx_mode mode, double
 	printf("  retransmitted  %8llu packets\n", (unsigned long long)r->retx_packets);
 	printf("  NAKs / SACKs   %8llu / %llu\n", (unsigned long long)r->naks,
 	       (unsigned long long)r->sacks);
-	printf("  timeouts       %8llu\n", (unsigned long long)r->timeouts);
+	printf("  timeouts       %8llu  (SR RTOs %llu)\n", (unsigned long long)r->timeouts,
+	       (unsigned long long)r->sr_timeouts);
 	printf("  FCT p50 / p99  %8.2f / %.2f us\n", r->fct_p50_us, r->fct_p99_us);
 	if (o->transport != UR_QPT_RC && sim_delivers(o))
 		printf("  delivered      %8llu of %llu messages (%s: nothing is sent again)\n",

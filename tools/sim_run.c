@@ -265,6 +265,7 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		r->naks += c[UR_CTR_tx_naks];
 		r->sacks += c[UR_CTR_sr_sacks_sent];
 		r->timeouts += c[UR_CTR_local_ack_timeout_err];
+		r->sr_timeouts += c[UR_CTR_sr_timeouts];
 	}
 	r->retx_bytes = (uint64_t)(r->retx_packets * (double)o->mtu);
 	r->sim_time_us = (double)sim_now(s) / SIM_PS_PER_US;

@@ -60,7 +60,8 @@ struct sim_result {
 	uint64_t retx_bytes;
 	uint64_t naks;
 	uint64_t sacks;
-	uint64_t timeouts;
+	uint64_t timeouts;     /* IBTA local ACK timeouts (each one consumes a retry) */
+	uint64_t sr_timeouts;  /* selective repeat's own RTO_low/RTO_high expiries */
 	double fct_p50_us;
 	double fct_p99_us;
 	uint64_t completed;
