@@ -16,6 +16,18 @@ bool parse_double(const char *s, double *v)
 	return !errno && end != s && *end == 0 && isfinite(*v);
 }
 
+bool parse_reorder(const char *s, double *p, uint64_t *depth)
+{
+	const char *colon = strchr(s, ':');
+	char prob[64];
+
+	if (!colon || (size_t)(colon - s) >= sizeof(prob))
+		return false;
+	memcpy(prob, s, (size_t)(colon - s));
+	prob[colon - s] = 0;
+	return parse_double(prob, p) && *p >= 0 && *p <= 1 && parse_u64(colon + 1, depth);
+}
+
 bool parse_u64(const char *s, uint64_t *v)
 {
 	char *end;

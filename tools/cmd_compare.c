@@ -73,7 +73,7 @@ static void usage(FILE *f)
 		"simulator, and live with the stock ib_write_bw between two network\n"
 		"namespaces (" NS_A ", " NS_B ", created and removed; needs root) under\n"
 		"loss injected by uroce's dataplane on the frames the sender transmits\n"
-		"(data; ACKs and NAKs are not lost, as in the simulator's default).\n"
+		"(data; ACKs and NAKs are not lost unless asked, as in the simulator).\n"
 		"Prints a table, writes DIR/compare.csv and DIR/compare.png (gnuplot).\n"
 		"\n"
 		"  --loss P[,..]        loss rates (0,1e-5,1e-4,1e-3,1e-2,5e-2)\n"
@@ -82,6 +82,12 @@ static void usage(FILE *f)
 		"  --out DIR            where the CSV and the plot go (compare-out)\n"
 		"  --no-plot            no PNG\n"
 		"  --seed S             seed of the simulator and of the injected loss (1)\n"
+		"  --reorder P:D        hold back a fraction P of data packets by D packets (0)\n"
+		"  --loss-back P        loss of the return path: ACKs, NAKs, SACKs (0)\n"
+		"  --reorder-back P:D   reordering of the return path (0)\n"
+		"  --two-way            the return path gets each --loss value, and --reorder\n"
+		"                       unless --reorder-back is given (live: the receiver's\n"
+		"                       frames are impaired, UROCE_IMPAIR of the server)\n"
 		" simulator:\n"
 		"  --rate R             link rate (400G)\n"
 		"  --rtt T              round-trip time (10us)\n"
@@ -207,12 +213,31 @@ static void read_counters(const char *ns, struct counters *c)
 static void perftest_cmd(char *buf, size_t size, const struct compare_opts *o,
 			 enum ur_retx_mode mode, double loss, const char *ns, const char *server)
 {
-	char impair[96] = "";
+	char impair[192] = "";
+	double p, r;
+	uint64_t d;
+	size_t k = 0;
 
-	/* the sender's frames only, as in the simulator: data is lost, ACKs and NAKs are not */
-	if (loss > 0 && server[0])
-		snprintf(impair, sizeof(impair), "loss=%g,seed=%llu", loss,
-			 (unsigned long long)o->seed);
+	/*
+	 * As in the simulator, each direction is impaired once, on the frames
+	 * its sender transmits: data by the client (ib_write_bw's requester),
+	 * ACKs, NAKs and SACKs by the server.
+	 */
+	if (server[0]) {
+		p = loss;
+		r = o->sim.reorder;
+		d = o->sim.reorder_depth;
+	} else {
+		sim_back_impair(&o->sim, loss, &p, &r, &d);
+	}
+	if (p > 0)
+		k += (size_t)snprintf(impair + k, sizeof(impair) - k, "loss=%g,", p);
+	if (r > 0 && k < sizeof(impair))
+		k += (size_t)snprintf(impair + k, sizeof(impair) - k, "reorder=%g:%llu,", r,
+				      (unsigned long long)d);
+	if (k && k < sizeof(impair))
+		snprintf(impair + k, sizeof(impair) - k, "seed=%llu",
+			 (unsigned long long)o->seed + (server[0] ? 0 : 1));
 	snprintf(buf, size,
 		 "ip netns exec %s env UROCE_MODE=%s UROCE_IMPAIR=%s sh -c "
 		 "'eval \"$(\"%s\" env)\"; exec timeout %llu ib_write_bw -d uroce0 -x 1 -F "
@@ -487,6 +512,8 @@ int cmd_compare(int argc, char **argv)
 		{"messages", required_argument, NULL, 'n'},  {"live-size", required_argument, NULL, 'z'},
 		{"live-duration", required_argument, NULL, 'D'},
 		{"live-mtu", required_argument, NULL, 'M'}, {"help", no_argument, NULL, 'h'},
+		{"reorder", required_argument, NULL, 'R'},   {"loss-back", required_argument, NULL, 'B'},
+		{"reorder-back", required_argument, NULL, 'O'}, {"two-way", no_argument, NULL, 'W'},
 		{NULL, 0, NULL, 0},
 	};
 	struct compare_opts o = {
@@ -553,6 +580,18 @@ int cmd_compare(int argc, char **argv)
 			ok = parse_u64(optarg, &o.live_mtu) && o.live_mtu >= 1280 &&
 			     o.live_mtu <= 65535;
 			break;
+		case 'R':
+			ok = parse_reorder(optarg, &o.sim.reorder, &o.sim.reorder_depth);
+			break;
+		case 'B':
+			ok = one_loss(optarg, &o.sim.loss_back);
+			break;
+		case 'O':
+			ok = parse_reorder(optarg, &o.sim.reorder_back, &o.sim.reorder_back_depth);
+			break;
+		case 'W':
+			o.sim.two_way = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -584,6 +623,19 @@ int cmd_compare(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
+	if (o.sim.two_way || o.sim.loss_back > 0 || o.sim.reorder > 0 || o.sim.reorder_back > 0) {
+		double lb, rb;
+		uint64_t db;
+
+		sim_back_impair(&o.sim, 0, &lb, &rb, &db);
+		char back[32] = "as data";
+
+		if (!o.sim.two_way)
+			snprintf(back, sizeof(back), "%g", lb);
+		printf("data reordered %g:%llu; return path: loss %s, reordered %g:%llu\n",
+		       o.sim.reorder, (unsigned long long)o.sim.reorder_depth, back, rb,
+		       (unsigned long long)db);
+	}
 	print_header();
 	if (o.sim_on)
 		rc |= run_sim(&o, rows, &n);

@@ -31,9 +31,15 @@ static void usage(FILE *f)
 		"  --mtu N              path MTU: 256, 512, 1024, 2048, 4096 (4096)\n"
 		"  --loss P[,..]        independent loss probability of data packets (0)\n"
 		"  --burst L            make losses bursty: Gilbert-Elliott with mean burst length L\n"
-		"  --reorder P:D        hold back a fraction P of packets by D packet times\n"
+		"  --reorder P:D        hold back a fraction P of data packets by D packet times\n"
 		"  --dup P              duplicate a fraction P of packets\n"
-		"  --loss-back P        loss probability on the way back (ACKs, READ responses) (0)\n"
+		"  --loss-back P        loss probability on the way back (ACKs, NAKs, SACKs,\n"
+		"                       READ and atomic responses) (0)\n"
+		"  --reorder-back P:D   hold back a fraction P of the packets on the way back by\n"
+		"                       D packet times (0)\n"
+		"  --two-way            the way back gets each --loss value (and --reorder unless\n"
+		"                       --reorder-back is given) too: loss both ways; each\n"
+		"                       direction is impaired once, data out, the rest back\n"
 		"  --ce P               mark a fraction P of data packets ECN CE on the way (0)\n"
 		"  --tclass N           the QPs' traffic class, e.g. 106 = DSCP 26 (0)\n"
 		"  --cc SPEC            congestion control, e.g. dcqcn, none, paper,rpg_ai_rate=40\n"
@@ -57,7 +63,8 @@ static void usage(FILE *f)
 		"\n"
 		"CSV columns: mode,loss,goodput_gbps,goodput_fraction,retx_packets,naks,timeouts,\n"
 		"fct_p50_us,fct_p99_us, then rate_gbps,rtt_us,mtu,msg_size,messages,flows,seed,\n"
-		"retx_bytes,sacks,window_pkts,model_fraction,completed,errors,verify_failures.\n"
+		"retx_bytes,sacks,window_pkts,model_fraction,completed,errors,verify_failures,\n"
+		"loss_back,reorder,reorder_back.\n"
 		"goodput_fraction is goodput over the lossless goodput of the link (rate times\n"
 		"payload over payload plus every header and the Ethernet framing), so 1.0 means\n"
 		"nothing was lost; model_fraction is 1/(1+pW) for gbn and 1-p for sr.\n");
@@ -160,19 +167,27 @@ static void print_human(const struct sim_opts *o, enum ur_retx_mode mode, double
 			const struct sim_result *r)
 {
 	static const char *const names[] = {[UR_QPT_RC] = "RC", [UR_QPT_UC] = "UC", [UR_QPT_UD] = "UD"};
+	double lb, rb;
+	uint64_t db;
 
 	printf("mode %s  loss %g  rate %g Gb/s  rtt %g us  mtu %llu  %llu x %llu B, %llu flow(s), seed %llu\n",
 	       sim_mode_name(mode), loss, o->rate_bps / 1e9, (double)o->rtt_ps / SIM_PS_PER_US,
 	       (unsigned long long)o->mtu, (unsigned long long)o->messages,
 	       (unsigned long long)o->msg_size, (unsigned long long)o->flows,
 	       (unsigned long long)o->seed);
+	sim_back_impair(o, loss, &lb, &rb, &db);
+	if (lb > 0 || o->reorder > 0 || rb > 0)
+		printf("  impaired       reorder %g:%llu out; loss %g, reorder %g:%llu back\n",
+		       o->reorder, (unsigned long long)o->reorder_depth, lb, rb,
+		       (unsigned long long)db);
 	printf("  goodput        %8.2f Gb/s  (%.3f of lossless %.2f Gb/s; model %.3f with W = %.1f packets)\n",
 	       r->goodput_gbps, r->fraction, r->lossless_gbps,
 	       sim_model_fraction(mode, loss, r->window_pkts), r->window_pkts);
 	printf("  retransmitted  %8llu packets\n", (unsigned long long)r->retx_packets);
 	printf("  NAKs / SACKs   %8llu / %llu\n", (unsigned long long)r->naks,
 	       (unsigned long long)r->sacks);
-	printf("  timeouts       %8llu\n", (unsigned long long)r->timeouts);
+	printf("  timeouts       %8llu  (SR RTOs %llu)\n", (unsigned long long)r->timeouts,
+	       (unsigned long long)r->sr_timeouts);
 	printf("  FCT p50 / p99  %8.2f / %.2f us\n", r->fct_p50_us, r->fct_p99_us);
 	if (o->transport != UR_QPT_RC && sim_delivers(o))
 		printf("  delivered      %8llu of %llu messages (%s: nothing is sent again)\n",
@@ -188,7 +203,11 @@ static void print_human(const struct sim_opts *o, enum ur_retx_mode mode, double
 static void print_csv(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		      const struct sim_result *r)
 {
-	printf("%s,%g,%.4f,%.5f,%llu,%llu,%llu,%.3f,%.3f,%g,%g,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.2f,%.5f,%llu,%llu,%llu\n",
+	double lb, rb;
+	uint64_t db;
+
+	sim_back_impair(o, loss, &lb, &rb, &db);
+	printf("%s,%g,%.4f,%.5f,%llu,%llu,%llu,%.3f,%.3f,%g,%g,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.2f,%.5f,%llu,%llu,%llu,%g,%g,%g\n",
 	       sim_mode_name(mode), loss, r->goodput_gbps, r->fraction,
 	       (unsigned long long)r->retx_packets, (unsigned long long)r->naks,
 	       (unsigned long long)r->timeouts, r->fct_p50_us, r->fct_p99_us, o->rate_bps / 1e9,
@@ -197,7 +216,8 @@ static void print_csv(const struct sim_opts *o, enum ur_retx_mode mode, double l
 	       (unsigned long long)o->flows, (unsigned long long)o->seed,
 	       (unsigned long long)r->retx_bytes, (unsigned long long)r->sacks, r->window_pkts,
 	       sim_model_fraction(mode, loss, r->window_pkts), (unsigned long long)r->completed,
-	       (unsigned long long)r->errors, (unsigned long long)r->verify_failures);
+	       (unsigned long long)r->errors, (unsigned long long)r->verify_failures, lb,
+	       o->reorder, rb);
 }
 
 int cmd_sim(int argc, char **argv)
@@ -208,6 +228,8 @@ int cmd_sim(int argc, char **argv)
 		{"loss", required_argument, NULL, 'l'},   {"burst", required_argument, NULL, 'b'},
 		{"reorder", required_argument, NULL, 'o'}, {"dup", required_argument, NULL, 'd'},
 		{"loss-back", required_argument, NULL, 'L'},
+		{"reorder-back", required_argument, NULL, 'O'},
+		{"two-way", no_argument, NULL, 'W'},
 		{"ce", required_argument, NULL, 'E'},     {"tclass", required_argument, NULL, 'C'},
 		{"cc", required_argument, NULL, 'Q'},
 		{"op", required_argument, NULL, 'p'},     {"msg-size", required_argument, NULL, 's'},
@@ -250,22 +272,20 @@ int cmd_sim(int argc, char **argv)
 		case 'b':
 			ok = parse_double(optarg, &o.burst) && o.burst >= 1;
 			break;
-		case 'o': {
-			char *colon = strchr(optarg, ':');
-
-			ok = colon != NULL;
-			if (ok) {
-				*colon = 0;
-				ok = parse_double(optarg, &o.reorder) && o.reorder >= 0 &&
-				     o.reorder <= 1 && parse_u64(colon + 1, &o.reorder_depth);
-			}
+		case 'o':
+			ok = parse_reorder(optarg, &o.reorder, &o.reorder_depth);
 			break;
-		}
+		case 'O':
+			ok = parse_reorder(optarg, &o.reorder_back, &o.reorder_back_depth);
+			break;
 		case 'd':
 			ok = parse_double(optarg, &o.dup) && o.dup >= 0 && o.dup <= 1;
 			break;
 		case 'L':
 			ok = one_loss(optarg, &o.loss_back);
+			break;
+		case 'W':
+			o.two_way = true;
 			break;
 		case 'E':
 			ok = parse_double(optarg, &o.ce) && o.ce >= 0 && o.ce <= 1;
@@ -356,7 +376,7 @@ int cmd_sim(int argc, char **argv)
 	if (!isatty(STDERR_FILENO))
 		o.quiet = true;
 	if (o.csv && o.header)
-		printf("mode,loss,goodput_gbps,goodput_fraction,retx_packets,naks,timeouts,fct_p50_us,fct_p99_us,rate_gbps,rtt_us,mtu,msg_size,messages,flows,seed,retx_bytes,sacks,window_pkts,model_fraction,completed,errors,verify_failures\n");
+		printf("mode,loss,goodput_gbps,goodput_fraction,retx_packets,naks,timeouts,fct_p50_us,fct_p99_us,rate_gbps,rtt_us,mtu,msg_size,messages,flows,seed,retx_bytes,sacks,window_pkts,model_fraction,completed,errors,verify_failures,loss_back,reorder,reorder_back\n");
 	for (unsigned i = 0; i < o.nmodes; i++) {
 		for (unsigned j = 0; j < o.nlosses; j++) {
 			struct sim_result r;

@@ -77,6 +77,16 @@ bool sim_delivers(const struct sim_opts *o)
 	       o->opcode == UR_WR_RDMA_WRITE_WITH_IMM;
 }
 
+void sim_back_impair(const struct sim_opts *o, double loss, double *loss_back,
+		     double *reorder_back, uint64_t *reorder_back_depth)
+{
+	bool own = o->reorder_back > 0 || !o->two_way;
+
+	*loss_back = o->two_way ? loss : o->loss_back;
+	*reorder_back = own ? o->reorder_back : o->reorder;
+	*reorder_back_depth = own ? o->reorder_back_depth : o->reorder_depth;
+}
+
 int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		struct sim_result *r)
 {
@@ -138,7 +148,16 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 	data.impair.reorder_depth = (uint32_t)o->reorder_depth;
 	data.impair.dup = o->dup;
 	data.impair.ce = o->ce;
-	back.impair.loss = o->loss_back;
+	/* the return path (B's uplink: ACKs, NAKs, SACKs, READ responses) */
+	{
+		double lb, rb;
+		uint64_t db;
+
+		sim_back_impair(o, loss, &lb, &rb, &db);
+		back.impair.loss = lb;
+		back.impair.reorder = rb;
+		back.impair.reorder_depth = (uint32_t)db;
+	}
 
 	s = sim_create(o->seed);
 	if (!s)
@@ -246,6 +265,7 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		r->naks += c[UR_CTR_tx_naks];
 		r->sacks += c[UR_CTR_sr_sacks_sent];
 		r->timeouts += c[UR_CTR_local_ack_timeout_err];
+		r->sr_timeouts += c[UR_CTR_sr_timeouts];
 	}
 	r->retx_bytes = (uint64_t)(r->retx_packets * (double)o->mtu);
 	r->sim_time_us = (double)sim_now(s) / SIM_PS_PER_US;

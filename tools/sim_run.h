@@ -37,6 +37,9 @@ struct sim_opts {
 	uint64_t reorder_depth;
 	double dup;
 	double loss_back;   /* loss of ACKs and responses on the way back */
+	double reorder_back; /* reordering of ACKs and responses on the way back... */
+	uint64_t reorder_back_depth; /* ...by this many packet times */
+	bool two_way;       /* the return path gets each run's loss and the reordering too */
 	double ce;          /* ECN CE marking probability of ECN-capable data packets */
 	uint8_t tclass;     /* traffic class of the QPs (DSCP << 2 | ECN) */
 	const char *cc;     /* congestion-control spec (cc_spec.h) */
@@ -57,7 +60,8 @@ struct sim_result {
 	uint64_t retx_bytes;
 	uint64_t naks;
 	uint64_t sacks;
-	uint64_t timeouts;
+	uint64_t timeouts;     /* IBTA local ACK timeouts (each one consumes a retry) */
+	uint64_t sr_timeouts;  /* selective repeat's own RTO_low/RTO_high expiries */
 	double fct_p50_us;
 	double fct_p99_us;
 	uint64_t completed;
@@ -74,6 +78,9 @@ void sim_opts_default(struct sim_opts *o);
 /* Run the scenario once in `mode` at data-packet loss `loss`; -1 if it cannot be set up. */
 int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		struct sim_result *r);
+/* The return path's loss and reordering in a run at data-packet loss `loss`. */
+void sim_back_impair(const struct sim_opts *o, double loss, double *loss_back,
+		     double *reorder_back, uint64_t *reorder_back_depth);
 /* The analytic goodput fraction: 1/(1+pW) for go-back-N, 1-p for selective repeat. */
 double sim_model_fraction(enum ur_retx_mode mode, double p, double w);
 const char *sim_mode_name(enum ur_retx_mode m);

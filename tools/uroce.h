@@ -28,5 +28,7 @@ bool parse_time_ps(const char *s, uint64_t *ps);
 bool parse_size(const char *s, uint64_t *bytes);
 bool parse_double(const char *s, double *v);
 bool parse_u64(const char *s, uint64_t *v);
+/* P:D, a reordering: a fraction P in [0, 1] held back by D packet times. */
+bool parse_reorder(const char *s, double *p, uint64_t *depth);
 
 #endif

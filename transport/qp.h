@@ -199,6 +199,8 @@ void ur_req_rewind(struct ur_qp *qp, uint32_t psn);
 bool ur_req_has_work(struct ur_qp *qp);
 /* Whether `psn` belongs to a READ or atomic in flight. */
 bool ur_req_psn_is_rd_atomic(struct ur_qp *qp, uint32_t psn);
+/* The PSN belongs to a message framed for go-back-N (begun before SR was agreed). */
+bool ur_req_psn_is_gbn(struct ur_qp *qp, uint32_t psn);
 void ur_req_retx_timer(struct ur_qp *qp, uint64_t now);
 void ur_req_rnr_timer(struct ur_qp *qp, uint64_t now);
 

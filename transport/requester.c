@@ -390,6 +390,13 @@ bool ur_req_psn_is_rd_atomic(struct ur_qp *qp, uint32_t psn)
 	return w && wqe_is_rd_atomic(w);
 }
 
+bool ur_req_psn_is_gbn(struct ur_qp *qp, uint32_t psn)
+{
+	struct ur_send_wqe *w = wqe_of_psn(qp, psn);
+
+	return w && !w->sr;
+}
+
 /*
  * Selective repeat: resend one queued PSN. Returns 1 when a packet went, 0
  * when none did (nothing queued, or a READ/atomic was rewound instead), or
@@ -576,7 +583,8 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 	rq->progress_ns = now;
 	/* a retry need not resend what the responder has; READs and atomics
 	 * are asked for again from there, as in go-back-N */
-	if (ur_sr_on(qp) && !ur_req_psn_is_rd_atomic(qp, rq->una))
+	if (ur_sr_on(qp) && !ur_req_psn_is_rd_atomic(qp, rq->una) &&
+	    !ur_req_psn_is_gbn(qp, rq->una))
 		ur_sr_retry(qp);
 	else
 		ur_req_rewind(qp, rq->una);

@@ -525,9 +525,20 @@ void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now)
 		return;
 	}
 	ur_count(qp->dev, UR_CTR_sr_timeouts);
-	/* (a timed packet resent now stops being timed in ur_sr_sent; one
-	 * that is not keeps its sample, which is how a stall gets measured) */
-	timeout_resend(qp);
+	if (ur_req_psn_is_gbn(qp, qp->req.una)) {
+		/*
+		 * A message that began before the agreement keeps go-back-N
+		 * framing, and its responder drops every packet after a hole
+		 * (C9-112) and NAKs once: with that NAK lost, resending only
+		 * the oldest PSN would recover one packet per timeout. Go back
+		 * to it instead, as the IBTA timeout would.
+		 */
+		ur_req_rewind(qp, qp->req.una);
+	} else {
+		/* (a timed packet resent now stops being timed in ur_sr_sent; one
+		 * that is not keeps its sample, which is how a stall gets measured) */
+		timeout_resend(qp);
+	}
 	if (sr->backoff < 6)
 		sr->backoff++;
 	sr->rto_base_ns = now;

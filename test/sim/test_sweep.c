@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The two-way sweep (issue 26): loss on both paths, data out and ACKs,
+ * NAKs, SACKs and responses back, from 1e-4 to 5e-2, with reordering of
+ * 0, 1% and 10% on both paths, in go-back-N and in selective repeat,
+ * through the code of `uroce sim --two-way` (tools/sim_run.c): every
+ * message completes successfully with every byte checked, no retry counter
+ * runs out, and selective repeat keeps at least 0.9 of its lossless
+ * goodput at 1% loss both ways. A second case runs five opcodes at once,
+ * one flow each, on the same impaired links. The table goes to the log.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "sim_run.h"
+#include "workload.h"
+
+static const double sweep_loss[] = {1e-4, 1e-3, 1e-2, 5e-2};
+static const double sweep_reorder[] = {0, 0.01, 0.1};
+#define REORDER_DEPTH 8
+#define MESSAGES 100
+
+static void sweep_opts(struct sim_opts *o, double reorder)
+{
+	sim_opts_default(o);
+	o->messages = MESSAGES; /* of 1 MiB at 400 Gb/s, 10 us RTT, MTU 4096 */
+	o->verify = true;
+	o->two_way = true;
+	o->reorder = reorder;
+	o->reorder_depth = reorder > 0 ? REORDER_DEPTH : 0;
+	o->quiet = true;
+}
+
+static void print_row(const char *what, enum ur_retx_mode mode, double loss, double reorder,
+		      const struct sim_result *r, double of_lossless)
+{
+	printf("%-6s %-4s %-7g %-7g %8.3f %9.3f %8llu %6llu %8llu %7llu %s\n", what,
+	       sim_mode_name(mode), loss, reorder, r->fraction, of_lossless,
+	       (unsigned long long)r->retx_packets, (unsigned long long)r->naks,
+	       (unsigned long long)r->timeouts, (unsigned long long)r->sr_timeouts,
+	       r->errors || r->verify_failures || r->completed != MESSAGES ? "FAILED" : "ok");
+	fflush(stdout);
+}
+
+START_TEST(test_two_way_sweep)
+{
+	static const enum ur_retx_mode modes[] = {UR_RETX_GBN, UR_RETX_SR};
+	enum ur_retx_mode mode = modes[_i];
+	struct sim_opts o;
+	struct sim_result base, r;
+	double sr_at_1pct = 0;
+
+	/* the lossless goodput in the same setting, for the 0.9 target */
+	sweep_opts(&o, 0);
+	o.two_way = false;
+	ck_assert_int_eq(sim_run_one(&o, mode, 0, &base), 0);
+	ck_assert_uint_eq(base.completed, MESSAGES);
+	printf("%-6s %-4s %-7s %-7s %8s %9s %8s %6s %8s %7s\n", "", "mode", "loss", "reorder",
+	       "of link", "of p = 0", "retx", "NAKs", "ACK t/o", "SR RTOs");
+	print_row("sweep", mode, 0, 0, &base, 1.0);
+	for (unsigned j = 0; j < sizeof(sweep_reorder) / sizeof(sweep_reorder[0]); j++) {
+		for (unsigned i = 0; i < sizeof(sweep_loss) / sizeof(sweep_loss[0]); i++) {
+			double loss = sweep_loss[i], reorder = sweep_reorder[j];
+
+			sweep_opts(&o, reorder);
+			ck_assert_int_eq(sim_run_one(&o, mode, loss, &r), 0);
+			print_row("sweep", mode, loss, reorder, &r, r.fraction / base.fraction);
+			/* an exhausted retry counter is an error completion (RETRY_EXC_ERR) */
+			ck_assert_msg(r.errors == 0, "%s loss %g reorder %g: %llu error completions",
+				      sim_mode_name(mode), loss, reorder, (unsigned long long)r.errors);
+			ck_assert_msg(r.completed == MESSAGES,
+				      "%s loss %g reorder %g: %llu of %u messages completed",
+				      sim_mode_name(mode), loss, reorder,
+				      (unsigned long long)r.completed, MESSAGES);
+			ck_assert_msg(r.verify_failures == 0, "%s loss %g reorder %g: %llu corrupted",
+				      sim_mode_name(mode), loss, reorder,
+				      (unsigned long long)r.verify_failures);
+			if (loss == 1e-2 && reorder == 0)
+				sr_at_1pct = r.fraction / base.fraction;
+		}
+	}
+	if (mode == UR_RETX_SR)
+		ck_assert_msg(sr_at_1pct >= 0.9,
+			      "sr at 1%% loss both ways keeps %.3f of its lossless goodput (< 0.9)",
+			      sr_at_1pct);
+}
+END_TEST
+
+/*
+ * Five opcodes at once, one QP pair each, on links lossy and reordering
+ * both ways: WRITE and READ (every byte checked at the requester), SEND and
+ * WRITE with immediate (every receive checked at the responder), and
+ * FETCH_AND_ADD. _i: bit 0 the mode, bit 1 the loss (1e-2 or 5e-2).
+ */
+START_TEST(test_two_way_mixed_opcodes)
+{
+	static const struct {
+		enum ur_wr_opcode op;
+		uint32_t size;
+		uint64_t messages;
+	} flows[] = {
+		{UR_WR_RDMA_WRITE, 65536, 60},          {UR_WR_RDMA_READ, 65536, 60},
+		{UR_WR_SEND, 20000, 60},                {UR_WR_RDMA_WRITE_WITH_IMM, 8192, 60},
+		{UR_WR_ATOMIC_FETCH_AND_ADD, 8, 200},
+	};
+	const bool sr = _i & 1;
+	const double loss = _i & 2 ? 5e-2 : 1e-2;
+	struct sim_impair lossy = {.loss = loss, .reorder = 0.1, .reorder_depth = REORDER_DEPTH};
+	struct sim_link_cfg link = {.rate_bps = 400000000000ull, .prop_ps = 10 * SIM_PS_PER_US / 4};
+	struct sim_link_cfg clean = link;
+	struct ur_dev_config cfg;
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim *s = sim_create(40 + (uint64_t)_i);
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = sr ? UR_RETX_SR : UR_RETX_GBN;
+	cfg.max_inflight = 1024;
+	cfg.sr_rto_high_ns = 30000;
+	cfg.sr_rto_low_ns = 20000;
+	link.impair = lossy;
+	/* each direction impaired once: a's uplink carries requests, b's the answers */
+	a = sim_add_node(s, &cfg, &link, &clean, NULL);
+	b = sim_add_node(s, &cfg, &link, &clean, NULL);
+	w = sim_workload_create(s);
+	for (unsigned k = 0; k < sizeof(flows) / sizeof(flows[0]); k++) {
+		struct sim_flow_cfg fc = {0};
+
+		fc.qp_type = UR_QPT_RC;
+		fc.opcode = flows[k].op;
+		fc.msg_size = flows[k].size;
+		fc.messages = flows[k].messages;
+		fc.depth = 8;
+		fc.verify = true;
+		sim_qp_params_default(&fc.qp);
+		fc.qp.timeout = sr ? 7 : 4; /* 524 us: SR's own timeouts first; 65 us */
+		ck_assert_ptr_nonnull(sim_workload_add_flow(w, a, b, &fc));
+	}
+	sim_workload_stop_when_done(w, true);
+	sim_run(s, 20 * SIM_PS_PER_S);
+	for (unsigned k = 0; k < sizeof(flows) / sizeof(flows[0]); k++) {
+		const struct sim_flow_stats *st = sim_flow_stats(sim_workload_flow(w, k));
+
+		printf("mixed  %-4s %-7g %-7g op %u: %llu/%llu done, %llu received, %llu errors, %llu corrupted\n",
+		       sr ? "sr" : "gbn", loss, 0.1, flows[k].op, (unsigned long long)st->completed,
+		       (unsigned long long)flows[k].messages, (unsigned long long)st->received,
+		       (unsigned long long)st->errors, (unsigned long long)st->verify_failures);
+		ck_assert_msg(st->errors == 0, "op %u: %llu error completions (first status %d)",
+			      flows[k].op, (unsigned long long)st->errors, st->first_error);
+		ck_assert_uint_eq(st->completed, flows[k].messages);
+		ck_assert_uint_eq(st->verify_failures, 0);
+		if (flows[k].op == UR_WR_SEND || flows[k].op == UR_WR_RDMA_WRITE_WITH_IMM)
+			ck_assert_uint_eq(st->received, flows[k].messages);
+	}
+	printf("mixed  %-4s %-7g retransmitted %llu, ACK timeouts %llu, SR RTOs %llu, dropped %llu + %llu\n",
+	       sr ? "sr" : "gbn", loss,
+	       (unsigned long long)ur_dev_counters(sim_node_dev(a))[UR_CTR_retransmitted_packets],
+	       (unsigned long long)ur_dev_counters(sim_node_dev(a))[UR_CTR_local_ack_timeout_err],
+	       (unsigned long long)ur_dev_counters(sim_node_dev(a))[UR_CTR_sr_timeouts],
+	       (unsigned long long)sim_node_up_stats(a).dropped,
+	       (unsigned long long)sim_node_up_stats(b).dropped);
+	fflush(stdout);
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("sim_sweep");
+	TCase *tc = tcase_create("two_way");
+	SRunner *r;
+	int failed;
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_two_way_sweep, 0, 2);
+	tcase_add_loop_test(tc, test_two_way_mixed_opcodes, 0, 4);
+	suite_add_tcase(s, tc);
+	r = srunner_create(s);
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
