@@ -320,8 +320,17 @@ static void timeout_resend(struct ur_qp *qp)
 
 	if (sr->have_high)
 		queue_missing(qp, sr->high, true);
-	if (!(*f & (UR_SR_SACKED | UR_SR_QUEUED))) {
-		*f = (uint8_t)((*f & ~UR_SR_RESENT) | UR_SR_QUEUED);
+	/*
+	 * The oldest PSN goes even if a SACK said the responder has it (RFC
+	 * 2018 section 8: after a timeout the SACKs are not trusted). A SACKed
+	 * oldest PSN that is still unacknowledged at a timeout means the ACK
+	 * that should have followed was lost or never sent (a packet placed
+	 * early completes, without an ACK of its own, behind an atomic or a
+	 * READ answered by its response), and nothing else would ever be
+	 * sent: the duplicate makes the responder say where it is.
+	 */
+	if (!(*f & UR_SR_QUEUED)) {
+		*f = (uint8_t)((*f & ~(UR_SR_RESENT | UR_SR_SACKED)) | UR_SR_QUEUED);
 		sr->nqueued++;
 		ur_dev_schedule(qp->dev, qp);
 	}
