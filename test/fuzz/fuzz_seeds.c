@@ -343,10 +343,14 @@ static int synthetic(void)
  * configuration 0x11). Each ACK: PSN and SACK base as offsets from the QP's
  * first PSN, a bitmap pattern, the AETH syndrome.
  */
+#define HOLD 0x80
+#define TX2 0x40
 struct sack_rec {
 	int32_t ack;  /* PSN of the ACK, from the first one sent */
 	int32_t base; /* SACK base, likewise */
-	uint8_t pat;  /* 0 none, 1 bits 0-3, 2 all ones, 3 every other, 4 bits past the sent, 5 bit 255 */
+	uint8_t pat;  /* 0 none, 1 bits 0-3, 2 all ones, 3 every other, 4 bits past the sent,
+		       * 5 bit 255, 6 bit 0; | HOLD: neither poll nor transmit after it,
+		       * | TX2: transmit with 2 buffers only */
 	uint8_t syn;
 };
 
@@ -365,12 +369,14 @@ static void sack_frame(uint8_t *f, unsigned qp, const struct sack_rec *r)
 	f[12] = r->syn;
 	ur_put_be32(f + 16, base);
 	for (unsigned i = 0; i < 256; i++) {
-		bool on = r->pat == 1   ? i < 4
-			  : r->pat == 2 ? true
-			  : r->pat == 3 ? i % 2 == 0
-			  : r->pat == 4 ? i >= 30 && i < 40
-			  : r->pat == 5 ? i == 255
-					: false;
+		unsigned pat = r->pat & ~(HOLD | TX2);
+		bool on = pat == 1   ? i < 4
+			  : pat == 2 ? true
+			  : pat == 3 ? i % 2 == 0
+			  : pat == 4 ? i >= 30 && i < 40
+			  : pat == 5 ? i == 255
+			  : pat == 6 ? i == 0
+				     : false;
 
 		if (on)
 			bm[i / 8] |= (uint8_t)(1u << (i % 8));
@@ -392,6 +398,12 @@ static int sack_seeds(void)
 	    {{-1, 0x800000, 2, 0x1f}, {-1, -5, 1, 0x1f}, {-1, 0, 1, 0x1f}, {0}},
 	    /* a SACK, then a sequence NAK rewinding to what it showed missing, then SACKs again */
 	    {{-1, 0, 3, 0x1f}, {0, 0, 0, 0x60}, {-1, 0, 2, 0x1f}, {1, 2, 4, 0x1f}, {0}},
+	    /* a go-back-N rewind below the highest PSN SACKed, then a SACK before
+	     * anything is sent again (792e593: PSNs queued beyond the next to send) */
+	    {{-1, 0, 1, 0x1f}, {0, 0, HOLD, 0x60}, {-1, 0, 1 | HOLD, 0x1f}, {0}},
+	    {{1, 2, 1, 0x1f}, {2, 2, HOLD, 0x60}, {1, 2, 3 | HOLD, 0x1f}, {1, 2, 1, 0x1f}, {0}},
+	    /* ...and with two packets resent after the rewind, a SACK of the second */
+	    {{-1, 0, 1, 0x1f}, {0, 0, TX2, 0x60}, {-1, 0, 6 | HOLD, 0x1f}, {0}},
 	    /* an RNR NAK in the middle */
 	    {{-1, 0, 1, 0x1f}, {0, 0, 0, 0x20}, {0, 1, 2, 0x1f}, {0}},
 	};
@@ -405,7 +417,11 @@ static int sack_seeds(void)
 			for (unsigned j = 0; j < 6 && scripts[k][j].syn; j++) {
 				sack_frame(f, qp, &scripts[k][j]);
 				/* rebuilt for the QP's path, then poll and transmit */
-				rec_put(seed, &len, F_REENCAP | F_POLL | F_TX, (uint8_t)qp, 0x21, 0, f, 56);
+				uint8_t pat = scripts[k][j].pat;
+
+				rec_put(seed, &len,
+					F_REENCAP | (pat & HOLD ? 0 : pat & TX2 ? F_TX : F_POLL | F_TX),
+					(uint8_t)qp, 0x21, pat & TX2 ? 2 : 0, f, 56);
 			}
 			/* a second later: the RTO and the ACK timeout fire, SACK once more */
 			rec_put(seed, &len, 0xc6, (uint8_t)qp, 0, 0, NULL, 0);
