@@ -12,7 +12,10 @@
  *
  * Input: byte 0 picks the device configuration (bit 0 selective repeat,
  * bit 1 max_inflight 8 and AckReq every 2 packets, bit 2 max_qp_rd_atom 1,
- * bit 3 max_mtu 1024), then records of
+ * bit 3 max_mtu 1024, bit 4 with bit 0: every RC QP in RTR or RTS agrees
+ * selective repeat at once, as its peer's AGREE arrives, before its first
+ * requests leave, so they go SR-framed and wait for (hostile) SACKs), then
+ * records of
  *
  *   flags  bits 0-1  0,1: fix the frame up (lengths, IPv4 checksum, ICRC)
  *                    2:   fix lengths and checksum but leave the ICRC as is
@@ -44,7 +47,9 @@
  * take a QP to ERR, UC/UD to SQE, nothing else); no CQ or WQ index runs past
  * its ring; every CQE names a WQE we posted, on the right QP, once; nothing
  * writes to a region after its deregistration or to a region of another
- * protection domain.
+ * protection domain; selective repeat's requester counts exactly the PSNs it
+ * flags queued for retransmission, and flags none outside [una, next PSN)
+ * (one there is never sent, and a count off by one stalls or spins the QP).
  *
  * Set FUZZ_RX_STRICT=1 to abort also on protocol findings (a UC or UD QP
  * sending an RC acknowledgement, a UD QP checking PSNs); by default each is
@@ -63,6 +68,7 @@
 #include "icrc.h"
 #include "opcode.h"
 #include "psn.h"
+#include "sr.h"
 #include "wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -411,6 +417,31 @@ static void check_ring(const struct ur_wq *q)
 	CHECK(prod - cons <= q->mask + 1);
 }
 
+/* Selective repeat's retransmission queue: nqueued is the number of QUEUED flags,
+ * all of them on PSNs sent and not acknowledged, [una, psn). */
+static void check_sr(unsigned i)
+{
+	const struct ur_qp *qp = fx.qp[i];
+	const struct ur_sr *sr = qp->sr;
+	uint32_t all = 0, in = 0, n;
+
+	if (!sr)
+		return;
+	for (uint32_t k = 0; k <= sr->mask; k++)
+		all += !!(sr->tx[k] & UR_SR_QUEUED);
+	n = (uint32_t)UR_MAX(ur_psn_diff(qp->req.psn, qp->req.una), 0);
+	n = UR_MIN(n, sr->mask + 1);
+	for (uint32_t k = 0; k < n; k++)
+		in += !!(sr->tx[ur_psn_add(qp->req.una, k) & sr->mask] & UR_SR_QUEUED);
+	if (sr->nqueued != all || all != in) {
+		fprintf(stderr,
+			"fuzz_rx: SR QP index %u: nqueued %u, %u PSNs flagged queued, %u of them in "
+			"[una %#x, psn %#x)\n",
+			i, sr->nqueued, all, in, qp->req.una, qp->req.psn);
+		abort();
+	}
+}
+
 static void check_invariants(void)
 {
 	CHECK(fx.host.gets == fx.host.puts);
@@ -428,6 +459,7 @@ static void check_invariants(void)
 			CHECK(exp != UR_QPS_RTR || st == UR_QPS_ERR);
 			fx.expect[i] = (uint8_t)st;
 		}
+		check_sr(i);
 		check_ring(ur_qp_sq(fx.qp[i]));
 		if (!specs[i].srq)
 			check_ring(ur_qp_rq(fx.qp[i]));
@@ -675,6 +707,30 @@ static int modify(unsigned i, enum ur_qp_state to)
 	return ur_qp_modify(fx.qp[i], &a, mask, fx.now);
 }
 
+static uint32_t fixup(uint8_t *f, const uint8_t *in, uint32_t len, uint8_t flags, uint8_t qpsel,
+		      uint8_t aux);
+
+/* The AGREE QP i's peer would send, handed to the engine as the peer sends it. */
+static void sr_agree(unsigned i)
+{
+	static uint8_t in[UR_ETH_HLEN + UR_IPV4_HLEN + UR_UDP_HLEN + sizeof(struct ur_sr_ctrl)];
+	static uint8_t out[FRAME_CAP];
+	struct ur_sr_ctrl *m = (struct ur_sr_ctrl *)(in + sizeof(in) - sizeof(*m));
+	uint32_t len;
+
+	memset(in, 0, sizeof(in));
+	ur_put_be16(in + 12, UR_ETHERTYPE_IPV4);
+	in[UR_ETH_HLEN] = 0x45;
+	ur_put_be16(in + UR_ETH_HLEN + UR_IPV4_HLEN + 2, UR_SR_CTRL_PORT);
+	ur_put_be32(m->magic, UR_SR_MAGIC);
+	m->version = 1;
+	m->type = UR_SR_AGREE;
+	ur_put_be16(m->window, 512);
+	len = fixup(out, in, sizeof(in), 4, (uint8_t)i, 0); /* rebuilt for QP i's path */
+	ur_dev_rx(fx.dev, out, len, fx.now);
+	CHECK(ur_sr_on(fx.qp[i]));
+}
+
 /* Work every QP that gets that far has: receives posted, sends in flight. */
 static void load_qp(unsigned i)
 {
@@ -762,6 +818,9 @@ static void fixture_init(uint8_t cfg_byte)
 			if (path[k] == last)
 				break;
 		}
+		if ((cfg_byte & 0x11) == 0x11 && s->type == RC &&
+		    (last == UR_QPS_RTR || last == UR_QPS_RTS))
+			sr_agree(i);
 		if (last >= UR_QPS_INIT)
 			load_qp(i);
 	}

@@ -336,6 +336,107 @@ static int synthetic(void)
 	return write_file(rx_dir, "control", 1, buf, sizeof(buf));
 }
 
+/*
+ * Hostile selective acknowledgements for the requesters of QP 0 (PSNs from
+ * 0xffffe8, about a dozen outstanding) and QP 3 (MTU 256: from 0xffffee,
+ * some 27 outstanding, across 2^24), both agreed SR at setup (device
+ * configuration 0x11). Each ACK: PSN and SACK base as offsets from the QP's
+ * first PSN, a bitmap pattern, the AETH syndrome.
+ */
+#define HOLD 0x80
+#define TX2 0x40
+struct sack_rec {
+	int32_t ack;  /* PSN of the ACK, from the first one sent */
+	int32_t base; /* SACK base, likewise */
+	uint8_t pat;  /* 0 none, 1 bits 0-3, 2 all ones, 3 every other, 4 bits past the sent,
+		       * 5 bit 255, 6 bit 0; | HOLD: neither poll nor transmit after it,
+		       * | TX2: transmit with 2 buffers only */
+	uint8_t syn;
+};
+
+static void sack_frame(uint8_t *f, unsigned qp, const struct sack_rec *r)
+{
+	uint32_t first = (0xffffe8u + 2 * qp) & 0xffffff;
+	uint32_t psn = (first + (uint32_t)r->ack) & 0xffffff;
+	uint32_t base = (first + (uint32_t)r->base) & 0xffffff;
+	uint8_t *bm = f + 20;
+
+	memset(f, 0, 56);
+	f[0] = 0x11; /* RC ACKNOWLEDGE */
+	ur_put_be16(f + 2, 0xffff);
+	f[8] = 0x40; /* the SR bit: a SACK follows the AETH */
+	ur_put_be24(f + 9, psn);
+	f[12] = r->syn;
+	ur_put_be32(f + 16, base);
+	for (unsigned i = 0; i < 256; i++) {
+		unsigned pat = r->pat & ~(HOLD | TX2);
+		bool on = pat == 1   ? i < 4
+			  : pat == 2 ? true
+			  : pat == 3 ? i % 2 == 0
+			  : pat == 4 ? i >= 30 && i < 40
+			  : pat == 5 ? i == 255
+			  : pat == 6 ? i == 0
+				     : false;
+
+		if (on)
+			bm[i / 8] |= (uint8_t)(1u << (i % 8));
+	}
+}
+
+static int sack_seeds(void)
+{
+	static const struct sack_rec scripts[][6] = {
+	    /* the first PSN missing, the next four delivered */
+	    {{-1, 0, 1, 0x1f}, {-1, 0, 1, 0x1f}, {0}},
+	    /* all 256 bits, most naming PSNs never sent */
+	    {{0, 1, 2, 0x1f}, {2, 3, 2, 0x1f}, {0}},
+	    /* every other PSN, then a cumulative ACK past them, then the old SACK again */
+	    {{-1, 0, 3, 0x1f}, {4, 5, 3, 0x1f}, {-1, 0, 3, 0x1f}, {0}},
+	    /* bits only beyond the next PSN to send, then the last bit of the map */
+	    {{-1, 0, 4, 0x1f}, {-1, 0, 5, 0x1f}, {0}},
+	    /* a base far away (half the PSN space), and one wrapped below the first PSN */
+	    {{-1, 0x800000, 2, 0x1f}, {-1, -5, 1, 0x1f}, {-1, 0, 1, 0x1f}, {0}},
+	    /* a SACK, then a sequence NAK rewinding to what it showed missing, then SACKs again */
+	    {{-1, 0, 3, 0x1f}, {0, 0, 0, 0x60}, {-1, 0, 2, 0x1f}, {1, 2, 4, 0x1f}, {0}},
+	    /* a go-back-N rewind below the highest PSN SACKed, then a SACK before
+	     * anything is sent again (792e593: PSNs queued beyond the next to send) */
+	    {{-1, 0, 1, 0x1f}, {0, 0, HOLD, 0x60}, {-1, 0, 1 | HOLD, 0x1f}, {0}},
+	    {{1, 2, 1, 0x1f}, {2, 2, HOLD, 0x60}, {1, 2, 3 | HOLD, 0x1f}, {1, 2, 1, 0x1f}, {0}},
+	    /* ...and with two packets resent after the rewind, a SACK of the second */
+	    {{-1, 0, 1, 0x1f}, {0, 0, TX2, 0x60}, {-1, 0, 6 | HOLD, 0x1f}, {0}},
+	    /* an RNR NAK in the middle */
+	    {{-1, 0, 1, 0x1f}, {0, 0, 0, 0x20}, {0, 1, 2, 0x1f}, {0}},
+	};
+	uint8_t seed[1 + 24 * (REC_HDR + 56)], f[56];
+
+	for (unsigned qp = 0; qp < 4; qp += 3) {
+		for (unsigned k = 0; k < sizeof(scripts) / sizeof(scripts[0]); k++) {
+			size_t len = 1;
+
+			seed[0] = 0x11;
+			for (unsigned j = 0; j < 6 && scripts[k][j].syn; j++) {
+				sack_frame(f, qp, &scripts[k][j]);
+				/* rebuilt for the QP's path, then poll and transmit */
+				uint8_t pat = scripts[k][j].pat;
+
+				rec_put(seed, &len,
+					F_REENCAP | (pat & HOLD ? 0 : pat & TX2 ? F_TX : F_POLL | F_TX),
+					(uint8_t)qp, 0x21, pat & TX2 ? 2 : 0, f, 56);
+			}
+			/* a second later: the RTO and the ACK timeout fire, SACK once more */
+			rec_put(seed, &len, 0xc6, (uint8_t)qp, 0, 0, NULL, 0);
+			sack_frame(f, qp, &scripts[k][0]);
+			rec_put(seed, &len, F_REENCAP | F_POLL | F_TX, (uint8_t)qp, 0x21, 0, f, 56);
+			if (write_file(rx_dir, "sack", nrx++, seed, len))
+				return -1;
+			seed[0] = 0x13; /* and with 8 packets in flight, AckReq every 2 */
+			if (write_file(rx_dir, "sack", nrx++, seed, len))
+				return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int fail = 0;
@@ -349,6 +450,7 @@ int main(int argc, char **argv)
 	for (int i = 3; i < argc; i++)
 		fail |= do_pcap(argv[i]) != 0;
 	fail |= synthetic() != 0;
+	fail |= sack_seeds() != 0;
 	printf("fuzz_seeds: %u fuzz_frame seeds, %u fuzz_rx seeds\n", nframe, nrx);
 	return fail;
 }
