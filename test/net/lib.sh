@@ -2,7 +2,8 @@
 # The start every namespace test shares. Source it with the build directory:
 #   source "$(dirname "$0")/lib.sh" "$1"
 # It sets $build and exports UROCE, sources tools/netns.sh, exits 77 (skip)
-# without root or network namespaces, and gives ur_need, ok, bad and $fails.
+# without root or network namespaces, and gives ur_need, ur_test_pair, ok,
+# bad and $fails.
 build=${1:?usage: $(basename "$0") BUILD_DIR}
 export UROCE=$build/tools/uroce
 # shellcheck source=tools/netns.sh
@@ -18,6 +19,22 @@ ur_need() {
 	for b in "$@"; do
 		command -v "$b" >/dev/null || { echo "SKIP: no $b ($pkg)"; exit 77; }
 	done
+}
+
+# ur_test_pair PREFIX: namespaces PREFIX<pid>-a/-b on a random 10.61.X.0/24
+# at MTU 9000 with a uroce device each ($p, $net), a random $port, a $log
+# directory, all removed on exit.
+ur_test_pair() {
+	p=$1$$
+	p=${p:0:8}
+	net=10.61.$((RANDOM % 200 + 20))
+	# shellcheck disable=SC2034 # used by the test that sources this
+	port=$((20000 + RANDOM % 20000))
+	log=$(mktemp -d)
+	# shellcheck disable=SC2317 # invoked by the trap
+	cleanup() { ur_pair_down "$p"; rm -rf "$log"; }
+	trap cleanup EXIT INT TERM
+	ur_pair_up "$p" "$net" 9000 || { echo "FAIL: setting up namespaces"; exit 1; }
 }
 
 fails=0

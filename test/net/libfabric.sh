@@ -13,14 +13,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 ur_need libfabric-bin fi_info fi_pingpong
 ur_need ibverbs-utils ibv_devinfo
 
-p=lf$$
-p=${p:0:8}
-net=10.61.$((RANDOM % 200 + 20))
-port=$((20000 + RANDOM % 20000))
-log=$(mktemp -d)
-cleanup() { ur_pair_down "$p"; rm -rf "$log"; }
-trap cleanup EXIT INT TERM
-ur_pair_up "$p" "$net" 9000 || { echo "FAIL: setting up namespaces"; exit 1; }
+ur_test_pair lf
 
 
 echo "== fi_info -p verbs"

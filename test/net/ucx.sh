@@ -20,14 +20,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 ur_need ucx-utils ucx_perftest io_demo
 ur_need util-linux unshare
 
-p=ux$$
-p=${p:0:8}
-net=10.61.$((RANDOM % 200 + 20))
-port=$((20000 + RANDOM % 20000))
-log=$(mktemp -d)
-cleanup() { ur_pair_down "$p"; rm -rf "$log"; }
-trap cleanup EXIT INT TERM
-ur_pair_up "$p" "$net" 9000 || { echo "FAIL: setting up namespaces"; exit 1; }
+ur_test_pair ux
 
 
 rx_bytes() {

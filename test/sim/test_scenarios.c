@@ -551,6 +551,21 @@ START_TEST(test_sr_rto_learns_stalls)
 }
 END_TEST
 
+/* A selective-repeat pair, agreed before the test starts (RC, remote write). */
+static void fx_init_sr_agreed(struct fx *f, uint64_t seed, const struct sim_link_cfg *link,
+			      const struct sim_qp_params *qp)
+{
+	struct ur_dev_config cfg;
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	fx_init_cfg(f, seed, &cfg, link, qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	sim_node_kick(f->a.node);
+	sim_node_kick(f->b.node);
+	sim_run(f->s, sim_now(f->s) + SIM_PS_PER_S / 1000);
+	ck_assert(ur_qp_selective(f->a.qp));
+}
+
 /*
  * Selective repeat over a dead link: its fast timeouts fire again and again
  * but consume no retry; the IBTA local ACK timeout alone counts them, so
@@ -561,23 +576,16 @@ START_TEST(test_sr_total_loss_retry_exceeded_on_time)
 {
 	struct sim_link_cfg link;
 	struct sim_qp_params qp;
-	struct ur_dev_config cfg;
 	struct sim_impair dead = {.drop_all = true};
 	struct ur_cqe c[4];
 	struct fx f;
 	uint64_t t0, timeout_ps, *ctr;
 
 	fx_default_link(&link);
-	ur_dev_config_default(&cfg);
-	cfg.retx_mode = UR_RETX_SR;
 	sim_qp_params_default(&qp);
 	qp.timeout = 10; /* 4.194 ms */
 	qp.retry_cnt = 3;
-	fx_init_cfg(&f, 3, &cfg, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
-	sim_node_kick(f.a.node);
-	sim_node_kick(f.b.node);
-	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
-	ck_assert(ur_qp_selective(f.a.qp));
+	fx_init_sr_agreed(&f, 3, &link, &qp);
 	sim_node_set_impair(f.a.node, &dead, NULL);
 	t0 = sim_now(f.s);
 	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 16384, (uintptr_t)f.b.buf, f.b.mr->key, 0,
@@ -608,7 +616,6 @@ START_TEST(test_sr_sack_progress_is_an_answer)
 {
 	struct sim_link_cfg link;
 	struct sim_qp_params qp;
-	struct ur_dev_config cfg;
 	struct sim_impair lose = {0};
 	struct ur_cqe c[4];
 	struct fx f;
@@ -616,16 +623,10 @@ START_TEST(test_sr_sack_progress_is_an_answer)
 
 	fx_default_link(&link);
 	link.rate_bps = 1000000000ull; /* 256 KiB take 2.1 ms */
-	ur_dev_config_default(&cfg);
-	cfg.retx_mode = UR_RETX_SR;
 	sim_qp_params_default(&qp);
 	qp.timeout = 8; /* 1.05 ms */
 	qp.retry_cnt = 1;
-	fx_init_cfg(&f, 12, &cfg, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
-	sim_node_kick(f.a.node);
-	sim_node_kick(f.b.node);
-	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
-	ck_assert(ur_qp_selective(f.a.qp));
+	fx_init_sr_agreed(&f, 12, &link, &qp);
 	lose.drop_psn = qp.psn_a;
 	lose.drop_psn_times = 40;
 	sim_node_set_impair(f.a.node, &lose, NULL);
