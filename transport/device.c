@@ -4,11 +4,11 @@
  * round robin, timers and doorbells.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "doorbell.h"
 #include "psn.h"
 #include "qp.h"
 #include "sr.h"
@@ -99,240 +99,9 @@ const struct ur_dev_config *ur_dev_config(const struct ur_dev *dev)
 	return &dev->cfg;
 }
 
-void ur_dev_log(struct ur_dev *dev, const char *fmt, ...)
-{
-	char line[256];
-	va_list ap;
-
-	if (!dev->ops->log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	dev->ops->log(dev->host, line);
-}
-
-/* QP lookup: multiplicative hash, linear probing, tombstone-free deletion. */
-static uint32_t qp_slot(const struct ur_dev *dev, uint32_t qpn)
-{
-	return (qpn * 2654435761u) >> 8 & dev->qp_hash_mask;
-}
-
-struct ur_qp *ur_dev_find_qp(const struct ur_dev *dev, uint32_t qpn)
-{
-	for (uint32_t i = qp_slot(dev, qpn);; i = (i + 1) & dev->qp_hash_mask) {
-		struct ur_qp *qp = dev->qp_hash[i];
-
-		if (!qp || qp->qpn == qpn)
-			return qp;
-	}
-}
-
-static void hash_insert(struct ur_qp **tab, uint32_t mask, struct ur_qp *qp, const struct ur_dev *dev)
-{
-	uint32_t i = (qp->qpn * 2654435761u) >> 8 & mask;
-
-	(void)dev;
-	while (tab[i])
-		i = (i + 1) & mask;
-	tab[i] = qp;
-}
-
-int ur_dev_add_qp(struct ur_dev *dev, struct ur_qp *qp)
-{
-	if ((dev->nqp + 1) * 2 > dev->qp_hash_mask + 1) {
-		uint32_t mask = dev->qp_hash_mask * 2 + 1;
-		struct ur_qp **tab = calloc(mask + 1, sizeof(*tab));
-
-		if (!tab)
-			return -ENOMEM;
-		for (uint32_t i = 0; i <= dev->qp_hash_mask; i++)
-			if (dev->qp_hash[i])
-				hash_insert(tab, mask, dev->qp_hash[i], dev);
-		free(dev->qp_hash);
-		dev->qp_hash = tab;
-		dev->qp_hash_mask = mask;
-	}
-	hash_insert(dev->qp_hash, dev->qp_hash_mask, qp, dev);
-	dev->nqp++;
-	return 0;
-}
-
-void ur_dev_del_qp(struct ur_dev *dev, struct ur_qp *qp)
-{
-	uint32_t mask = dev->qp_hash_mask, i = qp_slot(dev, qp->qpn);
-
-	while (dev->qp_hash[i] != qp) {
-		if (!dev->qp_hash[i])
-			return;
-		i = (i + 1) & mask;
-	}
-	dev->qp_hash[i] = NULL;
-	dev->nqp--;
-	/* re-place the rest of the probe run so lookups never stop early */
-	for (i = (i + 1) & mask; dev->qp_hash[i]; i = (i + 1) & mask) {
-		struct ur_qp *moved = dev->qp_hash[i];
-
-		dev->qp_hash[i] = NULL;
-		hash_insert(dev->qp_hash, mask, moved, dev);
-	}
-	/* drop it from the doorbell stack if an application thread left it there */
-	{
-		struct ur_qp *list = atomic_exchange(&dev->db_head, NULL), *keep = NULL;
-
-		while (list) {
-			struct ur_qp *next = list->db_next;
-
-			if (list != qp) {
-				list->db_next = keep;
-				keep = list;
-			}
-			list = next;
-		}
-		while (keep) {
-			struct ur_qp *next = keep->db_next;
-
-			atomic_store(&keep->db_flag, 0);
-			ur_qp_doorbell(keep);
-			keep = next;
-		}
-	}
-}
-
-void ur_dev_schedule(struct ur_dev *dev, struct ur_qp *qp)
-{
-	if (qp->in_ready)
-		return;
-	qp->in_ready = true;
-	qp->ready_next = NULL;
-	if (dev->ready_tail)
-		dev->ready_tail->ready_next = qp;
-	else
-		dev->ready_head = qp;
-	dev->ready_tail = qp;
-}
-
-void ur_dev_account(struct ur_dev *dev, struct ur_qp *qp)
-{
-	enum ur_qp_state st = qp_state(qp);
-	int32_t out = 0;
-	uint32_t room;
-
-	if (qp->type == UR_QPT_RC && (st == UR_QPS_RTS || st == UR_QPS_SQD || st == UR_QPS_SQE))
-		out = UR_MAX(ur_psn_diff(qp->req.psn, qp->req.una), 0);
-	dev->inflight += (uint32_t)out - qp->inflight_counted;
-	qp->inflight_counted = (uint32_t)out;
-	/* Room again: the waiting QPs go back on the round robin, oldest
-	 * first, one for each packet there is room for. Waking them all made
-	 * a thousand capped QPs each take a turn only to wait again. */
-	room = dev->cfg.max_dev_inflight - UR_MIN(dev->inflight, dev->cfg.max_dev_inflight);
-	while (dev->capped && room--) {
-		struct ur_qp *w = dev->capped;
-
-		dev->capped = w->capped_next;
-		if (!dev->capped)
-			dev->capped_tail = NULL;
-		w->capped = false;
-		w->capped_next = NULL;
-		ur_dev_schedule(dev, w);
-	}
-}
-
-bool ur_dev_room(struct ur_dev *dev, struct ur_qp *qp)
-{
-	if (qp->type != UR_QPT_RC)
-		return true;
-	ur_dev_account(dev, qp); /* count what it sent in this turn */
-	if (dev->inflight < dev->cfg.max_dev_inflight)
-		return true;
-	if (!qp->capped) {
-		/* FIFO, so every waiting QP gets its turn */
-		if (dev->capped_tail)
-			dev->capped_tail->capped_next = qp;
-		else
-			dev->capped = qp;
-		dev->capped_tail = qp;
-		qp->capped = true;
-		qp->capped_next = NULL;
-	}
-	return false;
-}
-
-void ur_dev_unschedule(struct ur_dev *dev, struct ur_qp *qp)
-{
-	struct ur_qp **pp = &dev->ready_head, *prev = NULL;
-
-	if (qp->capped) {
-		struct ur_qp **cp = &dev->capped, *before = NULL;
-
-		while (*cp && *cp != qp) {
-			before = *cp;
-			cp = &(*cp)->capped_next;
-		}
-		if (*cp)
-			*cp = qp->capped_next;
-		if (dev->capped_tail == qp)
-			dev->capped_tail = before;
-		qp->capped = false;
-		qp->capped_next = NULL;
-	}
-	if (!qp->in_ready)
-		return;
-	while (*pp && *pp != qp) {
-		prev = *pp;
-		pp = &(*pp)->ready_next;
-	}
-	if (*pp) {
-		*pp = qp->ready_next;
-		if (dev->ready_tail == qp)
-			dev->ready_tail = prev;
-	}
-	qp->in_ready = false;
-	qp->ready_next = NULL;
-}
-
-static struct ur_qp *ready_pop(struct ur_dev *dev)
-{
-	struct ur_qp *qp = dev->ready_head;
-
-	if (!qp)
-		return NULL;
-	dev->ready_head = qp->ready_next;
-	if (!dev->ready_head)
-		dev->ready_tail = NULL;
-	qp->in_ready = false;
-	qp->ready_next = NULL;
-	return qp;
-}
-
-static void ready_push_front(struct ur_dev *dev, struct ur_qp *qp)
-{
-	qp->in_ready = true;
-	qp->ready_next = dev->ready_head;
-	dev->ready_head = qp;
-	if (!dev->ready_tail)
-		dev->ready_tail = qp;
-}
-
-void ur_qp_doorbell(struct ur_qp *qp)
-{
-	struct ur_dev *dev = qp->dev;
-	struct ur_qp *head;
-
-	/* Only one push per QP until the engine pops it (db_flag). */
-	if (atomic_exchange_explicit(&qp->db_flag, 1, memory_order_acq_rel))
-		return;
-	head = atomic_load_explicit(&dev->db_head, memory_order_relaxed);
-	do {
-		qp->db_next = head;
-	} while (!atomic_compare_exchange_weak_explicit(&dev->db_head, &head, qp,
-							memory_order_release, memory_order_relaxed));
-}
-
 static void run_doorbells(struct ur_dev *dev)
 {
-	/* Acquire pairs with the release push: db_next links are visible. */
-	struct ur_qp *qp = atomic_exchange_explicit(&dev->db_head, NULL, memory_order_acquire);
+	struct ur_qp *qp = ur_doorbell_take_all(dev);
 
 	while (qp) {
 		struct ur_qp *next = qp->db_next;
@@ -353,6 +122,68 @@ static void run_doorbells(struct ur_dev *dev)
 	}
 }
 
+static struct ur_qp *retx_qp(struct ur_timer *t)
+{
+	return ur_container_of(t, struct ur_qp, req.retx);
+}
+
+static struct ur_qp *rnr_qp(struct ur_timer *t)
+{
+	return ur_container_of(t, struct ur_qp, req.rnr);
+}
+
+static struct ur_qp *pace_qp(struct ur_timer *t)
+{
+	return ur_container_of(t, struct ur_qp, pace);
+}
+
+static struct ur_qp *rate_qp(struct ur_timer *t)
+{
+	return ur_container_of(t, struct ur_qp, cc.rate_timer);
+}
+
+static struct ur_qp *cut_qp(struct ur_timer *t)
+{
+	return ur_container_of(t, struct ur_qp, cc.cut_timer);
+}
+
+static struct ur_qp *sr_hello_qp(struct ur_timer *t)
+{
+	return ur_container_of(t, struct ur_sr, hello_timer)->qp;
+}
+
+static struct ur_qp *sr_rto_qp(struct ur_timer *t)
+{
+	return ur_container_of(t, struct ur_sr, rto)->qp;
+}
+
+static struct ur_qp *ack_qp(struct ur_timer *t)
+{
+	return ur_container_of(t, struct ur_qp, resp.ack.hold);
+}
+
+/* A paced packet may leave, or a held ACK is due: the QP has a turn to take. */
+static void send_turn(struct ur_qp *qp, uint64_t now)
+{
+	(void)now;
+	ur_dev_schedule(qp->dev, qp);
+}
+
+/* Every timer kind: where its QP is and what its expiry does. */
+static const struct {
+	struct ur_qp *(*qp_of)(struct ur_timer *t);
+	void (*fire)(struct ur_qp *qp, uint64_t now);
+} timer_kinds[] = {
+    [UR_TIMER_RETX] = {retx_qp, ur_req_retx_timer},
+    [UR_TIMER_RNR] = {rnr_qp, ur_req_rnr_timer},
+    [UR_TIMER_PACE] = {pace_qp, send_turn},
+    [UR_TIMER_RATE] = {rate_qp, ur_cc_rate_timer},
+    [UR_TIMER_CUT] = {cut_qp, ur_cc_cut_timer},
+    [UR_TIMER_SR_HELLO] = {sr_hello_qp, ur_sr_hello_timer},
+    [UR_TIMER_SR_RTO] = {sr_rto_qp, ur_sr_rto_timer},
+    [UR_TIMER_ACK] = {ack_qp, send_turn},
+};
+
 void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 {
 	struct ur_timer *t;
@@ -362,35 +193,10 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 	while ((t = ur_timer_pop_due(&dev->timers, now))) {
 		struct ur_qp *qp;
 
-		switch (t->kind) {
-		case UR_TIMER_RETX:
-			qp = ur_container_of(t, struct ur_qp, req.retx);
-			break;
-		case UR_TIMER_RNR:
-			qp = ur_container_of(t, struct ur_qp, req.rnr);
-			break;
-		case UR_TIMER_PACE:
-			qp = ur_container_of(t, struct ur_qp, pace);
-			break;
-		case UR_TIMER_RATE:
-			qp = ur_container_of(t, struct ur_qp, cc.rate_timer);
-			break;
-		case UR_TIMER_CUT:
-			qp = ur_container_of(t, struct ur_qp, cc.cut_timer);
-			break;
-		case UR_TIMER_SR_HELLO:
-			qp = ur_container_of(t, struct ur_sr, hello_timer)->qp;
-			break;
-		case UR_TIMER_SR_RTO:
-			qp = ur_container_of(t, struct ur_sr, rto)->qp;
-			break;
-		case UR_TIMER_ACK:
-			qp = ur_container_of(t, struct ur_qp, resp.ack.hold);
-			break;
-		default:
+		if (t->kind >= UR_ARRAY_SIZE(timer_kinds) || !timer_kinds[t->kind].fire)
 			continue;
-		}
-		ur_qp_timer_fired(qp, t, now);
+		qp = timer_kinds[t->kind].qp_of(t);
+		timer_kinds[t->kind].fire(qp, now);
 		ur_dev_account(dev, qp); /* a retry may have gone back */
 	}
 }
@@ -424,7 +230,7 @@ unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget)
 
 	dev->now = now;
 	while (left) {
-		struct ur_qp *qp = ready_pop(dev);
+		struct ur_qp *qp = ur_sched_pop(dev);
 		unsigned quantum, before;
 		int more;
 
@@ -435,7 +241,7 @@ unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget)
 		more = ur_resp_emit(qp, &quantum);
 		if (more == -ENOBUFS) {
 			left -= before - quantum;
-			ready_push_front(dev, qp);
+			ur_sched_push_front(dev, qp);
 			break;
 		}
 		if (qp_state(qp) != UR_QPS_ERR) {
@@ -455,7 +261,7 @@ unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget)
 		ur_dev_account(dev, qp);
 		left -= before - quantum;
 		if (more == -ENOBUFS) {
-			ready_push_front(dev, qp);
+			ur_sched_push_front(dev, qp);
 			break;
 		}
 		if (more > 0 || ur_resp_has_work(qp))

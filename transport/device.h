@@ -57,18 +57,8 @@ static inline void ur_count_n(struct ur_dev *dev, enum ur_counter c, uint64_t n)
 	dev->ctr[c] += n;
 }
 
-struct ur_qp *ur_dev_find_qp(const struct ur_dev *dev, uint32_t qpn);
-int ur_dev_add_qp(struct ur_dev *dev, struct ur_qp *qp);
-void ur_dev_del_qp(struct ur_dev *dev, struct ur_qp *qp);
-
-/* Put a QP on the transmit round robin if it is not there yet. */
-void ur_dev_schedule(struct ur_dev *dev, struct ur_qp *qp);
-void ur_dev_unschedule(struct ur_dev *dev, struct ur_qp *qp);
-/* Bring dev->inflight up to date with the QP's unacknowledged packets. */
-void ur_dev_account(struct ur_dev *dev, struct ur_qp *qp);
-/* Whether the QP may send a new packet now; if not, it waits for room. */
-bool ur_dev_room(struct ur_dev *dev, struct ur_qp *qp);
-
-__attribute__((format(printf, 2, 3))) void ur_dev_log(struct ur_dev *dev, const char *fmt, ...);
+#include "engine_log.h"
+#include "qp_table.h"
+#include "tx_sched.h"
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doorbell.h"
 #include "psn.h"
 #include "qp.h"
 #include "sr.h"
@@ -322,22 +323,6 @@ static void copy_attr(struct ur_qp *qp, const struct ur_qp_attr *a, uint32_t mas
 		q->rate_limit = a->rate_limit;
 }
 
-void ur_qp_log_error(struct ur_qp *qp, const char *fmt, ...)
-{
-	char line[256];
-	va_list ap;
-	int n;
-
-	if (qp->error_logged || !qp->dev->ops->log)
-		return;
-	qp->error_logged = true;
-	n = snprintf(line, sizeof(line), "qp %#x: first error: ", qp->qpn);
-	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
-	va_end(ap);
-	qp->dev->ops->log(qp->dev->host, line);
-}
-
 static int alloc_resources(struct ur_qp *qp, uint32_t n)
 {
 	struct ur_resp_res *res = NULL;
@@ -538,68 +523,6 @@ void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 	}
 }
 
-int ur_qp_post_cqe(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *cqe)
-{
-	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
-	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_acquire);
-	uint32_t arm;
-
-	if (prod - cons > cq->mask) {
-		/* CQ overrun is a fatal CQ error on hardware too (11.4.2.1) */
-		ur_count(qp->dev, UR_CTR_cq_overflow);
-		if (qp->dev->ops->async_event)
-			qp->dev->ops->async_event(qp->dev->host, UR_EVENT_CQ_ERR, cq->host_ctx);
-		return -ENOSPC;
-	}
-	cq->ring[prod & cq->mask] = *cqe;
-	/* Release: a poller that sees the new index sees the whole CQE. */
-	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
-	/* Store-load ordering with the arming thread, which stores the arm and
-	 * then polls: one of us must see the other's store, or a completion
-	 * would raise no event and find no poller (both sides seq_cst). */
-	atomic_thread_fence(memory_order_seq_cst);
-	arm = atomic_load_explicit(&cq->arm, memory_order_acquire);
-	if (arm == UR_CQ_ARM_NEXT ||
-	    (arm == UR_CQ_ARM_SOLICITED && (cqe->solicited || cqe->status != UR_WC_SUCCESS))) {
-		if (atomic_compare_exchange_strong(&cq->arm, &arm, UR_CQ_ARM_NONE) &&
-		    qp->dev->ops->cq_event)
-			qp->dev->ops->cq_event(qp->dev->host, cq);
-	}
-	return 0;
-}
-
-void ur_qp_timer_fired(struct ur_qp *qp, struct ur_timer *t, uint64_t now)
-{
-	switch (t->kind) {
-	case UR_TIMER_RETX:
-		ur_req_retx_timer(qp, now);
-		break;
-	case UR_TIMER_RNR:
-		ur_req_rnr_timer(qp, now);
-		break;
-	case UR_TIMER_PACE:
-		ur_dev_schedule(qp->dev, qp);
-		break;
-	case UR_TIMER_RATE:
-		ur_cc_rate_timer(qp, now);
-		break;
-	case UR_TIMER_CUT:
-		ur_cc_cut_timer(qp, now);
-		break;
-	case UR_TIMER_SR_HELLO:
-		ur_sr_hello_timer(qp, now);
-		break;
-	case UR_TIMER_SR_RTO:
-		ur_sr_rto_timer(qp, now);
-		break;
-	case UR_TIMER_ACK:
-		ur_dev_schedule(qp->dev, qp);
-		break;
-	default:
-		break;
-	}
-}
-
 int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out)
 {
 	uint32_t send_slot, recv_slot;
@@ -704,6 +627,7 @@ void ur_qp_destroy(struct ur_qp *qp)
 	ur_cc_stop(qp);
 	ur_dev_unschedule(dev, qp);
 	ur_dev_del_qp(dev, qp);
+	ur_doorbell_forget(dev, qp);
 	ur_sr_destroy(qp);
 	free(qp->resp.res);
 	free(qp->resp.rwqe);

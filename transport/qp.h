@@ -13,12 +13,13 @@
 #include <string.h>
 
 #include "cc.h"
+#include "cq_post.h"
 #include "device.h"
 #include "engine.h"
 #include "frame.h"
 #include "timer.h"
 
-/* Timer kinds, dispatched by ur_qp_timer_fired(). */
+/* Timer kinds, dispatched by device.c's timer_kinds table. */
 enum ur_qp_timer_kind {
 	UR_TIMER_RETX,  /* local ACK timeout */
 	UR_TIMER_RNR,   /* RNR NAK back-off */
@@ -247,9 +248,6 @@ void ur_ud_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt);
 /* Enter ERR and flush; `fatal` raises the QP_FATAL event (a transport
  * error, not the consumer's own modify). */
 void ur_qp_to_error(struct ur_qp *qp, bool fatal);
-void ur_qp_timer_fired(struct ur_qp *qp, struct ur_timer *t, uint64_t now);
-int ur_qp_post_cqe(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *cqe);
-void ur_qp_log_error(struct ur_qp *qp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* cc.c */
 void ur_cc_init(struct ur_qp *qp);
