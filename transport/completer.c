@@ -15,65 +15,6 @@ static uint32_t wqe_last_psn(const struct ur_send_wqe *w)
 	return ur_psn_add(w->first_psn, w->npkts - 1);
 }
 
-static enum ur_wc_opcode wc_opcode(const struct ur_send_wqe *w)
-{
-	switch (w->opcode) {
-	case UR_WR_RDMA_WRITE:
-	case UR_WR_RDMA_WRITE_WITH_IMM:
-		return UR_WC_RDMA_WRITE;
-	case UR_WR_RDMA_READ:
-		return UR_WC_RDMA_READ;
-	case UR_WR_ATOMIC_CMP_AND_SWP:
-		return UR_WC_COMP_SWAP;
-	case UR_WR_ATOMIC_FETCH_AND_ADD:
-		return UR_WC_FETCH_ADD;
-	case UR_WR_LOCAL_INV:
-		return UR_WC_LOCAL_INV;
-	default:
-		return UR_WC_SEND;
-	}
-}
-
-/*
- * Post CQEs for finished WQEs from the oldest on, in order, and give their
- * slots back to the poster. Returns true if anything retired.
- */
-bool ur_comp_retire_done(struct ur_qp *qp)
-{
-	struct ur_requester *rq = &qp->req;
-	uint32_t prod = sq_prod(qp);
-	bool any = false;
-
-	while (rq->comp != prod) {
-		struct ur_send_wqe *w = sq_wqe(qp, rq->comp);
-		bool report;
-		struct ur_cqe cqe;
-
-		if (w->state != UR_WQE_DONE)
-			break;
-		report = w->signaled || w->status != UR_WC_SUCCESS;
-		if (report) {
-			cqe = (struct ur_cqe){
-				.wr_id = w->wr_id,
-				.status = w->status,
-				.opcode = wc_opcode(w),
-				.qp_num = qp->qpn,
-				.byte_len = w->opcode == UR_WR_RDMA_READ ? w->length
-					    : wqe_is_rd_atomic(w)       ? 8
-									: w->length,
-			};
-		}
-		rq->comp++;
-		/* Release the slot before the completion shows: an application
-		 * woken by the CQE may post into it at once. */
-		atomic_store_explicit(&qp->sq.cons, rq->comp, memory_order_release);
-		if (report)
-			ur_qp_post_cqe(qp, qp->scq, &cqe);
-		any = true;
-	}
-	return any;
-}
-
 static void wqe_done(struct ur_qp *qp, struct ur_send_wqe *w)
 {
 	w->state = UR_WQE_DONE;
@@ -106,7 +47,7 @@ void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *w, enum ur_wc_statu
 		 * (10.3.1.2); the WQEs behind the failed one flush, the receive
 		 * queue works on, and SQE -> RTS resumes with new WQEs. */
 		atomic_store_explicit(&qp->state, UR_QPS_SQE, memory_order_relaxed);
-		ur_comp_flush(qp);
+		ur_sq_flush(qp);
 	}
 }
 
@@ -153,7 +94,7 @@ static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
 			break;
 		wqe_done(qp, w);
 	}
-	ur_comp_retire_done(qp);
+	ur_sq_retire_done(qp);
 }
 
 /* The first WQE not yet done, or NULL. */
@@ -385,7 +326,7 @@ static void on_read_response(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_
 		advance_una(qp, ur_psn_add(psn, 1), now);
 	if (last) {
 		wqe_done(qp, w);
-		ur_comp_retire_done(qp);
+		ur_sq_retire_done(qp);
 		/* a later ACK in the same burst may now complete more */
 	}
 }
@@ -416,7 +357,7 @@ static void on_atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t n
 	if (ur_psn_ge(pkt->psn, qp->req.una))
 		advance_una(qp, ur_psn_add(pkt->psn, 1), now);
 	wqe_done(qp, w);
-	ur_comp_retire_done(qp);
+	ur_sq_retire_done(qp);
 }
 
 void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
@@ -456,23 +397,4 @@ void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		ur_timer_cancel(&qp->dev->timers, &rq->retx);
 	if (ur_req_has_work(qp))
 		ur_dev_schedule(qp->dev, qp);
-}
-
-/* The QP entered the error state: every unfinished send WQE flushes (10.3.1.2). */
-void ur_comp_flush(struct ur_qp *qp)
-{
-	uint32_t prod = sq_prod(qp);
-
-	for (uint32_t idx = qp->req.comp; idx != prod; idx++) {
-		struct ur_send_wqe *w = sq_wqe(qp, idx);
-
-		if (w->state == UR_WQE_DONE)
-			continue;
-		w->state = UR_WQE_DONE;
-		w->status = UR_WC_WR_FLUSH_ERR;
-		ur_count(qp->dev, UR_CTR_req_cqe_flush_error);
-	}
-	qp->req.rd_out = 0;
-	qp->req.wqe = prod;
-	ur_comp_retire_done(qp);
 }

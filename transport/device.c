@@ -111,10 +111,10 @@ static void run_doorbells(struct ur_dev *dev)
 		atomic_store_explicit(&qp->db_flag, 0, memory_order_seq_cst);
 		st = qp_state(qp);
 		if (st == UR_QPS_ERR) {
-			ur_comp_flush(qp);
+			ur_sq_flush(qp);
 			ur_resp_flush(qp);
 		} else if (st == UR_QPS_SQE) {
-			ur_comp_flush(qp); /* sends posted in SQE flush (10.3.1.2) */
+			ur_sq_flush(qp); /* sends posted in SQE flush (10.3.1.2) */
 		} else if (ur_req_has_work(qp)) {
 			ur_dev_schedule(dev, qp);
 		}

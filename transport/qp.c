@@ -341,22 +341,11 @@ static int alloc_resources(struct ur_qp *qp, uint32_t n)
 	return 0;
 }
 
-/* The QP's own timers (congestion control and selective repeat keep theirs). */
-static void cancel_timers(struct ur_qp *qp)
-{
-	struct ur_timer_heap *h = &qp->dev->timers;
-
-	ur_timer_cancel(h, &qp->req.retx);
-	ur_timer_cancel(h, &qp->req.rnr);
-	ur_timer_cancel(h, &qp->pace);
-	ur_timer_cancel(h, &qp->resp.ack.hold);
-}
-
 static void reset_state(struct ur_qp *qp)
 {
 	struct ur_dev *dev = qp->dev;
 
-	cancel_timers(qp);
+	ur_qp_cancel_timers(qp);
 	ur_dev_unschedule(dev, qp);
 	memset(&qp->req, 0, offsetof(struct ur_requester, retx));
 	ur_dev_account(dev, qp);
@@ -496,33 +485,6 @@ void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr)
 	attr->sq_draining = qp_state(qp) == UR_QPS_SQD && ur_psn_lt(qp->req.una, qp->req.psn);
 }
 
-/* Enter the error state: complete every outstanding WQE with a flush (10.3.1.2). */
-void ur_qp_to_error(struct ur_qp *qp, bool fatal)
-{
-	struct ur_dev *dev = qp->dev;
-	enum ur_qp_state prev = qp_state(qp);
-
-	atomic_store_explicit(&qp->state, UR_QPS_ERR, memory_order_relaxed);
-	ur_dev_account(dev, qp);
-	cancel_timers(qp);
-	ur_cc_stop(qp);
-	if (qp->sr) {
-		ur_timer_cancel(&dev->timers, &qp->sr->hello_timer);
-		ur_timer_cancel(&dev->timers, &qp->sr->rto);
-	}
-	ur_dev_unschedule(dev, qp);
-	qp->resp.error = false;
-	ur_comp_flush(qp);
-	ur_resp_flush(qp);
-	if (prev != UR_QPS_ERR && prev != UR_QPS_RESET && dev->ops->async_event) {
-		/* an SRQ consumer learns that no more WQEs will be taken (11.6.3) */
-		if (qp->srq)
-			dev->ops->async_event(dev->host, UR_EVENT_QP_LAST_WQE_REACHED, qp->host_ctx);
-		if (fatal)
-			dev->ops->async_event(dev->host, UR_EVENT_QP_FATAL, qp->host_ctx);
-	}
-}
-
 int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out)
 {
 	uint32_t send_slot, recv_slot;
@@ -623,7 +585,7 @@ void ur_qp_destroy(struct ur_qp *qp)
 	atomic_store_explicit(&qp->state, UR_QPS_RESET, memory_order_relaxed);
 	ur_dev_account(dev, qp); /* its packets in flight no longer count */
 
-	cancel_timers(qp);
+	ur_qp_cancel_timers(qp);
 	ur_cc_stop(qp);
 	ur_dev_unschedule(dev, qp);
 	ur_dev_del_qp(dev, qp);

@@ -205,12 +205,14 @@ bool ur_req_psn_is_gbn(struct ur_qp *qp, uint32_t psn);
 void ur_req_retx_timer(struct ur_qp *qp, uint64_t now);
 void ur_req_rnr_timer(struct ur_qp *qp, uint64_t now);
 
+/* sq_retire.c: CQEs for finished send WQEs in order; the flush of the rest */
+bool ur_sq_retire_done(struct ur_qp *qp);
+void ur_sq_flush(struct ur_qp *qp);
+
 /* completer.c */
 uint64_t ur_rnr_timeout_ns(unsigned code); /* RNR NAK timer field to nanoseconds (table 45) */
 void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
-void ur_comp_flush(struct ur_qp *qp);
 void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *wqe, enum ur_wc_status status);
-bool ur_comp_retire_done(struct ur_qp *qp);
 
 /* responder.c */
 void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
@@ -244,7 +246,9 @@ void ur_ud_prepare(struct ur_qp *qp, const struct ur_send_wqe *w);
 void ur_ud_fill_deth(struct ur_qp *qp, const struct ur_send_wqe *w, struct ur_deth *deth);
 void ur_ud_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt);
 
-/* qp.c */
+/* qp_error.c */
+/* The QP's own timers stop (congestion control and selective repeat keep theirs). */
+void ur_qp_cancel_timers(struct ur_qp *qp);
 /* Enter ERR and flush; `fatal` raises the QP_FATAL event (a transport
  * error, not the consumer's own modify). */
 void ur_qp_to_error(struct ur_qp *qp, bool fatal);

@@ -163,7 +163,7 @@ static void complete_unreliable(struct ur_qp *qp, struct ur_send_wqe *w)
 {
 	w->state = UR_WQE_DONE;
 	w->status = UR_WC_SUCCESS;
-	ur_comp_retire_done(qp);
+	ur_sq_retire_done(qp);
 }
 
 /* Start a WQE: returns 0 to go on, 1 when it must wait, -1 when it failed. */
