@@ -180,7 +180,7 @@ static const struct {
     [UR_TIMER_RATE] = {rate_qp, ur_cc_rate_timer},
     [UR_TIMER_CUT] = {cut_qp, ur_cc_cut_timer},
     [UR_TIMER_SR_HELLO] = {sr_hello_qp, ur_sr_hello_timer},
-    [UR_TIMER_SR_RTO] = {sr_rto_qp, ur_sr_rto_timer},
+    [UR_TIMER_SR_RTO] = {sr_rto_qp, ur_req_sr_rto_timer},
     [UR_TIMER_ACK] = {ack_qp, send_turn},
 };
 

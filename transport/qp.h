@@ -204,6 +204,7 @@ bool ur_req_psn_is_rd_atomic(struct ur_qp *qp, uint32_t psn);
 bool ur_req_psn_is_gbn(struct ur_qp *qp, uint32_t psn);
 void ur_req_retx_timer(struct ur_qp *qp, uint64_t now);
 void ur_req_rnr_timer(struct ur_qp *qp, uint64_t now);
+void ur_req_sr_rto_timer(struct ur_qp *qp, uint64_t now);
 
 /* sq_retire.c: CQEs for finished send WQEs in order; the flush of the rest */
 bool ur_sq_retire_done(struct ur_qp *qp);

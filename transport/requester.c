@@ -591,6 +591,49 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 	ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);
 }
 
+/*
+ * IRN's retransmission timeout on an SR QP. No retry is consumed: the IBTA
+ * ACK timeout above still runs and alone decides RETRY_EXC_ERR.
+ */
+void ur_req_sr_rto_timer(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+	uint32_t inflight;
+
+	if (qp_state(qp) != UR_QPS_RTS && qp_state(qp) != UR_QPS_SQD)
+		return;
+	inflight = (uint32_t)UR_MAX(ur_psn_diff(rq->psn, rq->una), 0);
+	if (!inflight || rq->rnr_wait)
+		return;
+	if (!ur_sr_rto_due(qp, now, inflight))
+		return;
+	/*
+	 * A READ or atomic waiting for its responses is left to the IBTA ACK
+	 * timeout, as in go-back-N: asking again early on a busy host mostly
+	 * sends duplicates, and a stale duplicate costs the responder a replay.
+	 */
+	if (ur_req_psn_is_rd_atomic(qp, rq->una)) {
+		ur_sr_rto_defer(qp, now, inflight);
+		return;
+	}
+	ur_count(qp->dev, UR_CTR_sr_timeouts);
+	if (ur_req_psn_is_gbn(qp, rq->una)) {
+		/*
+		 * A message that began before the agreement keeps go-back-N
+		 * framing, and its responder drops every packet after a hole
+		 * (C9-112) and NAKs once: with that NAK lost, resending only
+		 * the oldest PSN would recover one packet per timeout. Go back
+		 * to it instead, as the IBTA timeout would.
+		 */
+		ur_req_rewind(qp, rq->una);
+	} else {
+		/* (a timed packet resent now stops being timed in ur_sr_sent; one
+		 * that is not keeps its sample, which is how a stall gets measured) */
+		ur_sr_retry(qp);
+	}
+	ur_sr_rto_backoff(qp, now, inflight);
+}
+
 void ur_req_rnr_timer(struct ur_qp *qp, uint64_t now)
 {
 	qp->req.rnr_wait = false;

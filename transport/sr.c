@@ -336,7 +336,7 @@ static void timeout_resend(struct ur_qp *qp)
 	}
 }
 
-/* The IBTA ACK timeout fired on an SR QP: a retry resends only what is missing. */
+/* A timeout on an SR QP (IRN's or the IBTA ACK timeout): resend only what is missing. */
 void ur_sr_retry(struct ur_qp *qp)
 {
 	timeout_resend(qp);
@@ -504,50 +504,33 @@ void ur_sr_progress(struct ur_qp *qp, uint64_t now)
 
 /*
  * IRN's timeouts: RTO_low when too few packets are in flight for SACKs to
- * reveal a loss, RTO_high otherwise. On expiry everything unacknowledged and
- * not SACKed goes again. No retry is consumed: the IBTA ACK timeout still
- * runs and alone decides RETRY_EXC_ERR.
+ * reveal a loss, RTO_high otherwise (the requester's ur_req_sr_rto_timer
+ * decides what goes again). Whether the timeout is due at `now`; if not,
+ * it is armed for when it will be.
  */
-void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now)
+bool ur_sr_rto_due(struct ur_qp *qp, uint64_t now, uint32_t inflight)
 {
 	struct ur_sr *sr = qp->sr;
-	uint32_t inflight;
-	uint64_t rto;
+	uint64_t rto = rto_ns(qp, inflight);
 
-	if (qp_state(qp) != UR_QPS_RTS && qp_state(qp) != UR_QPS_SQD)
-		return;
-	inflight = (uint32_t)UR_MAX(ur_psn_diff(qp->req.psn, qp->req.una), 0);
-	if (!inflight || qp->req.rnr_wait)
-		return;
-	rto = rto_ns(qp, inflight);
 	if (now < sr->rto_base_ns + rto) {
 		ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto);
-		return;
+		return false;
 	}
-	/*
-	 * A READ or atomic waiting for its responses is left to the IBTA ACK
-	 * timeout, as in go-back-N: asking again early on a busy host mostly
-	 * sends duplicates, and a stale duplicate costs the responder a replay.
-	 */
-	if (ur_req_psn_is_rd_atomic(qp, qp->req.una)) {
-		ur_timer_arm(&qp->dev->timers, &sr->rto, now + rto);
-		return;
-	}
-	ur_count(qp->dev, UR_CTR_sr_timeouts);
-	if (ur_req_psn_is_gbn(qp, qp->req.una)) {
-		/*
-		 * A message that began before the agreement keeps go-back-N
-		 * framing, and its responder drops every packet after a hole
-		 * (C9-112) and NAKs once: with that NAK lost, resending only
-		 * the oldest PSN would recover one packet per timeout. Go back
-		 * to it instead, as the IBTA timeout would.
-		 */
-		ur_req_rewind(qp, qp->req.una);
-	} else {
-		/* (a timed packet resent now stops being timed in ur_sr_sent; one
-		 * that is not keeps its sample, which is how a stall gets measured) */
-		timeout_resend(qp);
-	}
+	return true;
+}
+
+/* The timeout passed with nothing sent: look again one RTO from now. */
+void ur_sr_rto_defer(struct ur_qp *qp, uint64_t now, uint32_t inflight)
+{
+	ur_timer_arm(&qp->dev->timers, &qp->sr->rto, now + rto_ns(qp, inflight));
+}
+
+/* Something went again on a timeout: back off, and time from now. */
+void ur_sr_rto_backoff(struct ur_qp *qp, uint64_t now, uint32_t inflight)
+{
+	struct ur_sr *sr = qp->sr;
+
 	if (sr->backoff < 6)
 		sr->backoff++;
 	sr->rto_base_ns = now;

@@ -106,7 +106,11 @@ enum ur_sr_tx {
 	UR_SR_TX_SELECTIVE,
 };
 void ur_sr_sent(struct ur_qp *qp, uint32_t psn, enum ur_sr_tx how, uint64_t now);
-void ur_sr_rto_timer(struct ur_qp *qp, uint64_t now);
+/* IRN's retransmission timeout (the requester's ur_req_sr_rto_timer drives it) */
+bool ur_sr_rto_due(struct ur_qp *qp, uint64_t now, uint32_t inflight);
+void ur_sr_rto_defer(struct ur_qp *qp, uint64_t now, uint32_t inflight);
+void ur_sr_rto_backoff(struct ur_qp *qp, uint64_t now, uint32_t inflight);
+/* Resend what the responder has not SACKed, from the oldest PSN. */
 void ur_sr_retry(struct ur_qp *qp);
 /* Log the requester's selective-repeat state (a QP about to fail on its retries). */
 void ur_sr_log_state(struct ur_qp *qp);
