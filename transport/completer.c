@@ -142,110 +142,6 @@ uint64_t ur_rnr_timeout_ns(unsigned code)
 	return (uint64_t)rnr_timer_us[code & 31] * 1000;
 }
 
-static void on_rnr_nak(struct ur_qp *qp, uint32_t psn, unsigned timer, uint64_t now)
-{
-	struct ur_requester *rq = &qp->req;
-	struct ur_send_wqe *w = wqe_with_psn(qp, psn);
-
-	ur_count(qp->dev, UR_CTR_rnr_nak_retry_err);
-	if (!w)
-		return;
-	if (rq->rnr_left == 0) {
-		ur_count(qp->dev, UR_CTR_rnr_retry_exceeded);
-		ur_qp_log_error(qp, "RNR retry count exhausted at PSN %#x (rnr_retry %u)", psn,
-				qp->attr.rnr_retry);
-		ur_comp_wqe_error(qp, w, UR_WC_RNR_RETRY_EXC_ERR);
-		return;
-	}
-	if (rq->rnr_left != 7) /* 7 means retry forever (9.7.5.2.8) */
-		rq->rnr_left--;
-	ur_req_rewind(qp, psn);
-	rq->rnr_wait = true;
-	ur_timer_cancel(&qp->dev->timers, &rq->retx);
-	ur_timer_arm(&qp->dev->timers, &rq->rnr, now + ur_rnr_timeout_ns(timer));
-}
-
-static void on_nak(struct ur_qp *qp, uint32_t psn, unsigned code)
-{
-	struct ur_requester *rq = &qp->req;
-	struct ur_send_wqe *w;
-	enum ur_wc_status st;
-
-	if (code == UR_NAK_PSN_SEQ_ERR) {
-		ur_count(qp->dev, UR_CTR_packet_seq_err);
-		if (rq->rnr_wait)
-			return; /* the RNR retry will resend from there anyway */
-		/* The same NAK again without progress counts as a retry (9.7.5.2.3). */
-		if (psn == rq->nak_psn && psn == rq->una) {
-			if (!rq->retry_left) {
-				w = wqe_with_psn(qp, psn);
-				if (w) {
-					ur_count(qp->dev, UR_CTR_retry_exceeded);
-					ur_comp_wqe_error(qp, w, UR_WC_RETRY_EXC_ERR);
-				}
-				return;
-			}
-			rq->retry_left--;
-		}
-		rq->nak_psn = psn;
-		ur_req_rewind(qp, psn);
-		return;
-	}
-	switch (code) {
-	case UR_NAK_INVALID_REQ:
-		st = UR_WC_REM_INV_REQ_ERR;
-		ur_count(qp->dev, UR_CTR_req_remote_invalid_request);
-		break;
-	case UR_NAK_REM_ACCESS_ERR:
-		st = UR_WC_REM_ACCESS_ERR;
-		ur_count(qp->dev, UR_CTR_req_remote_access_errors);
-		break;
-	case UR_NAK_INVALID_RD_REQ:
-		st = UR_WC_REM_INV_RD_REQ_ERR;
-		break;
-	default:
-		st = UR_WC_REM_OP_ERR;
-		break;
-	}
-	w = wqe_with_psn(qp, psn);
-	if (w)
-		ur_comp_wqe_error(qp, w, st);
-}
-
-static void on_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
-{
-	const struct ur_aeth *aeth = (const struct ur_aeth *)((const uint8_t *)pkt->bth +
-							       pkt->op->off_aeth);
-	uint8_t syn = ur_aeth_syndrome(aeth);
-	uint32_t psn = pkt->psn;
-
-	switch (syn & UR_AETH_TYPE_MASK) {
-	case UR_AETH_ACK:
-		ur_count(qp->dev, UR_CTR_rx_acks);
-		ack_upto(qp, psn, now);
-		if (pkt->sr_ext && qp->sr)
-			ur_sr_sack_rx(qp, (const struct ur_sack *)pkt->sr_ext, now);
-		break;
-	case UR_AETH_RNR_NAK:
-	case UR_AETH_NAK:
-		ur_count(qp->dev, UR_CTR_rx_naks);
-		/* a NAK acknowledges everything before its PSN (9.7.5.2.2) */
-		ack_upto(qp, ur_psn_add(psn, UR_PSN_MASK), now);
-		if (ur_psn_lt(psn, qp->req.una)) {
-			ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack); /* stale NAK */
-			break;
-		}
-		if ((syn & UR_AETH_TYPE_MASK) == UR_AETH_RNR_NAK)
-			on_rnr_nak(qp, psn, syn & UR_AETH_VALUE_MASK, now);
-		else
-			on_nak(qp, psn, syn & UR_AETH_VALUE_MASK);
-		break;
-	default:
-		ur_count(qp->dev, UR_CTR_rx_drop_bad_response);
-		break;
-	}
-}
-
 /* Place `len` bytes at offset `off` of the WQE's local buffers (needs LOCAL_WRITE). */
 static int wqe_scatter(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t off,
 		       const uint8_t *src, uint32_t len)
@@ -271,7 +167,188 @@ static int wqe_scatter(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t o
 	return len ? -1 : 0;
 }
 
-static void on_read_response(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+/*
+ * The completer's steps for one response, as Soft-RoCE's rxe_comp.c has
+ * them: each makes one check or takes one action and names the next.
+ * Drops are counted where they are found; COMP_UPDATE runs after every
+ * response that reached a WQE (or could have).
+ */
+#define UR_COMP_STATES(X)                                                       \
+	X(COMP_CHECK_PSN)   /* C9-102: no response to a PSN never sent */        \
+	X(COMP_CHECK_KIND)  /* ACK, READ response or atomic acknowledge */       \
+	X(COMP_AETH)        /* an ACK's syndrome: ACK, RNR NAK or NAK (9.7.5.2) */ \
+	X(COMP_ACK)         /* 9.7.5.2.1: everything up to the PSN is done */    \
+	X(COMP_NAK)         /* 9.7.5.2.2: a NAK acknowledges what is before it */ \
+	X(COMP_SEQ_NAK)     /* 9.7.5.2.3: PSN sequence error, go back */         \
+	X(COMP_RNR_NAK)     /* 9.7.5.2.8: wait the RNR timer, then go back */    \
+	X(COMP_ERROR_NAK)   /* 9.7.5.2.2: the WQE fails with the NAK's status */  \
+	X(COMP_READ_RESP)   /* 9.7.5.2.4 */                                     \
+	X(COMP_ATOMIC_ACK)  /* 9.7.5.2.5 */                                     \
+	X(COMP_UPDATE)      /* the ACK timer and the transmit round robin */     \
+	X(COMP_DONE)
+
+enum comp_state {
+#define UR_COMP_ENUM(s) s,
+	UR_COMP_STATES(UR_COMP_ENUM)
+#undef UR_COMP_ENUM
+};
+
+static uint8_t aeth_syndrome(const struct ur_pkt *pkt)
+{
+	return ur_aeth_syndrome((const struct ur_aeth *)((const uint8_t *)pkt->bth + pkt->op->off_aeth));
+}
+
+/* A response for a PSN never sent is a ghost (C9-102). */
+static enum comp_state check_psn(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	if (!ur_psn_lt(pkt->psn, qp->req.max_psn)) {
+		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack);
+		return COMP_DONE;
+	}
+	return COMP_CHECK_KIND;
+}
+
+static enum comp_state check_kind(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	switch (pkt->op->kind) {
+	case UR_KIND_ACK:
+		return COMP_AETH;
+	case UR_KIND_READ_RESP:
+		/* READ responses carry only ACK syndromes (9.7.5.2.4) */
+		if ((pkt->op->hdrs & UR_HDR_AETH) &&
+		    (aeth_syndrome(pkt) & UR_AETH_TYPE_MASK) != UR_AETH_ACK) {
+			ur_count(qp->dev, UR_CTR_rx_drop_bad_response);
+			return COMP_DONE;
+		}
+		return COMP_READ_RESP;
+	case UR_KIND_ATOMIC_ACK:
+		return COMP_ATOMIC_ACK;
+	default:
+		ur_count(qp->dev, UR_CTR_rx_drop_bad_response);
+		return COMP_DONE;
+	}
+}
+
+static enum comp_state check_aeth(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	switch (aeth_syndrome(pkt) & UR_AETH_TYPE_MASK) {
+	case UR_AETH_ACK:
+		return COMP_ACK;
+	case UR_AETH_RNR_NAK:
+	case UR_AETH_NAK:
+		return COMP_NAK;
+	default:
+		ur_count(qp->dev, UR_CTR_rx_drop_bad_response);
+		return COMP_UPDATE;
+	}
+}
+
+static enum comp_state positive_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	ur_count(qp->dev, UR_CTR_rx_acks);
+	ack_upto(qp, pkt->psn, now);
+	if (pkt->sr_ext && qp->sr)
+		ur_sr_sack_rx(qp, (const struct ur_sack *)pkt->sr_ext, now);
+	return COMP_UPDATE;
+}
+
+static enum comp_state any_nak(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	uint8_t syn = aeth_syndrome(pkt);
+
+	ur_count(qp->dev, UR_CTR_rx_naks);
+	/* a NAK acknowledges everything before its PSN (9.7.5.2.2) */
+	ack_upto(qp, ur_psn_add(pkt->psn, UR_PSN_MASK), now);
+	if (ur_psn_lt(pkt->psn, qp->req.una)) {
+		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack); /* stale NAK */
+		return COMP_UPDATE;
+	}
+	if ((syn & UR_AETH_TYPE_MASK) == UR_AETH_RNR_NAK)
+		return COMP_RNR_NAK;
+	return (syn & UR_AETH_VALUE_MASK) == UR_NAK_PSN_SEQ_ERR ? COMP_SEQ_NAK : COMP_ERROR_NAK;
+}
+
+static enum comp_state rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+	uint32_t psn = pkt->psn;
+	struct ur_send_wqe *w = wqe_with_psn(qp, psn);
+
+	ur_count(qp->dev, UR_CTR_rnr_nak_retry_err);
+	if (!w)
+		return COMP_UPDATE;
+	if (rq->rnr_left == 0) {
+		ur_count(qp->dev, UR_CTR_rnr_retry_exceeded);
+		ur_qp_log_error(qp, "RNR retry count exhausted at PSN %#x (rnr_retry %u)", psn,
+				qp->attr.rnr_retry);
+		ur_comp_wqe_error(qp, w, UR_WC_RNR_RETRY_EXC_ERR);
+		return COMP_UPDATE;
+	}
+	if (rq->rnr_left != 7) /* 7 means retry forever (9.7.5.2.8) */
+		rq->rnr_left--;
+	ur_req_rewind(qp, psn);
+	rq->rnr_wait = true;
+	ur_timer_cancel(&qp->dev->timers, &rq->retx);
+	ur_timer_arm(&qp->dev->timers, &rq->rnr,
+		     now + ur_rnr_timeout_ns(aeth_syndrome(pkt) & UR_AETH_VALUE_MASK));
+	return COMP_UPDATE;
+}
+
+static enum comp_state seq_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	struct ur_requester *rq = &qp->req;
+	uint32_t psn = pkt->psn;
+	struct ur_send_wqe *w;
+
+	ur_count(qp->dev, UR_CTR_packet_seq_err);
+	if (rq->rnr_wait)
+		return COMP_UPDATE; /* the RNR retry will resend from there anyway */
+	/* The same NAK again without progress counts as a retry (9.7.5.2.3). */
+	if (psn == rq->nak_psn && psn == rq->una) {
+		if (!rq->retry_left) {
+			w = wqe_with_psn(qp, psn);
+			if (w) {
+				ur_count(qp->dev, UR_CTR_retry_exceeded);
+				ur_comp_wqe_error(qp, w, UR_WC_RETRY_EXC_ERR);
+			}
+			return COMP_UPDATE;
+		}
+		rq->retry_left--;
+	}
+	rq->nak_psn = psn;
+	ur_req_rewind(qp, psn);
+	return COMP_UPDATE;
+}
+
+static enum comp_state error_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	struct ur_send_wqe *w;
+	enum ur_wc_status st;
+
+	switch (aeth_syndrome(pkt) & UR_AETH_VALUE_MASK) {
+	case UR_NAK_INVALID_REQ:
+		st = UR_WC_REM_INV_REQ_ERR;
+		ur_count(qp->dev, UR_CTR_req_remote_invalid_request);
+		break;
+	case UR_NAK_REM_ACCESS_ERR:
+		st = UR_WC_REM_ACCESS_ERR;
+		ur_count(qp->dev, UR_CTR_req_remote_access_errors);
+		break;
+	case UR_NAK_INVALID_RD_REQ:
+		st = UR_WC_REM_INV_RD_REQ_ERR;
+		break;
+	default:
+		st = UR_WC_REM_OP_ERR;
+		break;
+	}
+	w = wqe_with_psn(qp, pkt->psn);
+	if (w)
+		ur_comp_wqe_error(qp, w, st);
+	return COMP_UPDATE;
+}
+
+/* A READ response (9.7.5.2.4): in order, into the oldest READ's buffers. */
+static enum comp_state read_response(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
 	struct ur_send_wqe *w = oldest_pending(qp, true);
@@ -280,11 +357,11 @@ static void on_read_response(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_
 
 	if (!w || w->opcode != UR_WR_RDMA_READ || w->state == UR_WQE_POSTED) {
 		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack);
-		return;
+		return COMP_UPDATE;
 	}
 	if (ur_psn_lt(psn, w->resp_psn)) {
 		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window); /* duplicate response */
-		return;
+		return COMP_UPDATE;
 	}
 	if (psn != w->resp_psn) {
 		/* A response went missing: ask again for the rest, once per gap. */
@@ -296,7 +373,7 @@ static void on_read_response(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_
 		} else {
 			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
 		}
-		return;
+		return COMP_UPDATE;
 	}
 	rq->read_gap = false;
 	/* The response implicitly acknowledges every request before the READ. */
@@ -312,13 +389,13 @@ static void on_read_response(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_
 		ur_qp_log_error(qp, "malformed READ response PSN %#x (%s, %u bytes)", psn,
 				ur_opcode_name(pkt->opcode), pkt->payload_len);
 		ur_comp_wqe_error(qp, w, UR_WC_BAD_RESP_ERR);
-		return;
+		return COMP_UPDATE;
 	}
 	if (wqe_scatter(qp, w, off, pkt->payload, pkt->payload_len)) {
 		ur_qp_log_error(qp, "local protection error placing READ response (wr_id %#llx)",
 				(unsigned long long)w->wr_id);
 		ur_comp_wqe_error(qp, w, UR_WC_LOC_PROT_ERR);
-		return;
+		return COMP_UPDATE;
 	}
 	w->resp_psn = ur_psn_add(psn, 1);
 	w->resp_bytes = off + pkt->payload_len;
@@ -329,9 +406,11 @@ static void on_read_response(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_
 		ur_sq_retire_done(qp);
 		/* a later ACK in the same burst may now complete more */
 	}
+	return COMP_UPDATE;
 }
 
-static void on_atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+/* An atomic acknowledge (9.7.5.2.5): the original value, for the oldest atomic. */
+static enum comp_state atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	const struct ur_atmack *ack = (const struct ur_atmack *)((const uint8_t *)pkt->bth +
 								  pkt->op->off_atmack);
@@ -346,55 +425,74 @@ static void on_atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t n
 			ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
 			ur_req_rewind(qp, w->first_psn);
 		}
-		return;
+		return COMP_UPDATE;
 	}
 	ack_upto(qp, ur_psn_add(w->first_psn, UR_PSN_MASK), now);
 	orig = ur_atmack_orig(ack);
 	if (wqe_scatter(qp, w, 0, (const uint8_t *)&orig, sizeof(orig))) {
 		ur_comp_wqe_error(qp, w, UR_WC_LOC_PROT_ERR);
-		return;
+		return COMP_UPDATE;
 	}
 	if (ur_psn_ge(pkt->psn, qp->req.una))
 		advance_una(qp, ur_psn_add(pkt->psn, 1), now);
 	wqe_done(qp, w);
 	ur_sq_retire_done(qp);
+	return COMP_UPDATE;
 }
 
-void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+/* Nothing outstanding: the ACK timer stops; more to send: the QP takes a turn. */
+static enum comp_state update(struct ur_qp *qp)
 {
 	struct ur_requester *rq = &qp->req;
 
-	/* A response for a PSN never sent is a ghost (C9-102). */
-	if (!ur_psn_lt(pkt->psn, rq->max_psn)) {
-		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack);
-		return;
-	}
-	switch (pkt->op->kind) {
-	case UR_KIND_ACK:
-		on_ack(qp, pkt, now);
-		break;
-	case UR_KIND_READ_RESP:
-		if (pkt->op->hdrs & UR_HDR_AETH) {
-			const struct ur_aeth *aeth = (const struct ur_aeth *)((const uint8_t *)pkt->bth +
-									       pkt->op->off_aeth);
-
-			/* READ responses carry only ACK syndromes (9.7.5.2.4) */
-			if ((ur_aeth_syndrome(aeth) & UR_AETH_TYPE_MASK) != UR_AETH_ACK) {
-				ur_count(qp->dev, UR_CTR_rx_drop_bad_response);
-				return;
-			}
-		}
-		on_read_response(qp, pkt, now);
-		break;
-	case UR_KIND_ATOMIC_ACK:
-		on_atomic_ack(qp, pkt, now);
-		break;
-	default:
-		ur_count(qp->dev, UR_CTR_rx_drop_bad_response);
-		return;
-	}
 	if (!ur_psn_lt(rq->una, rq->psn))
 		ur_timer_cancel(&qp->dev->timers, &rq->retx);
 	if (ur_req_has_work(qp))
 		ur_dev_schedule(qp->dev, qp);
+	return COMP_DONE;
+}
+
+void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	enum comp_state st = COMP_CHECK_PSN;
+
+	while (st != COMP_DONE) {
+		switch (st) {
+		case COMP_CHECK_PSN:
+			st = check_psn(qp, pkt);
+			break;
+		case COMP_CHECK_KIND:
+			st = check_kind(qp, pkt);
+			break;
+		case COMP_AETH:
+			st = check_aeth(qp, pkt);
+			break;
+		case COMP_ACK:
+			st = positive_ack(qp, pkt, now);
+			break;
+		case COMP_NAK:
+			st = any_nak(qp, pkt, now);
+			break;
+		case COMP_SEQ_NAK:
+			st = seq_nak(qp, pkt);
+			break;
+		case COMP_RNR_NAK:
+			st = rnr_nak(qp, pkt, now);
+			break;
+		case COMP_ERROR_NAK:
+			st = error_nak(qp, pkt);
+			break;
+		case COMP_READ_RESP:
+			st = read_response(qp, pkt, now);
+			break;
+		case COMP_ATOMIC_ACK:
+			st = atomic_ack(qp, pkt, now);
+			break;
+		case COMP_UPDATE:
+			st = update(qp);
+			break;
+		case COMP_DONE:
+			break;
+		}
+	}
 }
