@@ -256,7 +256,7 @@ unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget)
 			 * memory the rest of the request would fill, with no one
 			 * polling its port. */
 			if (quantum < q && (qp->req.wqe != wqe || more == 0))
-				qp->resp.ack.hold_until = 0;
+				ur_ack_hold_answer_sent(qp);
 		}
 		ur_dev_account(dev, qp);
 		left -= before - quantum;

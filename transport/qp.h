@@ -215,6 +215,16 @@ uint64_t ur_rnr_timeout_ns(unsigned code); /* RNR NAK timer field to nanoseconds
 void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *wqe, enum ur_wc_status status);
 
+/* ack.c: the pending ACK or NAK, and its hold for the answer */
+void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
+void ur_resp_ack_message(struct ur_qp *qp, uint32_t psn);
+void ur_ack_hold_answered(struct ur_qp *qp);
+void ur_ack_hold_start(struct ur_qp *qp);
+void ur_ack_hold_answer_sent(struct ur_qp *qp);
+int ur_ack_hold_send_ahead(struct ur_qp *qp);
+/* ack_out.c */
+int ur_ack_emit(struct ur_qp *qp);
+
 /* responder.c */
 void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
 bool ur_resp_take_rwqe(struct ur_qp *qp, struct ur_recv_wqe *dst);
@@ -223,10 +233,6 @@ int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
 void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
 			   const char *why);
 void ur_resp_rnr_nak(struct ur_qp *qp);
-void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
-void ur_resp_ack_message(struct ur_qp *qp, uint32_t psn);
-void ur_resp_answered(struct ur_qp *qp);
-int ur_resp_ack_ahead_of_answer(struct ur_qp *qp);
 int ur_resp_emit(struct ur_qp *qp, unsigned *budget);
 bool ur_resp_has_work(struct ur_qp *qp);
 void ur_resp_flush(struct ur_qp *qp);

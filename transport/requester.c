@@ -197,7 +197,7 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 		return -1;
 	}
 	w->state = UR_WQE_ACTIVE;
-	ur_resp_answered(qp);
+	ur_ack_hold_answered(qp);
 	w->first_psn = rq->psn;
 	w->npkts = wqe_is_rd_atomic(w) && w->opcode != UR_WR_RDMA_READ
 			   ? 1
@@ -477,7 +477,7 @@ int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 			return 0;
 		}
 		if (ack_goes_ahead(qp, w)) {
-			err = ur_resp_ack_ahead_of_answer(qp);
+			err = ur_ack_hold_send_ahead(qp);
 			if (err < 0)
 				return err;
 			if (err > 0 && !--*budget)

@@ -16,144 +16,6 @@ static const uint8_t *pkt_hdr(const struct ur_pkt *pkt, unsigned off)
 	return (const uint8_t *)pkt->bth + off;
 }
 
-/*
- * Holding ACKs for the answer. Traffic goes both ways on this QP when its
- * requester asked for an ACK lately. In a ping-pong (ib_write_lat,
- * ib_send_lat, RPC) the application answers what it just received; the ACK
- * of the message held until then leaves with the answer (ahead of its last
- * packet or behind it, see ur_req_emit), so the peer finds both in one
- * receive poll, in the thread already waiting on its CQ,
- * and never needs its progress thread woken for the answer. Let go alone
- * instead, the ACK completes the peer's request, the peer spins on memory
- * (ib_write_lat), and the answer waits for a progress thread's nap to end.
- * A responder may coalesce ACKs (each covers all before it); the hold is far
- * below the ACK timeouts of milliseconds.
- */
-#define UR_ACK_HOLD_WINDOW_NS 10000000ull /* "lately": within 10 ms */
-#define UR_ACK_HOLD_MAX_NS 1000000ull     /* never longer than a millisecond */
-
-static bool requester_busy(const struct ur_qp *qp)
-{
-	const struct ur_dev *dev = qp->dev;
-
-	return dev->cfg.ack_delay_ns && qp->req.ackreq_ns &&
-	       dev->now - qp->req.ackreq_ns < UR_ACK_HOLD_WINDOW_NS;
-}
-
-/* The longest hold: far below any timeout the peer may run (it has this QP's
- * settings, likely), and short enough that a peer sending all the while
- * never fills its window (1024 packets) waiting for it. */
-static uint64_t ack_hold_max_ns(const struct ur_qp *qp)
-{
-	uint64_t ns = UR_MAX(UR_ACK_HOLD_MAX_NS, qp->dev->cfg.ack_delay_ns);
-
-	if (qp->timeout_ns)
-		ns = UR_MIN(ns, qp->timeout_ns / 8);
-	if (qp->sr)
-		ns = UR_MIN(ns, qp->dev->cfg.sr_rto_low_ns / 8);
-	return ns;
-}
-
-/* A hold within its bounds: from ack_delay_ns up to ack_hold_max_ns. */
-static uint64_t hold_within_bounds(const struct ur_qp *qp, uint64_t ns)
-{
-	return UR_MIN(UR_MAX(ns, qp->dev->cfg.ack_delay_ns), ack_hold_max_ns(qp));
-}
-
-/*
- * How long to wait for the answer, learned from how long this QP's answers
- * took: from ack_delay_ns up. Most answers come within microseconds, but on
- * two cores shared by four busy threads, with 512 KiB WRITEs going back and
- * forth, one in ten took over 85 us and one in a hundred 300 us; each ACK
- * that left alone cost a round of a millisecond (ib_write_lat -s 524288
- * over memif: median 577 us with a fixed 50 us hold, 118 us learned). A
- * late answer raises the hold to twice what it took; on time, the hold
- * creeps down towards that; an ACK that got no answer at all (traffic both
- * ways, but no ping-pong) halves it.
- */
-static void learn_answer_time(struct ur_qp *qp, uint64_t took)
-{
-	struct ur_resp_ack *a = &qp->resp.ack;
-	uint64_t want = 2 * took;
-
-	if (want >= a->hold_ns)
-		a->hold_ns = want;
-	else
-		a->hold_ns -= (a->hold_ns - want) / 8;
-	a->hold_ns = hold_within_bounds(qp, a->hold_ns);
-}
-
-/* The requester starts a message: the answer to the last held ACK, likely. */
-void ur_resp_answered(struct ur_qp *qp)
-{
-	struct ur_resp_ack *a = &qp->resp.ack;
-
-	if (a->asked_ns) {
-		learn_answer_time(qp, qp->dev->now - a->asked_ns);
-		a->asked_ns = 0;
-	}
-}
-
-/* ur_resp_emit starts a hold's clock: the ACK waits for an answer from now. */
-static void start_hold(struct ur_qp *qp)
-{
-	struct ur_resp_ack *a = &qp->resp.ack;
-	uint64_t now = qp->dev->now;
-
-	if (a->asked_ns) /* the last one got no answer */
-		a->hold_ns = hold_within_bounds(qp, a->hold_ns / 2);
-	a->asked_ns = now;
-	a->hold_until = now + hold_within_bounds(qp, a->hold_ns);
-	a->hold_limit = now + ack_hold_max_ns(qp);
-}
-
-static void schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn, bool hold)
-{
-	struct ur_responder *rs = &qp->resp;
-
-	/* A NAK waiting to leave acknowledges everything before its PSN too
-	 * (9.7.5.2.2): an ACK of an older PSN (a duplicate's) must not replace
-	 * it, or the requester learns of the gap only when its timer expires. */
-	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) != UR_AETH_ACK &&
-	    (syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK && ur_psn_lt(psn, rs->ack.psn))
-		return;
-	/* a message's ACK may wait in place of an older plain ACK (it covers
-	 * that one too), never in place of a NAK */
-	if (!hold || (rs->ack.pending && !rs->ack.hold_until &&
-		      (rs->ack.syndrome & UR_AETH_TYPE_MASK) != UR_AETH_ACK))
-		rs->ack.hold_until = 0;
-	else
-		rs->ack.hold_until = UR_TIME_NEVER; /* ur_resp_emit starts the clock */
-	rs->ack.pending = true;
-	rs->ack.syndrome = syndrome;
-	rs->ack.psn = psn;
-	ur_dev_schedule(qp->dev, qp);
-}
-
-void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn)
-{
-	schedule_ack(qp, syndrome, psn, false);
-}
-
-/* The ACK of a message's last packet: what the peer's application waits
- * for, and so the one worth holding for the answer. */
-void ur_resp_ack_message(struct ur_qp *qp, uint32_t psn)
-{
-	schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, psn, requester_busy(qp));
-}
-
-bool ur_qp_release_ack(struct ur_qp *qp)
-{
-	struct ur_resp_ack *a = &qp->resp.ack;
-
-	if (!a->pending || !a->hold_until)
-		return false;
-	a->hold_until = 0;
-	ur_timer_cancel(&qp->dev->timers, &a->hold);
-	ur_dev_schedule(qp->dev, qp);
-	return true;
-}
-
 /* A READ response waits for the pacer; the pace timer schedules the QP again. */
 static bool paced(const struct ur_qp *qp)
 {
@@ -874,54 +736,6 @@ static int emit_atomic_ack(struct ur_qp *qp, struct ur_resp_res *res)
 	return 0;
 }
 
-static int emit_ack(struct ur_qp *qp)
-{
-	struct ur_responder *rs = &qp->resp;
-	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_RC_ACKNOWLEDGE);
-	bool is_ack = !rs->ack.pending || (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK;
-	/* to a selective-repeat peer, every ACK is a SACK: cumulative PSN plus bitmap */
-	bool sack = is_ack && ur_sr_on(qp);
-	uint8_t syndrome = rs->ack.pending ? rs->ack.syndrome : UR_AETH_ACK | UR_AETH_CREDIT_INVALID;
-	uint32_t psn = sack ? ur_psn_add(rs->epsn, UR_PSN_MASK) : rs->ack.psn;
-	struct ur_pkt_out o;
-	int err;
-
-	err = ur_pkt_begin(qp, &o, UR_OP_RC_ACKNOWLEDGE, psn, sack ? sizeof(struct ur_sack) : 0);
-	if (err)
-		return err;
-	ur_aeth_set_syndrome((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), syndrome);
-	ur_aeth_set_msn((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), rs->msn);
-	if (sack) {
-		ur_sr_fill_sack(qp, (struct ur_sack *)ur_pkt_ext(&o));
-		if (ur_sack_any((struct ur_sack *)ur_pkt_ext(&o)))
-			ur_count(qp->dev, UR_CTR_sr_sacks_sent);
-		qp->sr->sack_due = false;
-	}
-	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);
-	ur_count(qp->dev, is_ack ? UR_CTR_tx_acks : UR_CTR_tx_naks);
-	rs->ack.pending = false;
-	ur_timer_cancel(&qp->dev->timers, &rs->ack.hold);
-	if (rs->error)
-		ur_qp_to_error(qp, true);
-	return 0;
-}
-
-/*
- * The answer a held ACK waited for is about to send its last packet, and
- * the ACK goes first (ur_req_emit says when). Returns 1 when the ACK left,
- * 0 when none was held, or a negative errno.
- */
-int ur_resp_ack_ahead_of_answer(struct ur_qp *qp)
-{
-	const struct ur_resp_ack *a = &qp->resp.ack;
-	int err;
-
-	if (!a->pending || !a->hold_until)
-		return 0;
-	err = emit_ack(qp);
-	return err ? err : 1;
-}
-
 /* Send what the responder owes, oldest first: READ responses and atomic ACKs, then the ACK/NAK. */
 int ur_resp_emit(struct ur_qp *qp, unsigned *budget)
 {
@@ -935,7 +749,7 @@ int ur_resp_emit(struct ur_qp *qp, unsigned *budget)
 	 * left alone, ahead of the answer it was waiting for.
 	 */
 	if (rs->ack.pending && rs->ack.hold_until == UR_TIME_NEVER)
-		start_hold(qp);
+		ur_ack_hold_start(qp);
 
 	if (ur_sr_ctrl_pending(qp)) {
 		err = ur_sr_emit_ctrl(qp, budget);
@@ -967,7 +781,7 @@ int ur_resp_emit(struct ur_qp *qp, unsigned *budget)
 			if (!res->pending)
 				skip_finished(rs);
 		} else if (ack_due(qp) || (qp->sr && qp->sr->sack_due)) {
-			err = emit_ack(qp);
+			err = ur_ack_emit(qp);
 			if (err)
 				return err;
 		} else {

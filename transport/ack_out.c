@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The ACK, NAK or SACK packet (9.7.5.1.1; SACK: docs/selective-repeat.md). */
+#include "psn.h"
+#include "qp.h"
+#include "sr.h"
+
+/* Send the pending ACK or NAK, or to a selective-repeat peer a SACK. */
+int ur_ack_emit(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_RC_ACKNOWLEDGE);
+	bool is_ack = !rs->ack.pending || (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK;
+	/* to a selective-repeat peer, every ACK is a SACK: cumulative PSN plus bitmap */
+	bool sack = is_ack && ur_sr_on(qp);
+	uint8_t syndrome = rs->ack.pending ? rs->ack.syndrome : UR_AETH_ACK | UR_AETH_CREDIT_INVALID;
+	uint32_t psn = sack ? ur_psn_add(rs->epsn, UR_PSN_MASK) : rs->ack.psn;
+	struct ur_pkt_out o;
+	int err;
+
+	err = ur_pkt_begin(qp, &o, UR_OP_RC_ACKNOWLEDGE, psn, sack ? sizeof(struct ur_sack) : 0);
+	if (err)
+		return err;
+	ur_aeth_set_syndrome((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), syndrome);
+	ur_aeth_set_msn((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), rs->msn);
+	if (sack) {
+		ur_sr_fill_sack(qp, (struct ur_sack *)ur_pkt_ext(&o));
+		if (ur_sack_any((struct ur_sack *)ur_pkt_ext(&o)))
+			ur_count(qp->dev, UR_CTR_sr_sacks_sent);
+		qp->sr->sack_due = false;
+	}
+	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);
+	ur_count(qp->dev, is_ack ? UR_CTR_tx_acks : UR_CTR_tx_naks);
+	rs->ack.pending = false;
+	ur_timer_cancel(&qp->dev->timers, &rs->ack.hold);
+	if (rs->error)
+		ur_qp_to_error(qp, true);
+	return 0;
+}
