@@ -94,16 +94,59 @@ void fake_host_check_idle(struct fake_host *h);
 /* FAKE_HOST_COPY: the k-th frame sent (k < nsent and k < opt.copies). */
 const uint8_t *fake_host_frame(const struct fake_host *h, unsigned k, uint32_t *len);
 
-/* FAKE_HOST_HOLD: the buffer of the k-th oldest frame still held. */
-unsigned fake_host_held(const struct fake_host *h, unsigned k);
-/* FAKE_HOST_HOLD: take the oldest frame; its buffer stays busy until released. */
-unsigned fake_host_take(struct fake_host *h);
-void fake_host_release(struct fake_host *h, unsigned i);
 /* FAKE_HOST_HOLD: release every frame still held (a wire that lost them). */
 void fake_host_drop_held(struct fake_host *h);
 
 /* How many asynchronous events of kind `ev` were recorded. */
 unsigned fake_host_count_events(const struct fake_host *h, enum ur_async_event ev);
+
+/* A broken rule: opt.fail with the message, else print it and abort. */
+__attribute__((noreturn, format(printf, 2, 3))) void fake_host_fail(const struct fake_host *h,
+								    const char *fmt, ...);
+
+/*
+ * The wire's side of FAKE_HOST_HOLD, inline: the benchmark carries every
+ * frame through them, and the host's cost is not what it measures.
+ */
+
+/* Slot in the ring of the k-th oldest held frame (no division). */
+static inline unsigned fake_host_held_slot(const struct fake_host *h, unsigned k)
+{
+	unsigned pos = h->held_head + k;
+
+	return pos >= h->opt.nbufs ? pos - h->opt.nbufs : pos;
+}
+
+static inline void fake_host_buf_free(struct fake_host *h, unsigned i)
+{
+	h->busy[i] = false;
+	h->free_idx[h->nfree++] = i;
+}
+
+/* The buffer of the k-th oldest frame still held. */
+static inline unsigned fake_host_held(const struct fake_host *h, unsigned k)
+{
+	if (__builtin_expect(k >= h->nheld, 0))
+		fake_host_fail(h, "held frame %u asked for: %u held", k, h->nheld);
+	return h->held[fake_host_held_slot(h, k)];
+}
+
+/* Take the oldest frame held; its buffer stays busy until released. */
+static inline unsigned fake_host_take(struct fake_host *h)
+{
+	unsigned i = fake_host_held(h, 0);
+
+	h->held_head = fake_host_held_slot(h, 1);
+	h->nheld--;
+	return i;
+}
+
+static inline void fake_host_release(struct fake_host *h, unsigned i)
+{
+	if (__builtin_expect(i >= h->opt.nbufs || !h->busy[i], 0))
+		fake_host_fail(h, "release of buffer %u, which is not busy", i);
+	fake_host_buf_free(h, i);
+}
 
 #ifdef CHECK_H
 /* For Check suites: a broken rule fails the running test with its message. */
