@@ -220,6 +220,19 @@ void fake_host_check_idle(struct fake_host *h)
 			fake_host_fail(h, "frame buffer %u leaked", i);
 }
 
+void fake_host_check_cq_drained(struct fake_host *h, struct ur_cq *cq, const char *name)
+{
+	struct ur_cqe c = {0};
+	unsigned n = 0;
+
+	while (ur_cq_poll(cq, &c, 1) == 1)
+		n++;
+	if (n)
+		fake_host_fail(h,
+			       "%u completions left behind on %s, the last wr_id %#llx status %u",
+			       n, name, (unsigned long long)c.wr_id, c.status);
+}
+
 const uint8_t *fake_host_frame(const struct fake_host *h, unsigned k, uint32_t *len)
 {
 	if (h->opt.keep != FAKE_HOST_COPY || k >= h->nsent || k >= h->opt.copies)

@@ -90,6 +90,8 @@ void fake_host_fini(struct fake_host *h);
 
 /* Teardown's leak check: every buffer lent came back and none is held. */
 void fake_host_check_idle(struct fake_host *h);
+/* ...and, for a fixture that accounts for every completion: none left on `cq`. */
+void fake_host_check_cq_drained(struct fake_host *h, struct ur_cq *cq, const char *name);
 
 /* FAKE_HOST_COPY: the k-th frame sent (k < nsent and k < opt.copies). */
 const uint8_t *fake_host_frame(const struct fake_host *h, unsigned k, uint32_t *len);

@@ -72,6 +72,9 @@ static void dev_setup(void)
 
 static void dev_teardown(void)
 {
+	/* every completion the engine made, the test looked at */
+	fake_host_check_cq_drained(&host, &scq, "the send CQ");
+	fake_host_check_cq_drained(&host, &rcq, "the receive CQ");
 	if (qp)
 		ur_qp_destroy(qp);
 	qp = NULL;
@@ -1380,6 +1383,7 @@ START_TEST(test_sqd_path_change_applies)
 	static const uint8_t new_ip[4] = {10, 0, 9, 9};
 	static const uint8_t new_mac[6] = {0x02, 0, 0, 0, 0, 0x99};
 	struct ur_qp_attr a, q;
+	struct ur_cqe c;
 	const uint8_t *ip;
 
 	qp = make_qp(UR_QPT_RC);
@@ -1405,6 +1409,10 @@ START_TEST(test_sqd_path_change_applies)
 	ck_assert_mem_eq(fake_host_frame(&host, 0, NULL), new_mac, 6);
 	ck_assert_mem_eq(ip + 16, new_ip, 4);
 	ck_assert_int_eq(modify(qp, UR_QPS_ERR, 0), 0);
+	/* the SEND still waiting for its ACK is flushed */
+	ck_assert_uint_eq(drain_cq(&scq, &c, 1), 1);
+	ck_assert_uint_eq(c.wr_id, 1);
+	ck_assert_uint_eq(c.status, UR_WC_WR_FLUSH_ERR);
 }
 END_TEST
 

@@ -221,6 +221,9 @@ static void setup(void)
 
 static void teardown(void)
 {
+	/* every completion the engine made, the test looked at */
+	fake_host_check_cq_drained(&host, &scq, "the send CQ");
+	fake_host_check_cq_drained(&host, &rcq, "the receive CQ");
 	ur_qp_destroy(rc);
 	ur_qp_destroy(uc);
 	if (mr_rw)
