@@ -22,7 +22,6 @@ static void host_init(struct fake_host *h, uint64_t seed)
 	const struct fake_host_opts o = {
 	    .nbufs = BURST,
 	    .keep = FAKE_HOST_HOLD,
-	    .poison = -1,
 	    .seed = seed,
 	};
 

@@ -35,8 +35,8 @@ static int host_tx_get(void *host, struct ur_txbuf *b)
 	h->busy[i] = true;
 	h->gets++;
 	/* whatever the engine does not write stays visibly poisoned */
-	if (h->opt.poison >= 0)
-		memset(h->buf[i], h->opt.poison, UR_FRAME_MAX);
+	if (h->opt.poison)
+		memset(h->buf[i], h->opt.poison_byte, UR_FRAME_MAX);
 	b->data = h->buf[i];
 	b->cap = UR_FRAME_MAX;
 	b->cookie = (void *)(uintptr_t)(i + 1);

@@ -42,9 +42,10 @@ enum fake_host_keep {
 struct fake_host_opts {
 	unsigned nbufs; /* frame buffers in the pool */
 	enum fake_host_keep keep;
-	unsigned copies; /* FAKE_HOST_COPY: how many frames are copied */
-	int poison;	 /* >= 0: fill each buffer with this byte when lent; -1: don't */
-	uint64_t seed;	 /* random's seed */
+	unsigned copies;     /* FAKE_HOST_COPY: how many frames are copied */
+	bool poison;	     /* fill each buffer with poison_byte when lent... */
+	uint8_t poison_byte; /* ...so bytes the engine never wrote show */
+	uint64_t seed;	     /* random's seed */
 	void (*fail)(const char *msg);
 	/* The owner's own invariants, called after the host's checks (each optional). */
 	void *ctx;
@@ -54,7 +55,7 @@ struct fake_host_opts {
 };
 
 struct fake_host {
-	struct fake_host_opts opt; /* a test may change poison between frames */
+	struct fake_host_opts opt; /* a test may change poison_byte between frames */
 	/* the pool */
 	uint8_t **buf;	    /* nbufs buffers of UR_FRAME_MAX bytes */
 	uint32_t *len;	    /* FAKE_HOST_HOLD: the length of the frame in buf[i] */

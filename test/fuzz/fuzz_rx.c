@@ -360,7 +360,6 @@ static void host_async_event(void *h, enum ur_async_event ev, void *obj)
 static const struct fake_host_opts host_opts = {
     .nbufs = POOL_BUFS,
     .keep = FAKE_HOST_DISCARD,
-    .poison = -1,
     .seed = 0x5eed,
     .fail = host_fail,
     .on_frame = host_frame,

@@ -38,7 +38,6 @@ static void host_init(struct fake_host *x, uint64_t seed)
 	const struct fake_host_opts o = {
 	    .nbufs = NBUF,
 	    .keep = FAKE_HOST_HOLD,
-	    .poison = -1,
 	    .seed = seed,
 	    .fail = fake_host_ck_fail,
 	};

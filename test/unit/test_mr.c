@@ -361,8 +361,7 @@ START_TEST(test_device_uses_host_random)
 {
 	static const struct fake_host_opts opts = {
 	    .nbufs = 1,
-	    .poison = -1,
-	    .fail = fake_host_ck_fail,
+		    .fail = fake_host_ck_fail,
 	};
 	struct fake_host host;
 	struct ur_dev_config cfg;

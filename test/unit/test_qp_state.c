@@ -39,7 +39,6 @@ static const struct fake_host_opts host_opts = {
     .nbufs = POOL,
     .keep = FAKE_HOST_COPY,
     .copies = 16,
-    .poison = -1,
     .seed = 0x853c49e6748fea9bull,
     .fail = fake_host_ck_fail,
 };

@@ -191,7 +191,8 @@ static void setup(void)
 	struct ur_dev_config cfg;
 	struct fake_host_opts opts = host_opts;
 
-	opts.poison = poison;
+	opts.poison = true;
+	opts.poison_byte = poison;
 	ck_assert_int_eq(fake_host_init(&host, &opts), 0);
 	ur_dev_config_default(&cfg);
 	ck_assert_int_eq(ur_dev_create(&cfg, &fake_host_ops, &host, NULL, &dev), 0);
