@@ -2,10 +2,11 @@
 /*
  * libFuzzer target: the engine's whole receive path.
  *
- * Every input builds a fresh device with a fake host (tx_get/tx_put lend a
- * few heap buffers and count), four memory regions, one SRQ and QPs of every
- * type (RC, UC, UD) in every state each type can reach (RESET, INIT, RTR,
- * RTS, SQD, SQE, ERR), with receive WQEs posted and send WQEs in flight.
+ * Every input builds a fresh device with the fake host of
+ * test/common/fake_host.c (a few heap buffers lent and counted), four
+ * memory regions, one SRQ and QPs of every type (RC, UC, UD) in every state
+ * each type can reach (RESET, INIT, RTR, RTS, SQD, SQE, ERR), with receive
+ * WQEs posted and send WQEs in flight.
  * The input is then a sequence of records, each a frame for ur_dev_rx() or
  * a control operation, interleaved with ur_dev_poll()/ur_dev_tx() at
  * increasing times. Afterwards everything is freed (LeakSanitizer checks).
@@ -64,6 +65,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "fake_host.h"
 #include "frame.h"
 #include "icrc.h"
 #include "opcode.h"
@@ -214,17 +216,15 @@ static void peer_mac(unsigned i, uint8_t mac[6])
 /* ---- the fake host ---- */
 
 static bool strict, debug;
-static uint8_t *pool[POOL_BUFS]; /* separate heap blocks so ASan sees overruns */
 
-struct host {
-	bool busy[POOL_BUFS];
-	uint64_t gets, puts;
-	unsigned credits; /* tx_get refuses when it reaches 0 */
-	uint64_t rng;
-};
+/*
+ * test/common/fake_host.c with a few buffers (separate heap blocks, so ASan
+ * sees overruns), made once: the host only lends them during step_tx, as
+ * many as its credits say, and our checks below see every frame and event.
+ */
+static struct fake_host host;
 
 struct fixture {
-	struct host host;
 	struct ur_dev *dev;
 	struct ur_cq scq, rcq;
 	struct ur_srq *srq;
@@ -265,26 +265,6 @@ static void protocol_finding(const char *what, unsigned qp)
 	}
 	if (strict)
 		abort();
-}
-
-static int host_tx_get(void *h, struct ur_txbuf *b)
-{
-	struct host *host = h;
-
-	if (!host->credits)
-		return -ENOBUFS;
-	for (unsigned i = 0; i < POOL_BUFS; i++) {
-		if (host->busy[i])
-			continue;
-		host->busy[i] = true;
-		host->credits--;
-		host->gets++;
-		b->data = pool[i];
-		b->cap = UR_FRAME_MAX;
-		b->cookie = (void *)(uintptr_t)(i + 1);
-		return 0;
-	}
-	return -ENOBUFS;
 }
 
 static unsigned qp_index(uint32_t qpn);
@@ -342,17 +322,16 @@ static void check_tx_frame(const uint8_t *frame, uint32_t len)
 		    "a QP sent an opcode of another transport (e.g. an RC ACK from UC/UD)", i);
 }
 
-static void host_tx_put(void *h, struct ur_txbuf *b, uint32_t len)
+static void host_fail(const char *msg)
 {
-	struct host *host = h;
-	uintptr_t i = (uintptr_t)b->cookie;
+	fprintf(stderr, "fuzz_rx: fake host: %s\n", msg);
+	abort();
+}
 
-	CHECK(i >= 1 && i <= POOL_BUFS && host->busy[i - 1] && b->data == pool[i - 1]);
-	CHECK(len <= b->cap);
-	if (len)
-		check_tx_frame(b->data, len);
-	host->busy[i - 1] = false;
-	host->puts++;
+static void host_frame(void *h, const uint8_t *frame, uint32_t len)
+{
+	(void)h;
+	check_tx_frame(frame, len);
 }
 
 static void host_cq_event(void *h, struct ur_cq *cq)
@@ -378,29 +357,14 @@ static void host_async_event(void *h, enum ur_async_event ev, void *obj)
 	}
 }
 
-static uint64_t host_random(void *h)
-{
-	struct host *host = h;
-	uint64_t z = (host->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void host_log(void *h, const char *line)
-{
-	(void)h;
-	CHECK(strlen(line) < 256);
-}
-
-static const struct ur_host_ops host_ops = {
-    .tx_get = host_tx_get,
-    .tx_put = host_tx_put,
-    .cq_event = host_cq_event,
-    .async_event = host_async_event,
-    .random = host_random,
-    .log = host_log,
+static const struct fake_host_opts host_opts = {
+    .nbufs = POOL_BUFS,
+    .keep = FAKE_HOST_DISCARD,
+    .seed = 0x5eed,
+    .fail = host_fail,
+    .on_frame = host_frame,
+    .on_cq_event = host_cq_event,
+    .on_async_event = host_async_event,
 };
 
 /* ---- invariants ---- */
@@ -444,9 +408,7 @@ static void check_sr(unsigned i)
 
 static void check_invariants(void)
 {
-	CHECK(fx.host.gets == fx.host.puts);
-	for (unsigned i = 0; i < POOL_BUFS; i++)
-		CHECK(!fx.host.busy[i]);
+	fake_host_check_idle(&host);
 	for (unsigned i = 0; i < NQP; i++) {
 		enum ur_qp_state st = ur_qp_state(fx.qp[i]), exp = fx.expect[i];
 
@@ -630,9 +592,9 @@ static void post_send(unsigned i, unsigned op, uint32_t len, unsigned lmr, unsig
 
 static void step_tx(unsigned credits)
 {
-	fx.host.credits = credits;
+	host.credits = credits;
 	ur_dev_tx(fx.dev, fx.now, 64);
-	fx.host.credits = 0;
+	host.credits = 0;
 }
 
 /* The path to QP i's peer, resolved. */
@@ -761,7 +723,8 @@ static void fixture_init(uint8_t cfg_byte)
 	struct ur_dev_config cfg;
 
 	memset(&fx, 0, sizeof(fx));
-	fx.host.rng = 0x5eed;
+	fake_host_reset(&host);
+	host.credits = 0;
 	fx.now = 1000000;
 	ur_dev_config_default(&cfg);
 	if (cfg_byte & 1)
@@ -775,7 +738,7 @@ static void fixture_init(uint8_t cfg_byte)
 	fx.rd_atomic = (uint8_t)UR_MIN(cfg.max_qp_rd_atom, 4u);
 	if (cfg_byte & 8)
 		cfg.max_mtu = 1024;
-	CHECK(ur_dev_create(&cfg, &host_ops, &fx.host, NULL, &fx.dev) == 0);
+	CHECK(ur_dev_create(&cfg, &fake_host_ops, &host, NULL, &fx.dev) == 0);
 	CHECK(ur_cq_init(&fx.scq, 64, &fx.scq) == 0);
 	CHECK(ur_cq_init(&fx.rcq, 64, &fx.rcq) == 0);
 	CHECK(ur_srq_create(fx.dev, 8, 2, 1, &fx.srq, &fx.srq) == 0);
@@ -885,7 +848,7 @@ static void fixture_fini(void)
 	ur_dev_destroy(fx.dev);
 	ur_cq_fini(&fx.scq);
 	ur_cq_fini(&fx.rcq);
-	CHECK(fx.host.gets == fx.host.puts);
+	fake_host_check_idle(&host);
 }
 
 /* ---- frame fix-up ---- */
@@ -1249,10 +1212,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	strict = s && *s == '1';
 	s = getenv("FUZZ_RX_DEBUG");
 	debug = s && *s == '1'; /* print the counters after each input */
-	for (unsigned i = 0; i < POOL_BUFS; i++) {
-		pool[i] = malloc(UR_FRAME_MAX);
-		CHECK(pool[i]);
-	}
+	CHECK(fake_host_init(&host, &host_opts) == 0);
 	return 0;
 }
 
@@ -1280,7 +1240,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			pos += len;
 			rx_frame(frame, n);
 		}
-		CHECK(fx.host.gets == fx.host.puts);
+		CHECK(host.gets == host.puts);
 		if (flags >> 6 & 1)
 			ur_dev_poll(fx.dev, fx.now);
 		if (flags >> 7 & 1)

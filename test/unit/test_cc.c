@@ -20,6 +20,7 @@
 
 #include "cc_spec.h"
 #include "engine.h"
+#include "fake_host.h"
 #include "frame.h"
 #include "ur_util.h"
 
@@ -29,62 +30,21 @@
 #define BUFLEN (1u << 20)
 #define T0 1000000000ull
 
-struct host {
-	uint8_t buf[NBUF][UR_FRAME_MAX];
-	uint32_t len[NBUF];
-	bool busy[NBUF];
-	unsigned out[NBUF]; /* frames handed over, in order, not yet taken by the test */
-	unsigned nout;
-	unsigned gets, puts;
-	uint64_t rng;
-};
+/* Each device's host holds the frames it sends, in order, until the test carries them. */
+static struct fake_host host_a, host_b, *ha = &host_a, *hb = &host_b;
 
-static int host_tx_get(void *h, struct ur_txbuf *b)
+static void host_init(struct fake_host *x, uint64_t seed)
 {
-	struct host *x = h;
+	const struct fake_host_opts o = {
+	    .nbufs = NBUF,
+	    .keep = FAKE_HOST_HOLD,
+	    .seed = seed,
+	    .fail = fake_host_ck_fail,
+	};
 
-	for (unsigned i = 0; i < NBUF; i++) {
-		if (x->busy[i])
-			continue;
-		x->busy[i] = true;
-		x->gets++;
-		b->data = x->buf[i];
-		b->cap = UR_FRAME_MAX;
-		b->cookie = (void *)(uintptr_t)i;
-		return 0;
-	}
-	return -ENOBUFS;
+	ck_assert_int_eq(fake_host_init(x, &o), 0);
 }
 
-static void host_tx_put(void *h, struct ur_txbuf *b, uint32_t len)
-{
-	struct host *x = h;
-	unsigned i = (unsigned)(uintptr_t)b->cookie;
-
-	x->puts++;
-	if (!len) {
-		x->busy[i] = false;
-		return;
-	}
-	x->len[i] = len;
-	x->out[x->nout++] = i;
-}
-
-static uint64_t host_random(void *h)
-{
-	struct host *x = h;
-
-	x->rng = x->rng * 6364136223846793005ull + 1442695040888963407ull;
-	return x->rng >> 11;
-}
-
-static const struct ur_host_ops ops = {
-	.tx_get = host_tx_get,
-	.tx_put = host_tx_put,
-	.random = host_random,
-};
-
-static struct host *ha, *hb;
 static struct ur_dev *da, *db;
 static struct ur_qp *qa, *qb;
 static struct ur_cq cqa, cqb;
@@ -139,15 +99,13 @@ static void make_pair(const struct ur_dev_config *cfg, uint8_t tclass)
 {
 	struct ur_qp_init qi;
 
-	ha = calloc(1, sizeof(*ha));
-	hb = calloc(1, sizeof(*hb));
+	host_init(ha, 1);
+	host_init(hb, 2);
 	bufa = calloc(1, BUFLEN);
 	bufb = calloc(1, BUFLEN);
-	ck_assert(ha && hb && bufa && bufb);
-	ha->rng = 1;
-	hb->rng = 2;
-	ck_assert_int_eq(ur_dev_create(cfg, &ops, ha, NULL, &da), 0);
-	ck_assert_int_eq(ur_dev_create(cfg, &ops, hb, NULL, &db), 0);
+	ck_assert(bufa && bufb);
+	ck_assert_int_eq(ur_dev_create(cfg, &fake_host_ops, ha, NULL, &da), 0);
+	ck_assert_int_eq(ur_dev_create(cfg, &fake_host_ops, hb, NULL, &db), 0);
 	ck_assert_int_eq(ur_cq_init(&cqa, 4096, NULL), 0);
 	ck_assert_int_eq(ur_cq_init(&cqb, 4096, NULL), 0);
 	ck_assert_int_eq(ur_dev_reg_mr(da, (uintptr_t)bufa, bufa, BUFLEN, UR_ACCESS_LOCAL_WRITE, 1,
@@ -182,9 +140,8 @@ static void pair_default(uint8_t tclass)
 static void teardown(void)
 {
 	/* hand back every frame the test did not deliver */
-	for (struct host *x = ha; x; x = x == ha ? hb : NULL)
-		for (unsigned i = 0; i < x->nout; i++)
-			x->busy[x->out[i]] = false;
+	fake_host_drop_held(ha);
+	fake_host_drop_held(hb);
 	ur_qp_destroy(qa);
 	ur_qp_destroy(qb);
 	ur_dev_dereg_mr(da, mra);
@@ -193,10 +150,10 @@ static void teardown(void)
 	ur_dev_destroy(db);
 	ur_cq_fini(&cqa);
 	ur_cq_fini(&cqb);
-	ck_assert_uint_eq(ha->gets, ha->puts);
-	ck_assert_uint_eq(hb->gets, hb->puts);
-	free(ha);
-	free(hb);
+	fake_host_check_idle(ha);
+	fake_host_check_idle(hb);
+	fake_host_fini(ha);
+	fake_host_fini(hb);
 	free(bufa);
 	free(bufb);
 }
@@ -228,29 +185,13 @@ static unsigned run(struct ur_dev *d, uint64_t now)
 	return ur_dev_tx(d, now, 256);
 }
 
-/* Take the oldest frame `x` sent; returns its buffer index. */
-static unsigned take(struct host *x)
-{
-	unsigned i;
-
-	ck_assert_uint_gt(x->nout, 0);
-	i = x->out[0];
-	memmove(x->out, x->out + 1, --x->nout * sizeof(x->out[0]));
-	return i;
-}
-
-static void release(struct host *x, unsigned i)
-{
-	x->busy[i] = false;
-}
-
-static uint8_t *ip_of(struct host *x, unsigned i)
+static uint8_t *ip_of(struct fake_host *x, unsigned i)
 {
 	return x->buf[i] + UR_ETH_HLEN;
 }
 
 /* A switch marks the packet: CE in the IPv4 header, checksum fixed (the ICRC masks both). */
-static void mark_ce(struct host *x, unsigned i)
+static void mark_ce(struct fake_host *x, unsigned i)
 {
 	uint8_t *ip = ip_of(x, i);
 
@@ -260,31 +201,28 @@ static void mark_ce(struct host *x, unsigned i)
 }
 
 /* Carry the oldest frame of `from` to `to` at `now`, CE-marked or not; returns its opcode. */
-static uint8_t deliver(struct host *from, struct ur_dev *to, uint64_t now, bool ce)
+static uint8_t deliver(struct fake_host *from, struct ur_dev *to, uint64_t now, bool ce)
 {
-	unsigned i = take(from);
+	unsigned i;
+
+	ck_assert_uint_gt(from->nheld, 0);
+	i = fake_host_take(from);
 	uint8_t op = from->buf[i][UR_ETH_HLEN + UR_IPV4_HLEN + UR_UDP_HLEN];
 
 	if (ce)
 		mark_ce(from, i);
 	ur_dev_rx(to, from->buf[i], from->len[i], now);
-	release(from, i);
+	fake_host_release(from, i);
 	return op;
 }
 
-static unsigned count_opcode(struct host *x, uint8_t op)
+static unsigned count_opcode(struct fake_host *x, uint8_t op)
 {
 	unsigned n = 0;
 
-	for (unsigned k = 0; k < x->nout; k++)
-		n += x->buf[x->out[k]][UR_ETH_HLEN + UR_IPV4_HLEN + UR_UDP_HLEN] == op;
+	for (unsigned k = 0; k < x->nheld; k++)
+		n += x->buf[fake_host_held(x, k)][UR_ETH_HLEN + UR_IPV4_HLEN + UR_UDP_HLEN] == op;
 	return n;
-}
-
-static void drop_all(struct host *x)
-{
-	while (x->nout)
-		release(x, take(x));
 }
 
 START_TEST(test_data_is_ect_with_dscp)
@@ -298,7 +236,7 @@ START_TEST(test_data_is_ect_with_dscp)
 	post_write(3 * 4096);
 	ck_assert_uint_eq(run(da, T0), 3);
 	for (unsigned k = 0; k < 3; k++) {
-		uint8_t tos = ip_of(ha, ha->out[k])[1];
+		uint8_t tos = ip_of(ha, fake_host_held(ha, k))[1];
 
 		ck_assert_uint_eq(tos, want[_i]);
 		ck_assert_uint_eq(tos >> 2, tc >> 2);
@@ -326,7 +264,7 @@ START_TEST(test_cnp_for_ce)
 	ck_assert_uint_eq(cb[UR_CTR_np_cnp_sent], 1);
 	ck_assert_uint_eq(count_opcode(hb, UR_OP_CNP), 1);
 	/* the CNP goes first, ahead of the ACK */
-	i = hb->out[0];
+	i = fake_host_held(hb, 0);
 	ck_assert_uint_eq(hb->len[i], UR_ETH_HLEN + UR_IPV4_HLEN + UR_UDP_HLEN + 12 + 16 + 4);
 	ck_assert_int_eq(ur_frame_parse(&pkt, hb->buf[i], hb->len[i]), UR_PARSE_OK); /* ICRC too */
 	ck_assert_uint_eq(pkt.opcode, 0x81);
@@ -367,7 +305,7 @@ START_TEST(test_cnp_at_most_one_per_interval)
 		deliver(ha, db, T0 + k * 1000, true);
 		run(db, T0 + k * 1000);
 		cnps += count_opcode(hb, UR_OP_CNP);
-		drop_all(hb);
+		fake_host_drop_held(hb);
 	}
 	cb = ur_dev_counters(db);
 	ck_assert_uint_eq(cb[UR_CTR_np_ecn_marked_roce_packets], 13);
@@ -420,7 +358,7 @@ static void limit_a(uint64_t t)
 	ck_assert_uint_eq(run(da, t - 3000), 1);
 	deliver(ha, db, t - 2000, true);
 	run(db, t - 2000);
-	while (hb->nout) /* the CNP and the ACK */
+	while (hb->nheld) /* the CNP and the ACK */
 		deliver(hb, da, t, false);
 	run(da, t);
 	ck_assert_uint_gt(ur_qp_rate_kbps(qa), 0);
@@ -448,7 +386,7 @@ START_TEST(test_pacer_enforces_the_rate)
 	burst = run(da, now);
 	ck_assert_uint_ge(burst, 2);
 	ck_assert_uint_le(burst, 3);
-	drop_all(ha);
+	fake_host_drop_held(ha);
 	/* the host learns when to come back, and not a nanosecond earlier works */
 	ck_assert_uint_gt(ur_dev_next_deadline(da), now);
 	ck_assert_uint_eq(run(da, ur_dev_next_deadline(da) - 1), 0);
@@ -459,10 +397,10 @@ START_TEST(test_pacer_enforces_the_rate)
 		if (!sent)
 			first = now;
 		else
-			gap_ps = (uint64_t)(ha->len[ha->out[0]] + 24) * 8000000000ull / rate;
+			gap_ps = (uint64_t)(ha->len[fake_host_held(ha, 0)] + 24) * 8000000000ull / rate;
 		last = now;
 		sent++;
-		drop_all(ha);
+		fake_host_drop_held(ha);
 	}
 	/* 39 gaps of (frame + 24 bytes) at 5004883 kb/s, to the nanosecond */
 	ck_assert_uint_le(last - first, 39 * gap_ps / 1000 + 1);
@@ -488,7 +426,7 @@ START_TEST(test_limiter_released_at_line_rate)
 
 	pair_default(106);
 	limit_a(T0);
-	drop_all(ha);
+	fake_host_drop_held(ha);
 	/* no more CNPs: 26 rate-increase timer events (300 us each) reach the line rate */
 	for (unsigned k = 0; k < 25; k++) {
 		now += 300000;
@@ -499,7 +437,7 @@ START_TEST(test_limiter_released_at_line_rate)
 	run(da, now);
 	ck_assert_uint_eq(ur_qp_rate_kbps(qa), 0);
 	/* and unpaced again */
-	drop_all(ha);
+	fake_host_drop_held(ha);
 	post_write(16 * 4096);
 	ck_assert_uint_eq(run(da, now + 1), 16);
 	teardown();

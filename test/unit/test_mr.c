@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "fake_host.h"
 #include "mr.h"
 #include "test_util.h"
 
@@ -356,50 +357,32 @@ START_TEST(test_table_full)
 END_TEST
 
 /* Through the device: the tag comes from the host's random source. */
-static uint64_t fake_random_value;
-
-static uint64_t fake_random(void *host)
-{
-	(void)host;
-	return fake_random_value;
-}
-
-static int fake_tx_get(void *host, struct ur_txbuf *b)
-{
-	(void)host;
-	(void)b;
-	return -ENOBUFS;
-}
-
-static void fake_tx_put(void *host, struct ur_txbuf *b, uint32_t len)
-{
-	(void)host;
-	(void)b;
-	(void)len;
-}
-
 START_TEST(test_device_uses_host_random)
 {
-	static const struct ur_host_ops ops = {
-	    .tx_get = fake_tx_get,
-	    .tx_put = fake_tx_put,
-	    .random = fake_random,
+	static const struct fake_host_opts opts = {
+	    .nbufs = 1,
+		    .fail = fake_host_ck_fail,
 	};
+	struct fake_host host;
 	struct ur_dev_config cfg;
 	struct ur_dev *dev;
 	struct ur_mr *a, *b;
 
+	ck_assert_int_eq(fake_host_init(&host, &opts), 0);
+	host.random_fixed = true; /* random returns the value set here */
 	ur_dev_config_default(&cfg);
-	ck_assert_int_eq(ur_dev_create(&cfg, &ops, NULL, NULL, &dev), 0);
-	fake_random_value = 0xfffffffffffff123ull;
+	ck_assert_int_eq(ur_dev_create(&cfg, &fake_host_ops, &host, NULL, &dev), 0);
+	host.random_value = 0xfffffffffffff123ull;
 	ck_assert_int_eq(ur_dev_reg_mr(dev, 0x1000, backing, 64, UR_ACCESS_LOCAL_WRITE, PD, &a), 0);
-	fake_random_value = 0x0000000000000abcull;
+	host.random_value = 0x0000000000000abcull;
 	ck_assert_int_eq(ur_dev_reg_mr(dev, 0x1000, backing, 64, UR_ACCESS_LOCAL_WRITE, PD, &b), 0);
 	ck_assert_uint_eq(a->key & TAG_MASK, 0x123);
 	ck_assert_uint_eq(b->key & TAG_MASK, 0xabc);
 	ur_dev_dereg_mr(dev, a);
 	ur_dev_dereg_mr(dev, b);
 	ur_dev_destroy(dev);
+	fake_host_check_idle(&host);
+	fake_host_fini(&host);
 }
 END_TEST
 

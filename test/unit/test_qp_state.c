@@ -8,8 +8,9 @@
  * out-of-range value, and stays where it was when it refuses. Entering the
  * error state flushes every posted WQE, in order; RESET empties the queues.
  *
- * The host is fake: frame buffers from a small pool, counted, so teardown
- * proves every buffer the engine took it gave back; random is seeded.
+ * The host is test/common/fake_host.c: frame buffers from a small pool,
+ * counted, so teardown proves every buffer the engine took it gave back;
+ * random is seeded; events are recorded.
  */
 #include <check.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 
 #include "device.h"
 #include "engine.h"
+#include "fake_host.h"
 #include "psn.h"
 #include "qp.h"
 
@@ -28,111 +30,22 @@
 #define PD 3
 #define QPN 0x11
 #define CQ_DEPTH 256
-#define MAX_EVENTS 64
 
-/* ---- the fake host ---- */
-
-struct fake_host {
-	uint8_t buf[POOL][UR_FRAME_MAX];
-	bool in_use[POOL];
-	unsigned tx_get, tx_put, tx_frames;
-	uint8_t frame[16][UR_FRAME_MAX]; /* the first frames sent, for inspection */
-	uint32_t frame_len[16];
-	uint64_t rng;
-	unsigned nevents;
-	enum ur_async_event event[MAX_EVENTS];
-	void *event_obj[MAX_EVENTS];
-	unsigned cq_events, logs;
-};
+/* ---- the fake host: a small pool, the first frames sent kept, events recorded ---- */
 
 static struct fake_host host;
 
-static int host_tx_get(void *h, struct ur_txbuf *b)
-{
-	struct fake_host *fh = h;
-
-	for (unsigned i = 0; i < POOL; i++) {
-		if (fh->in_use[i])
-			continue;
-		fh->in_use[i] = true;
-		fh->tx_get++;
-		b->data = fh->buf[i];
-		b->cap = UR_FRAME_MAX;
-		b->cookie = (void *)(uintptr_t)(i + 1);
-		return 0;
-	}
-	return -ENOBUFS;
-}
-
-static void host_tx_put(void *h, struct ur_txbuf *b, uint32_t len)
-{
-	struct fake_host *fh = h;
-	uintptr_t i = (uintptr_t)b->cookie - 1;
-
-	ck_assert_uint_lt(i, POOL);
-	ck_assert_msg(fh->in_use[i], "buffer %u handed back twice", (unsigned)i);
-	ck_assert_ptr_eq(b->data, fh->buf[i]);
-	ck_assert_uint_le(len, b->cap);
-	fh->in_use[i] = false;
-	fh->tx_put++;
-	if (len) {
-		if (fh->tx_frames < 16) {
-			memcpy(fh->frame[fh->tx_frames], b->data, len);
-			fh->frame_len[fh->tx_frames] = len;
-		}
-		fh->tx_frames++;
-	}
-}
-
-static uint64_t host_random(void *h)
-{
-	struct fake_host *fh = h;
-
-	fh->rng ^= fh->rng >> 12;
-	fh->rng ^= fh->rng << 25;
-	fh->rng ^= fh->rng >> 27;
-	return fh->rng * 0x2545f4914f6cdd1dull;
-}
-
-static void host_async_event(void *h, enum ur_async_event ev, void *obj)
-{
-	struct fake_host *fh = h;
-
-	if (fh->nevents < MAX_EVENTS) {
-		fh->event[fh->nevents] = ev;
-		fh->event_obj[fh->nevents] = obj;
-	}
-	fh->nevents++;
-}
-
-static void host_cq_event(void *h, struct ur_cq *cq)
-{
-	(void)cq;
-	((struct fake_host *)h)->cq_events++;
-}
-
-static void host_log(void *h, const char *line)
-{
-	(void)line;
-	((struct fake_host *)h)->logs++;
-}
-
-static const struct ur_host_ops host_ops = {
-    .tx_get = host_tx_get,
-    .tx_put = host_tx_put,
-    .cq_event = host_cq_event,
-    .async_event = host_async_event,
-    .random = host_random,
-    .log = host_log,
+static const struct fake_host_opts host_opts = {
+    .nbufs = POOL,
+    .keep = FAKE_HOST_COPY,
+    .copies = 16,
+    .seed = 0x853c49e6748fea9bull,
+    .fail = fake_host_ck_fail,
 };
 
 static unsigned count_events(enum ur_async_event ev)
 {
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < host.nevents && i < MAX_EVENTS; i++)
-		n += host.event[i] == ev;
-	return n;
+	return fake_host_count_events(&host, ev);
 }
 
 /* ---- fixture: a device, two CQs, at most one QP at a time ---- */
@@ -147,10 +60,9 @@ static void dev_setup(void)
 {
 	struct ur_dev_config cfg;
 
-	memset(&host, 0, sizeof(host));
-	host.rng = 0x853c49e6748fea9bull;
+	ck_assert_int_eq(fake_host_init(&host, &host_opts), 0);
 	ur_dev_config_default(&cfg);
-	ck_assert_int_eq(ur_dev_create(&cfg, &host_ops, &host, NULL, &dev), 0);
+	ck_assert_int_eq(ur_dev_create(&cfg, &fake_host_ops, &host, NULL, &dev), 0);
 	ck_assert_int_eq(ur_cq_init(&scq, CQ_DEPTH, &scq), 0);
 	ck_assert_int_eq(ur_cq_init(&rcq, CQ_DEPTH, &rcq), 0);
 	qp = NULL;
@@ -159,6 +71,9 @@ static void dev_setup(void)
 
 static void dev_teardown(void)
 {
+	/* every completion the engine made, the test looked at */
+	fake_host_check_cq_drained(&host, &scq, "the send CQ");
+	fake_host_check_cq_drained(&host, &rcq, "the receive CQ");
 	if (qp)
 		ur_qp_destroy(qp);
 	qp = NULL;
@@ -166,9 +81,8 @@ static void dev_teardown(void)
 	ur_cq_fini(&scq);
 	ur_cq_fini(&rcq);
 	/* every buffer the engine took, it gave back */
-	ck_assert_msg(host.tx_get == host.tx_put, "tx_get %u, tx_put %u", host.tx_get, host.tx_put);
-	for (unsigned i = 0; i < POOL; i++)
-		ck_assert_msg(!host.in_use[i], "frame buffer %u leaked", i);
+	fake_host_check_idle(&host);
+	fake_host_fini(&host);
 }
 
 static const enum ur_qp_type qp_types[3] = {UR_QPT_RC, UR_QPT_UC, UR_QPT_UD};
@@ -844,7 +758,7 @@ START_TEST(test_rd_atomic_device_limit)
 	ck_assert_uint_eq(cfg.max_qp_init_rd_atom, UR_DEFAULT_RD_ATOMIC);
 	cfg.max_qp_rd_atom = 4;
 	cfg.max_qp_init_rd_atom = 3;
-	ck_assert_int_eq(ur_dev_create(&cfg, &host_ops, &host, NULL, &small), 0);
+	ck_assert_int_eq(ur_dev_create(&cfg, &fake_host_ops, &host, NULL, &small), 0);
 	ck_assert_int_eq(ur_qp_create(small, &init, &q), 0);
 	drive(q, UR_QPT_RC, UR_QPS_INIT);
 	good_attr(&a);
@@ -865,7 +779,7 @@ START_TEST(test_rd_atomic_device_limit)
 	/* a configuration past the engine's limits is cut to them */
 	cfg.max_qp_rd_atom = 1000;
 	cfg.max_qp_init_rd_atom = 0;
-	ck_assert_int_eq(ur_dev_create(&cfg, &host_ops, &host, NULL, &small), 0);
+	ck_assert_int_eq(ur_dev_create(&cfg, &fake_host_ops, &host, NULL, &small), 0);
 	ck_assert_uint_eq(ur_dev_config(small)->max_qp_rd_atom, UR_MAX_RD_ATOMIC);
 	ck_assert_uint_eq(ur_dev_config(small)->max_qp_init_rd_atom, 1);
 	ur_dev_destroy(small);
@@ -999,7 +913,7 @@ START_TEST(test_error_flushes_in_order)
 		/* let a few go: RC waits for their ACKs, UC completes them at once */
 		sent = run_engine(qp, SENT);
 		ck_assert_uint_eq(sent, SENT);
-		ck_assert_uint_eq(host.tx_frames, SENT);
+		ck_assert_uint_eq(host.nsent, SENT);
 		if (type == UR_QPT_RC)
 			ck_assert_uint_ne(ur_dev_next_deadline(dev), UR_TIME_NEVER); /* ACK timer */
 	}
@@ -1051,7 +965,7 @@ START_TEST(test_error_flushes_in_order)
 	ck_assert_uint_eq(ur_dev_tx(dev, now, 16), 0);
 	ck_assert(ur_cq_empty(&scq));
 	ck_assert(ur_cq_empty(&rcq));
-	ck_assert_uint_eq(host.tx_frames, sent);
+	ck_assert_uint_eq(host.nsent, sent);
 
 	/* WQEs posted while in ERR flush too, once the engine hears the doorbell */
 	post_send(qp, 0x2000, UR_WR_SEND, true);
@@ -1137,7 +1051,7 @@ START_TEST(test_rc_send_error_goes_to_err)
 	ck_assert_uint_eq(c[0].status, UR_WC_LOC_QP_OP_ERR);
 	ck_assert_uint_eq(c[1].wr_id, 8);
 	ck_assert_uint_eq(c[1].status, UR_WC_WR_FLUSH_ERR);
-	ck_assert_uint_eq(host.tx_frames, 0);
+	ck_assert_uint_eq(host.nsent, 0);
 }
 END_TEST
 
@@ -1164,15 +1078,15 @@ START_TEST(test_sqe_to_rts_resumes_after_failed_wqe)
 	ck_assert_uint_eq(ur_qp_state(qp), UR_QPS_SQE);
 	ck_assert_uint_eq(drain_cq(&scq, c, 4), 1);
 	ck_assert_uint_eq(c[0].status, UR_WC_LOC_QP_OP_ERR);
-	ck_assert_uint_eq(host.tx_frames, 0);
+	ck_assert_uint_eq(host.nsent, 0);
 
 	ck_assert_int_eq(modify(qp, UR_QPS_RTS, 0), 0);
 	post_send(qp, 2, UR_WR_SEND, true);
 	run_engine(qp, 16);
 	ck_assert_uint_eq(ur_qp_state(qp), UR_QPS_RTS);
-	ck_assert_msg(host.tx_frames == 1, "%u frames sent, want 1", host.tx_frames);
+	ck_assert_msg(host.nsent == 1, "%u frames sent, want 1", host.nsent);
 	/* the one frame is the SEND, first PSN of the queue */
-	f = host.frame[0] + 14 + 20 + 8;
+	f = fake_host_frame(&host, 0, NULL) + 14 + 20 + 8;
 	ck_assert_msg(f[0] == 0x24, "opcode %#04x (%s), want UC_SEND_ONLY", f[0],
 		      ur_opcode_name(f[0]));
 	ck_assert_uint_eq(ur_bth_psn((const struct ur_bth *)f), SQ_PSN);
@@ -1327,6 +1241,8 @@ START_TEST(test_ud_datagrams)
 	struct ur_send_wqe *w;
 	struct ur_cqe c[8];
 	struct ur_av av;
+	const uint8_t *f1;
+	uint32_t len1;
 	unsigned n;
 
 	fresh_qp(UR_QPT_UD, UR_QPS_RTS);
@@ -1364,9 +1280,9 @@ START_TEST(test_ud_datagrams)
 
 	run_engine(qp, 16);
 	ck_assert_uint_eq(ur_qp_state(qp), UR_QPS_RTS);
-	ck_assert_uint_eq(host.tx_frames, 3);
+	ck_assert_uint_eq(host.nsent, 3);
 	for (unsigned i = 0; i < 3; i++) {
-		const uint8_t *f = host.frame[i], *ip = f + 14, *udp = ip + 20;
+		const uint8_t *f = fake_host_frame(&host, i, NULL), *ip = f + 14, *udp = ip + 20;
 		const struct ur_bth *bth = (const struct ur_bth *)(udp + 8);
 		const struct ur_deth *deth = (const struct ur_deth *)(udp + 8 + 12);
 		uint32_t dq = i == 2 ? rqpn + 1 : rqpn;
@@ -1386,10 +1302,11 @@ START_TEST(test_ud_datagrams)
 		ck_assert_uint_eq(ur_deth_sqpn(deth), QPN);
 	}
 	/* immediate, then the inline payload and one pad byte */
-	ck_assert_uint_eq(ur_get_be32(host.frame[1] + 42 + 20), 0xdeadbeef);
-	ck_assert_mem_eq(host.frame[1] + 42 + 24, "abc", 3);
-	ck_assert_uint_eq(ur_bth_padcnt((const struct ur_bth *)(host.frame[1] + 42)), 1);
-	ck_assert_uint_eq(host.frame_len[1], 42 + 24 + 4 + UR_ICRC_SIZE);
+	f1 = fake_host_frame(&host, 1, &len1);
+	ck_assert_uint_eq(ur_get_be32(f1 + 42 + 20), 0xdeadbeef);
+	ck_assert_mem_eq(f1 + 42 + 24, "abc", 3);
+	ck_assert_uint_eq(ur_bth_padcnt((const struct ur_bth *)(f1 + 42)), 1);
+	ck_assert_uint_eq(len1, 42 + 24 + 4 + UR_ICRC_SIZE);
 
 	n = drain_cq(&scq, c, 8);
 	ck_assert_uint_eq(n, 3);
@@ -1465,6 +1382,7 @@ START_TEST(test_sqd_path_change_applies)
 	static const uint8_t new_ip[4] = {10, 0, 9, 9};
 	static const uint8_t new_mac[6] = {0x02, 0, 0, 0, 0, 0x99};
 	struct ur_qp_attr a, q;
+	struct ur_cqe c;
 	const uint8_t *ip;
 
 	qp = make_qp(UR_QPT_RC);
@@ -1485,11 +1403,15 @@ START_TEST(test_sqd_path_change_applies)
 
 	post_send(qp, 1, UR_WR_SEND, true);
 	run_engine(qp, 1);
-	ck_assert_uint_eq(host.tx_frames, 1);
-	ip = host.frame[0] + 14;
-	ck_assert_mem_eq(host.frame[0], new_mac, 6);
+	ck_assert_uint_eq(host.nsent, 1);
+	ip = fake_host_frame(&host, 0, NULL) + 14;
+	ck_assert_mem_eq(fake_host_frame(&host, 0, NULL), new_mac, 6);
 	ck_assert_mem_eq(ip + 16, new_ip, 4);
 	ck_assert_int_eq(modify(qp, UR_QPS_ERR, 0), 0);
+	/* the SEND still waiting for its ACK is flushed */
+	ck_assert_uint_eq(drain_cq(&scq, &c, 1), 1);
+	ck_assert_uint_eq(c.wr_id, 1);
+	ck_assert_uint_eq(c.status, UR_WC_WR_FLUSH_ERR);
 }
 END_TEST
 

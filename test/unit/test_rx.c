@@ -7,9 +7,9 @@
  * with the NAK IBTA prescribes (9.7.5.2, 9.9.3); memory the sender has no
  * right to is never touched; what we transmit carries no stale bytes.
  *
- * The host is fake: a small pool of frame buffers that are filled with a
- * poison byte each time they are lent, so any byte of a transmitted frame
- * the engine did not write shows up; every frame sent is kept for parsing.
+ * The host is test/common/fake_host.c: a small pool of frame buffers filled
+ * with a poison byte each time they are lent, so any byte of a transmitted
+ * frame the engine did not write shows up; every frame sent is kept for parsing.
  */
 #include <check.h>
 #include <errno.h>
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "fake_host.h"
 #include "frame.h"
 #include "icrc.h"
 #include "psn.h"
@@ -43,70 +44,17 @@
 #define IOVA 0x7f0000100000ull /* keys' users see this address, not the pointer */
 #define CQ_DEPTH 256
 
-/* ---- the fake host ---- */
-
-struct fake_host {
-	uint8_t buf[POOL][UR_FRAME_MAX];
-	bool in_use[POOL];
-	unsigned tx_get, tx_put, nsent;
-	uint8_t sent[MAX_SENT][UR_FRAME_MAX];
-	uint32_t sent_len[MAX_SENT];
-	uint64_t rng;
-};
+/* ---- the fake host: a small pool, poisoned buffers, every frame sent kept ---- */
 
 static struct fake_host host;
-static uint8_t poison = POISON;
+static uint8_t poison = POISON; /* the byte lent buffers are filled with */
 
-static int host_tx_get(void *h, struct ur_txbuf *b)
-{
-	struct fake_host *fh = h;
-
-	for (unsigned i = 0; i < POOL; i++) {
-		if (fh->in_use[i])
-			continue;
-		fh->in_use[i] = true;
-		fh->tx_get++;
-		/* whatever the engine does not write stays visibly poisoned */
-		memset(fh->buf[i], poison, UR_FRAME_MAX);
-		b->data = fh->buf[i];
-		b->cap = UR_FRAME_MAX;
-		b->cookie = (void *)(uintptr_t)(i + 1);
-		return 0;
-	}
-	return -ENOBUFS;
-}
-
-static void host_tx_put(void *h, struct ur_txbuf *b, uint32_t len)
-{
-	struct fake_host *fh = h;
-	uintptr_t i = (uintptr_t)b->cookie - 1;
-
-	ck_assert_uint_lt(i, POOL);
-	ck_assert(fh->in_use[i]);
-	ck_assert_uint_le(len, b->cap);
-	fh->in_use[i] = false;
-	fh->tx_put++;
-	if (len && fh->nsent < MAX_SENT) {
-		memcpy(fh->sent[fh->nsent], b->data, len);
-		fh->sent_len[fh->nsent] = len;
-		fh->nsent++;
-	}
-}
-
-static uint64_t host_random(void *h)
-{
-	struct fake_host *fh = h;
-
-	fh->rng ^= fh->rng >> 12;
-	fh->rng ^= fh->rng << 25;
-	fh->rng ^= fh->rng >> 27;
-	return fh->rng * 0x2545f4914f6cdd1dull;
-}
-
-static const struct ur_host_ops host_ops = {
-    .tx_get = host_tx_get,
-    .tx_put = host_tx_put,
-    .random = host_random,
+static const struct fake_host_opts host_opts = {
+    .nbufs = POOL,
+    .keep = FAKE_HOST_COPY,
+    .copies = MAX_SENT,
+    .seed = 0x853c49e6748fea9bull,
+    .fail = fake_host_ck_fail,
 };
 
 /* ---- the fixture: one device, an RC and a UC QP at RTS, three regions ---- */
@@ -241,11 +189,13 @@ static void post_recv(struct ur_qp *q, uint64_t wr_id, uint32_t off, uint32_t le
 static void setup(void)
 {
 	struct ur_dev_config cfg;
+	struct fake_host_opts opts = host_opts;
 
-	memset(&host, 0, sizeof(host));
-	host.rng = 0x853c49e6748fea9bull;
+	opts.poison = true;
+	opts.poison_byte = poison;
+	ck_assert_int_eq(fake_host_init(&host, &opts), 0);
 	ur_dev_config_default(&cfg);
-	ck_assert_int_eq(ur_dev_create(&cfg, &host_ops, &host, NULL, &dev), 0);
+	ck_assert_int_eq(ur_dev_create(&cfg, &fake_host_ops, &host, NULL, &dev), 0);
 	ck_assert_int_eq(ur_cq_init(&scq, CQ_DEPTH, &scq), 0);
 	ck_assert_int_eq(ur_cq_init(&rcq, CQ_DEPTH, &rcq), 0);
 	mem = calloc(1, BUF_LEN);
@@ -272,6 +222,9 @@ static void setup(void)
 
 static void teardown(void)
 {
+	/* every completion the engine made, the test looked at */
+	fake_host_check_cq_drained(&host, &scq, "the send CQ");
+	fake_host_check_cq_drained(&host, &rcq, "the receive CQ");
 	ur_qp_destroy(rc);
 	ur_qp_destroy(uc);
 	if (mr_rw)
@@ -284,7 +237,8 @@ static void teardown(void)
 	free(mem);
 	free(mem_ro);
 	free(mem_other);
-	ck_assert_msg(host.tx_get == host.tx_put, "tx_get %u, tx_put %u", host.tx_get, host.tx_put);
+	fake_host_check_idle(&host);
+	fake_host_fini(&host);
 }
 
 /* ---- building frames as a peer (or a stranger) would ---- */
@@ -489,8 +443,12 @@ static unsigned sent_since(void)
 /* Parse frame `k` we transmitted. */
 static void parse_sent(unsigned k, struct ur_pkt *pkt)
 {
+	uint32_t len;
+	const uint8_t *f;
+
 	ck_assert_uint_lt(k, host.nsent);
-	ck_assert_int_eq(ur_frame_parse(pkt, host.sent[k], host.sent_len[k]), UR_PARSE_OK);
+	f = fake_host_frame(&host, k, &len);
+	ck_assert_int_eq(ur_frame_parse(pkt, f, len), UR_PARSE_OK);
 }
 
 /* Frame `k` we sent must be an RC ACKNOWLEDGE with `syndrome` for `psn`. */
@@ -1664,14 +1622,14 @@ END_TEST
 static void check_frame_shape(unsigned k)
 {
 	struct ur_pkt pkt;
-	uint32_t pad;
+	uint32_t pad, len;
+	const uint8_t *f = fake_host_frame(&host, k, &len);
 
 	parse_sent(k, &pkt);
 	pad = ur_bth_padcnt(pkt.bth);
 	ck_assert_msg(all_zero(pkt.payload + pkt.payload_len, pad), "frame %u (%s): pad not zero",
 		      k, ur_opcode_name(pkt.opcode));
-	ck_assert_uint_eq(pkt.payload + pkt.payload_len + pad + UR_ICRC_SIZE - host.sent[k],
-			  host.sent_len[k]);
+	ck_assert_uint_eq(pkt.payload + pkt.payload_len + pad + UR_ICRC_SIZE - f, len);
 }
 
 static void scenario_read_responses(void)
@@ -1752,8 +1710,12 @@ static void same_frames_whatever_the_poison(void (*scenario)(void))
 	scenario();
 	n = host.nsent;
 	ck_assert_uint_gt(n, 0);
-	memcpy(first, host.sent, sizeof(first));
-	memcpy(first_len, host.sent_len, sizeof(first_len));
+	ck_assert_uint_le(n, MAX_SENT);
+	for (unsigned k = 0; k < n; k++) {
+		const uint8_t *f = fake_host_frame(&host, k, &first_len[k]);
+
+		memcpy(first[k], f, first_len[k]);
+	}
 	teardown();
 	poison = POISON2;
 	setup();
@@ -1761,11 +1723,14 @@ static void same_frames_whatever_the_poison(void (*scenario)(void))
 	poison = POISON;
 	ck_assert_uint_eq(host.nsent, n);
 	for (unsigned k = 0; k < n; k++) {
-		ck_assert_uint_eq(host.sent_len[k], first_len[k]);
+		uint32_t len;
+		const uint8_t *f = fake_host_frame(&host, k, &len);
+
+		ck_assert_uint_eq(len, first_len[k]);
 		for (uint32_t i = 0; i < first_len[k]; i++)
-			ck_assert_msg(host.sent[k][i] == first[k][i],
+			ck_assert_msg(f[i] == first[k][i],
 				      "frame %u byte %u was never written (%#x, then %#x)", k, i,
-				      first[k][i], host.sent[k][i]);
+				      first[k][i], f[i]);
 	}
 }
 
