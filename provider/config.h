@@ -26,10 +26,9 @@
 #include "registry.h"
 
 /* Defaults of the tunable timings; docs/progress-and-cpu.md has the measurements. */
-#define UROCE_DEFAULT_ACK_DELAY_NS                                                                 \
-	50000ull			/* shortest hold of an ACK for an answer to ride behind */
-#define UROCE_DEFAULT_SPIN_NS 5000ull	/* the progress thread polls on this long after a packet */
-#define UROCE_DEFAULT_YIELD_NS 50000ull /* a spinning application yields after this long idle */
+#define UROCE_DEFAULT_ACK_DELAY_NS 50000ull /* shortest hold of an ACK for an answer */
+#define UROCE_DEFAULT_SPIN_NS 5000ull	    /* the progress thread polls on after a packet */
+#define UROCE_DEFAULT_YIELD_NS 50000ull	    /* a spinning application yields when idle this long */
 
 /* Objects a context counts against its advertised limits (limits.c). */
 enum uroce_obj {
