@@ -32,6 +32,10 @@ struct uroce_dp_config {
 	const char *capture;    /* pcap file of every RoCE frame, or NULL */
 	const char *impair;     /* loss/reorder/dup/CE injection spec, or NULL */
 	uint64_t seed;          /* for impairments */
+	/* for DPDK's EAL, which the first open in a process starts (eal.c) */
+	int debug;              /* the debug log's level: from 2, EAL logs at info */
+	bool keep_dpdk_log;     /* the debug log asked for at all: DPDK's level stays */
+	bool no_huge;           /* plain memory even when hugepages are free */
 	uint64_t *counters;     /* where to count (e.g. shared memory), or NULL */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;

@@ -79,7 +79,7 @@ static inline void dp_count(struct uroce_dp *dp, enum dp_counter c)
 	dp->ctr[c]++;
 }
 
-int dp_eal_start(const char *pci_bdf);
+int dp_eal_start(const struct uroce_dp_config *cfg);
 /* Touch the port's receive ring (af_packet) once, at open: tens of milliseconds. */
 void dp_warm(struct uroce_dp *dp);
 void dp_log(struct uroce_dp *dp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -5,7 +5,7 @@
  *
  * The arguments keep it a polite guest: a file prefix of its own so two
  * processes never collide, no PCI scan unless a NIC was configured, no
- * telemetry socket, quiet logs unless UROCE_DEBUG asks, hugepages when the
+ * telemetry socket, quiet logs unless the debug log asks, hugepages when the
  * machine has free ones and anonymous memory otherwise, and no CPU pinning:
  * EAL would pin the calling application thread to one core, which on a
  * small machine would stack every uroce process on CPU 0.
@@ -104,8 +104,10 @@ static void drop_runtime_dirs(void)
 	closedir(d);
 }
 
-int dp_eal_start(const char *pci_bdf)
+/* The first open's configuration is the one EAL gets: it starts once per process. */
+int dp_eal_start(const struct uroce_dp_config *cfg)
 {
+	const char *pci_bdf = !strncmp(cfg->port, "pci:", 4) ? cfg->port + 4 : NULL;
 	char prefix[64], lcores[300], cpus[256], mem[32], allow[64];
 	char *argv[24];
 	int argc = 0, ret;
@@ -129,7 +131,7 @@ int dp_eal_start(const char *pci_bdf)
 	argv[argc++] = lcores;
 	argv[argc++] = "--no-telemetry";
 	argv[argc++] = "--iova-mode=va";
-	if (getenv("UROCE_DEBUG") && atoi(getenv("UROCE_DEBUG")) >= 2)
+	if (cfg->debug >= 2)
 		argv[argc++] = "--log-level=lib.eal:info";
 	else
 		argv[argc++] = "--log-level=*:error";
@@ -139,7 +141,7 @@ int dp_eal_start(const char *pci_bdf)
 	} else {
 		argv[argc++] = "--no-pci";
 	}
-	if (free_hugepages() < 128 || getenv("UROCE_NO_HUGE")) {
+	if (free_hugepages() < 128 || cfg->no_huge) {
 		/* anonymous memory; no runtime files shared with anyone */
 		argv[argc++] = "--no-huge";
 		argv[argc++] = "--no-shconf";
@@ -160,7 +162,7 @@ int dp_eal_start(const char *pci_bdf)
 		eal_state = 1;
 		drop_runtime_dirs();
 		/* keep DPDK quiet afterwards too unless debugging */
-		if (!getenv("UROCE_DEBUG"))
+		if (!cfg->keep_dpdk_log)
 			rte_log_set_global_level(RTE_LOG_ERR);
 	}
 	ret = eal_state > 0 ? 0 : eal_state;

@@ -320,7 +320,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 	dp->afp.fd = -1;
 	dp->afp_tx_fd = -1;
 	dp->ctr = cfg->counters ? cfg->counters : dp->own_ctr;
-	err = dp_eal_start(!strncmp(cfg->port, "pci:", 4) ? cfg->port + 4 : NULL);
+	err = dp_eal_start(cfg);
 	if (err) {
 		dp_log(dp, "DPDK EAL did not start: %s", strerror(-err));
 		goto err_free;

@@ -117,6 +117,7 @@ static int poll_ring(struct uroce_cq *ucq, int n, struct ibv_wc *wc)
 
 int uroce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
+	struct uroce_context *ctx = to_uctx(cq->context);
 	struct uroce_cq *ucq = to_ucq(cq);
 	unsigned moved;
 	int got;
@@ -125,13 +126,13 @@ int uroce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		return n < 0 ? -1 : 0;
 	got = poll_ring(ucq, n, wc);
 	if (got) {
-		uroce_progress_idle(true);
+		uroce_progress_idle(ctx, true);
 		return got;
 	}
 	/* nothing yet: move the engine along ourselves, then look again */
-	moved = uroce_progress_kick(to_uctx(cq->context));
+	moved = uroce_progress_kick(ctx);
 	got = poll_ring(ucq, n, wc);
-	uroce_progress_idle(moved || got);
+	uroce_progress_idle(ctx, moved || got);
 	return got;
 }
 

@@ -11,17 +11,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "cc_spec.h"
 #include "uroce.h"
-
-/* How long an ACK may wait for the application's answer to ride behind
- * (responder.c; UROCE_ACK_DELAY_NS, 0 turns it off). An answer takes 1-3 us
- * on an idle core, but with two cores shared by four busy threads only 22%
- * of ACKs held 5 us met one; at 500 us, 96%. */
-#define UROCE_ACK_DELAY_NS 50000ull
 
 static const struct verbs_context_ops uroce_ctx_ops;
 
@@ -130,16 +122,6 @@ static int uroce_query_port(struct ibv_context *ibctx, uint8_t port, struct ibv_
 	return 0;
 }
 
-/* An environment variable if set and not empty, else the device's setting (NULL if empty). */
-static const char *env_or(const char *var, const char *conf)
-{
-	const char *v = getenv(var);
-
-	if (v && *v)
-		return v;
-	return conf && *conf ? conf : NULL;
-}
-
 /* The dataplane's own lines (ports, rings, neighbours) at the debug log's second level */
 static void dp_log_line(void *arg, const char *line)
 {
@@ -160,14 +142,22 @@ static int open_dataplane(struct uroce_context *ctx)
 		memcpy(dc.addrs[dc.naddrs++], ctx->conf.gids[i].raw, 16);
 	/* memif has no kernel behind it to answer ARP for our addresses */
 	dc.answer_neigh = !strncmp(ctx->conf.port, "memif", 5);
-	/* a program's environment is more specific than the device: it wins */
-	dc.capture = env_or("UROCE_CAPTURE", ctx->conf.capture);
-	dc.impair = env_or("UROCE_IMPAIR", ctx->conf.impair);
+	dc.capture = ctx->cfg.capture[0] ? ctx->cfg.capture : NULL;
+	dc.impair = ctx->cfg.impair[0] ? ctx->cfg.impair : NULL;
 	dc.counters = uroce_shared_row(&ctx->shared) + UR_CTR_COUNT;
-	dc.seed = getenv("UROCE_SEED") ? strtoull(getenv("UROCE_SEED"), NULL, 0) : (uint64_t)getpid();
+	dc.seed = ctx->cfg.seed;
+	dc.debug = ctx->cfg.debug;
+	dc.keep_dpdk_log = ctx->cfg.debug_set;
+	dc.no_huge = ctx->cfg.no_huge;
 	dc.log = dp_log_line;
 	dc.log_arg = ctx;
 	return uroce_dp_open(&dc, &ctx->dp);
+}
+
+/* The configuration's complaints, in this context's debug log. */
+static void config_report(void *arg, int level, const char *line)
+{
+	uroce_log(arg, level, "%s", line);
 }
 
 static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int cmd_fd,
@@ -175,8 +165,6 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 {
 	struct uroce_device *dev = to_type(verbs_get_device(ibdev), struct uroce_device, vdev);
 	struct uroce_context *ctx;
-	struct ur_dev_config cfg;
-	const char *mode;
 	int sv[2] = {-1, -1}, err;
 
 	(void)private_data;
@@ -186,57 +174,27 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 	ctx->async_wr = -1;
 	ctx->wake_fd = -1;
 	ctx->shared.lock_fd = -1;
-	ctx->debug = uroce_debug_level();
 	pthread_mutex_init(&ctx->lock, NULL);
-	uroce_limits_init(ctx);
-	err = uroce_devconf_load(dev->name, &ctx->conf);
-	if (err) {
-		uroce_log(ctx, 0, "cannot read the configuration of %s: %s", dev->name,
-			  strerror(-err));
+	/* the device's file and the environment, read once, here */
+	err = uroce_config_load(&ctx->cfg, dev->name, &ctx->conf, config_report, ctx);
+	if (err)
 		goto err_free;
-	}
+	uroce_limits_init(ctx);
 	uroce_dev_dir(dev->name, ctx->devdir, sizeof(ctx->devdir));
-	ctx->active_mtu = uroce_eth_to_ib_mtu(ctx->conf.netdev_mtu);
-	if (ctx->conf.max_mtu && ctx->conf.max_mtu < ctx->active_mtu)
-		ctx->active_mtu = ctx->conf.max_mtu;
-	if (!ctx->active_mtu)
-		ctx->active_mtu = 256;
+	ctx->active_mtu = ctx->cfg.active_mtu;
 	uroce_log(ctx, 1, "open %s: netdev %s port %s, active MTU %u (interface MTU %u), mode %s, %u GIDs",
 		  dev->name, ctx->conf.netdev, ctx->conf.port, ctx->active_mtu, ctx->conf.netdev_mtu,
-		  env_or("UROCE_MODE", ctx->conf.mode), ctx->conf.ngids);
+		  ctx->cfg.engine.retx_mode == UR_RETX_SR ? "sr" : "gbn", ctx->conf.ngids);
 
 	err = uroce_shared_open(ctx->devdir, &ctx->shared);
 	if (err) {
 		uroce_log(ctx, 0, "cannot claim QP numbers on %s: %s", dev->name, strerror(-err));
 		goto err_free;
 	}
-	ur_dev_config_default(&cfg);
-	cfg.max_mtu = ctx->active_mtu;
-	mode = env_or("UROCE_MODE", ctx->conf.mode);
-	if (mode && strcmp(mode, "sr") && strcmp(mode, "gbn"))
-		uroce_log(ctx, 0, "UROCE_MODE=%s: not gbn or sr, using gbn", mode);
-	cfg.retx_mode = mode && !strcmp(mode, "sr") ? UR_RETX_SR : UR_RETX_GBN;
-	if (ctx->conf.rd_atom)
-		cfg.max_qp_rd_atom = cfg.max_qp_init_rd_atom = ctx->conf.rd_atom;
-	cfg.ack_delay_ns = getenv("UROCE_ACK_DELAY_NS") ? strtoull(getenv("UROCE_ACK_DELAY_NS"), NULL, 0)
-						       : UROCE_ACK_DELAY_NS;
-	/* congestion control: the port speed DCQCN starts from, the link's spec,
-	 * then UROCE_CC for this program (validated by `uroce link add`) */
-	if (ctx->conf.speed_mbps)
-		cfg.link_rate_mbps = ctx->conf.speed_mbps;
-	{
-		const char *specs[2] = {ctx->conf.cc, getenv("UROCE_CC")};
-		char why[128];
-
-		for (unsigned i = 0; i < 2; i++) {
-			if (specs[i] && ur_cc_spec_apply(&cfg, specs[i], why, sizeof(why)))
-				uroce_log(ctx, 0, "%s: ignoring congestion-control setting '%s': %s",
-					  dev->name, specs[i], why);
-		}
-		uroce_log(ctx, 1, "%s: congestion control %s, line rate %u Mb/s", dev->name,
-			  cfg.dcqcn ? "dcqcn" : cfg.ecn_np ? "np" : "none", cfg.link_rate_mbps);
-	}
-	err = ur_dev_create(&cfg, &uroce_host_ops, ctx, uroce_shared_row(&ctx->shared),
+	uroce_log(ctx, 1, "%s: congestion control %s, line rate %u Mb/s", dev->name,
+		  ctx->cfg.engine.dcqcn ? "dcqcn" : ctx->cfg.engine.ecn_np ? "np" : "none",
+		  ctx->cfg.engine.link_rate_mbps);
+	err = ur_dev_create(&ctx->cfg.engine, &uroce_host_ops, ctx, uroce_shared_row(&ctx->shared),
 			    &ctx->engine);
 	if (err)
 		goto err_shared;
@@ -346,19 +304,9 @@ UR_VERBS_PROVIDER_REGISTER(uroce_dev_ops)
 /*
  * Loaded with LD_PRELOAD (as `uroce env` sets up), we run before main():
  * point libibverbs at the uroce devices of the namespace this process runs
- * in, unless SYSFS_PATH names something else. libibverbs reads SYSFS_PATH
- * lazily, at the first device list.
+ * in, unless SYSFS_PATH names something else (config.c).
  */
 __attribute__((constructor)) static void uroce_select_sysfs(void)
 {
-	const char *cur = getenv("SYSFS_PATH");
-	const char *base = uroce_run_base();
-	char want[512];
-	struct stat st;
-
-	if (cur && strncmp(cur, base, strlen(base)))
-		return;
-	if (uroce_sysfs_dir(want, sizeof(want)) || stat(want, &st))
-		return;
-	setenv("SYSFS_PATH", want, 1);
+	uroce_config_point_sysfs();
 }

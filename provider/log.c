@@ -4,6 +4,8 @@
  * and MTU choice, neighbour resolution, every QP transition and the first
  * error completion of each QP; 2 adds more detail. Level-0 messages (why a
  * device could not be opened) always print. UROCE_DEBUG_FILE redirects it.
+ * A context logs at its own level (ctx->cfg), lines without one at the
+ * process's (config.c reads both).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -15,11 +17,9 @@
 
 #include "uroce.h"
 
-int uroce_debug_level(void)
+static int debug_level(const struct uroce_context *ctx)
 {
-	const char *v = getenv("UROCE_DEBUG");
-
-	return v ? atoi(v) : 0;
+	return ctx ? ctx->cfg.debug : uroce_process_config()->debug;
 }
 
 static FILE *log_file(void)
@@ -29,8 +29,8 @@ static FILE *log_file(void)
 
 	if (f)
 		return f;
-	path = getenv("UROCE_DEBUG_FILE");
-	if (path)
+	path = uroce_process_config()->debug_file;
+	if (*path)
 		f = fopen(path, "a");
 	if (!f)
 		f = stderr;
@@ -44,7 +44,7 @@ void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
 	va_list ap;
 	FILE *f;
 
-	if (level > (ctx ? ctx->debug : uroce_debug_level()))
+	if (level > debug_level(ctx))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
@@ -66,7 +66,7 @@ int uroce_refuse(struct uroce_context *ctx, int err, const char *call, const cha
 	char why[384];
 	va_list ap;
 
-	if ((ctx ? ctx->debug : uroce_debug_level()) < 1)
+	if (debug_level(ctx) < 1)
 		return err;
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);

@@ -40,7 +40,7 @@ static void wr_fail(struct uroce_qp *uqp, int err, const char *fmt, ...)
 	if (uqp->wr_err)
 		return;
 	uqp->wr_err = err;
-	if (ctx->debug < 1)
+	if (ctx->cfg.debug < 1)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);

@@ -26,23 +26,31 @@
 
 #include "uroce.h"
 
-#define RX_BURST 32
-#define TX_BURST 64
-#define SPIN_NS 5000ull         /* keep polling this long after the last packet */
-#define BACKOFF_NS 1000ull      /* lock busy: the application drives; nap (~10 us with wake-up) */
-#define FD_BACKOFF_NS 16000ull  /* the same over a port with an fd (af_packet), see below */
-#define BACKOFF_MAX_NS 64000ull /* the naps double up to this while it keeps the lock */
-#define MAX_SLEEP_NS 100000000ull
-#define NAP_MIN_NS 20000ull     /* without an fd (memif), nap this long when just idle */
-#define NAP_MAX_NS 500000ull    /* and at most this long however long idle (nap_ns) */
-#define IRQ_SLEEP_MAX_NS 10000000ull /* memif with its interrupt armed: at most this long */
-#define COUNTER_FILE_NS 500000000ull
-#define POST_WAIT_NS 40000ull   /* a post may wait this long for a pass it did not run */
-#define APP_RECENT_NS 10000ull  /* an application pass this recent may be followed by posts */
-#define YIELD_AFTER_NS 50000ull /* an application spinning this long with nothing moved yields */
-#define APP_DRIVES_NS 50000ull  /* a polling application that passed this recently drives */
-#define HOUSEKEEP_NS 1000000ull /* a pass at least this often for neighbours and counters */
-#define DRIVE_NAP_MAX_NS HOUSEKEEP_NS /* naps grow to this while an application drives */
+/*
+ * The timings, in one place. Each was chosen by measurement on a 2-vCPU VM
+ * where a thread's wake-up costs tens of microseconds of a core under load:
+ * docs/progress-and-cpu.md gives each one's commands, commits and figures.
+ * Two are tunable (UROCE_SPIN_NS, UROCE_YIELD_NS: ctx->cfg, defaults in
+ * config.h).
+ */
+#define RX_BURST 32                   /* frames taken in per pass */
+#define TX_BURST 64                   /* frames sent per pass */
+#define BACKOFF_NS 1000ull            /* first nap when the application drives (memif) */
+#define FD_BACKOFF_NS 16000ull        /* the same over a port with an fd (af_packet) */
+#define BACKOFF_MAX_NS 64000ull       /* naps double up to this while the lock stays busy */
+#define HOUSEKEEP_NS 1000000ull       /* a pass at least this often, for neighbours and counters */
+#define DRIVE_NAP_MAX_NS HOUSEKEEP_NS /* naps double up to this while an application drives */
+#define APP_DRIVES_NS 50000ull        /* an application that passed this recently drives */
+#define APP_RECENT_NS 10000ull        /* after an application pass this recent, posts may follow */
+#define POST_WAIT_NS 40000ull         /* a post runs a pass itself unless one comes this soon */
+#define MAX_SLEEP_NS 100000000ull     /* longest sleep, before the ACK-timeout cap */
+#define NAP_MIN_NS 20000ull           /* memif, idle: shortest nap */
+#define NAP_MAX_NS 500000ull          /* memif, idle: longest nap */
+#define NAP_IDLE_SHARE 16             /* memif, idle: a nap is this fraction of the idle spell */
+#define IRQ_SLEEP_MAX_NS 10000000ull  /* memif with its interrupt armed: longest sleep */
+#define COUNTER_FILE_NS 500000000ull  /* the hw_counters files are rewritten this often */
+#define CLOCK_EVERY_POLLS 16          /* an empty application poll reads the clock this seldom */
+#define TIMER_SLACK_NS 1000ul         /* the default 50 us would stretch paced gaps */
 
 
 uint64_t uroce_now_ns(void)
@@ -217,18 +225,6 @@ void uroce_progress_post(struct uroce_context *ctx)
 		uroce_progress_kick(ctx);
 }
 
-static uint64_t yield_after_ns(void)
-{
-	static uint64_t v = UINT64_MAX;
-
-	if (v == UINT64_MAX) {
-		const char *e = getenv("UROCE_YIELD_NS");
-
-		v = e ? strtoull(e, NULL, 0) : YIELD_AFTER_NS;
-	}
-	return v;
-}
-
 /*
  * An application spinning on an empty CQ (perftest, MPI) is this process's
  * progress engine, but while nothing moves it only burns CPU that other
@@ -236,27 +232,23 @@ static uint64_t yield_after_ns(void)
  * device, a small machine) the spinner starves the very receivers it waits
  * for, their rings overflow and go-back-N retransmits whole windows. After
  * a spell with nothing moved, give the core to whoever else is runnable.
- * The spell is longer than a ping-pong's round trip (16 us over af_packet
- * here): a yield there hands the core to a thread that keeps it for a whole
- * scheduler slice, and ib_write_lat's median went from 8 us to 30-60 us
- * with a 20 us spell.
- * sched_yield() returns at once when nobody is, so an idle machine pays
- * one system call per spell.
+ * The spell is longer than a ping-pong's round trip: a yield there hands
+ * the core away for a whole scheduler slice. sched_yield() returns at once
+ * when nobody is, so an idle machine pays one system call per spell.
  */
-void uroce_progress_idle(bool moved)
+void uroce_progress_idle(struct uroce_context *ctx, bool moved)
 {
 	static __thread uint64_t idle_since;
 	static __thread unsigned empty;
-	uint64_t now, after = yield_after_ns();
+	uint64_t now, after = ctx->cfg.yield_after_ns;
 
 	if (moved || !after) {
 		idle_since = 0;
 		empty = 0;
 		return;
 	}
-	/* the clock only every 16th empty poll: a read costs this VM 28 ns,
-	 * a tenth of a 64-byte message's whole cost */
-	if (++empty % 16)
+	/* reading the clock costs a 64-byte message a noticeable share */
+	if (++empty % CLOCK_EVERY_POLLS)
 		return;
 	now = uroce_now_ns();
 	if (!idle_since) {
@@ -277,16 +269,15 @@ static void sleep_ns(uint64_t ns)
 
 /*
  * How long a progress thread without a file descriptor to sleep on (memif)
- * naps: 20 us while traffic may come at any moment, longer the longer it
- * has been idle. Each wake-up costs this VM several microseconds of CPU,
- * and an idle memif target at 20 us naps used a third of a core. The cap
- * bounds what an idle device adds to the first packet that ends the idle
- * spell, and keeps the frames a fast sender can queue in the meantime well
- * inside memif's 2048-slot ring.
+ * naps: short while traffic may come at any moment, longer the longer it
+ * has been idle, since each wake-up costs CPU. The cap bounds what an idle
+ * device adds to the first packet that ends the idle spell, and keeps the
+ * frames a fast sender can queue in the meantime well inside memif's
+ * 2048-slot ring.
  */
 static uint64_t nap_ns(uint64_t idle_ns)
 {
-	uint64_t nap = idle_ns / 16;
+	uint64_t nap = idle_ns / NAP_IDLE_SHARE;
 
 	return nap < NAP_MIN_NS ? NAP_MIN_NS : nap > NAP_MAX_NS ? NAP_MAX_NS : nap;
 }
@@ -335,10 +326,6 @@ static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadli
  * for a pass now and then for neighbours and counters. An application
  * that arms CQs may block in ibv_get_cq_event right after a post, and
  * needs this thread for that post: it never drives.
- *
- * ib_write_bw -s 65536 over memif, 6 alternating rounds: 29.5 -> 32.1
- * Gb/s, ahead in all 6; ib_send_bw -s 64 over memif 0.24 -> 0.33 Gb/s,
- * ahead in 5 of 5; ib_write_bw over af_packet 10.5 -> 11.7 Gb/s (4 of 5).
  */
 static bool app_polls(struct uroce_context *ctx, uint64_t now)
 {
@@ -351,32 +338,16 @@ static void *progress_thread(void *arg)
 	struct uroce_context *ctx = arg;
 	uint64_t busy_until = 0, last_pass = 0;
 	int irq_fd;
-	/*
-	 * While the application drives, the naps grow to the housekeeping
-	 * pass (1 ms): each wake-up costs this VM tens of microseconds of a
-	 * core the application needs. Over memif, 256 us naps instead of 64 us
-	 * gave 40-49% more ib_write_bw and ib_send_bw -s 64 (3 of 3
-	 * alternating rounds), and 1 ms instead of 256 us 25-70% more
-	 * ib_send_bw -s 64 (4 of 4), ib_write_bw +5% (median of 8), ib_read_bw
-	 * and ib_write_lat unchanged.
-	 */
+	/* While the application drives, the naps grow to the housekeeping pass:
+	 * each wake-up costs tens of microseconds of a core it needs. */
 	bool no_fd = uroce_dp_wait_fd(ctx->dp) < 0; /* memif: nothing wakes a nap early */
-	/*
-	 * Over af_packet the naps start at 16 us. They start again each time
-	 * the application is seen off its core for 50 us, several hundred
-	 * times a second in ib_write_lat on two cores shared by four busy
-	 * threads; from 1 us, this thread took 15-22% of a core there, from
-	 * 16 us 11%. ib_write_lat -s 2 p99 156-217 against 214-294 us (8 of 8
-	 * alternating rounds; 4 of 4 in a faster hour, 84-182 against
-	 * 184-243), medians even (5.09-5.76 against 5.11-5.76 us). Over
-	 * memif, where nothing wakes a nap early, 16 us lost ib_send_bw -s 64
-	 * in 3 of 4 rounds: it stays 1 us.
-	 */
+	/* Over af_packet the naps start longer: they restart each time the
+	 * application is seen off its core, hundreds of times a second. Over
+	 * memif, where nothing wakes a nap early, longer first naps lost. */
 	uint64_t first_nap = no_fd ? BACKOFF_NS : FD_BACKOFF_NS, backoff = first_nap;
-	uint64_t spin_ns = getenv("UROCE_SPIN_NS") ? strtoull(getenv("UROCE_SPIN_NS"), NULL, 0) : SPIN_NS;
+	uint64_t spin_ns = ctx->cfg.spin_ns;
 
-	/* wake-ups as late as the default 50 us slack would stretch paced gaps */
-	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	prctl(PR_SET_TIMERSLACK, TIMER_SLACK_NS, 0, 0, 0);
 	uroce_dp_thread_register();
 
 	while (!atomic_load(&ctx->stop)) {
@@ -390,11 +361,9 @@ static void *progress_thread(void *arg)
 		if (drives || pthread_mutex_trylock(&ctx->lock)) {
 			/* the application is running passes and moves the packets
 			 * itself: waiting on the mutex would cost a futex sleep and
-			 * wake-up each time, the largest cost in a profile of
-			 * ib_write_bw's initiator. Look again shortly, and less
-			 * often the longer it keeps the lock: each nap costs a
-			 * timer and a system call, which is CPU the application
-			 * and its peer need (a third of a core, profiled) */
+			 * wake-up each time. Look again shortly, and less often the
+			 * longer it keeps the lock: each nap costs a timer and a
+			 * system call, CPU the application and its peer need */
 			sleep_ns(backoff);
 			if (backoff < (drives ? DRIVE_NAP_MAX_NS : BACKOFF_MAX_NS))
 				backoff *= 2;
@@ -408,20 +377,11 @@ static void *progress_thread(void *arg)
 		moved = run_pass(ctx, now);
 		/*
 		 * A housekeeping pass amid a memif application's driving: nap on
-		 * as long. Starting again from 1 us made ten naps a millisecond,
-		 * and ib_send_bw -s 64's initiator spent a third of its samples
-		 * in their wake-ups; now it sends 1.4-2.6x as many (3 of 3
-		 * alternating rounds), ib_write_bw 1.03-1.5x. Over af_packet the
-		 * kernel's transmit path runs inside the application's sendto,
-		 * its passes are long and sparse, and a pass here that found
-		 * frames to move means it is not keeping up: look again soon.
-		 * Against naps of at most 64 us, restarted after every pass
-		 * (alternating runs): ib_write_lat median ahead in 6 of 6, its
-		 * share of iterations over 50 us 7-18% against 22-33%;
-		 * ib_send_bw -s 64 ahead in 3 of 4 (0.23-0.31 -> 0.27-0.44 M
-		 * messages/s); ib_write_bw ahead in 2 of 2; ib_read_bw even
-		 * (1 ms naps restarted after every pass, as the 64 us ones
-		 * were, lost it 2-21%, 4 of 4, in an earlier minute).
+		 * as long (restarting from 1 us made ten wake-ups a millisecond).
+		 * Over af_packet the kernel's transmit path runs inside the
+		 * application's sendto, its passes are long and sparse, and a
+		 * pass here that found frames to move means it is not keeping
+		 * up: look again soon.
 		 */
 		if (!polls || (moved && !no_fd))
 			backoff = first_nap;
@@ -429,8 +389,7 @@ static void *progress_thread(void *arg)
 		pending = ur_dev_tx_pending(ctx->engine);
 		deadline = ur_dev_next_deadline(ctx->engine);
 		/* Sleeping past the ACK timeout would make each first send
-		 * after a lull wake us to arm its retransmit timer: ib_send_bw's
-		 * initiator wrote the eventfd 12,000 times a second. */
+		 * after a lull wake us to arm its retransmit timer. */
 		if (deadline > now && deadline - now > ur_dev_quiet_ns(ctx->engine))
 			deadline = now + ur_dev_quiet_ns(ctx->engine);
 		if (now >= ctx->next_counter_write) {

@@ -414,7 +414,7 @@ int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	if (err) {
 		char why[384] = "";
 
-		if (err == -EINVAL && ctx->debug >= 1) {
+		if (err == -EINVAL && ctx->cfg.debug >= 1) {
 			/* the same checks again, this time for their reason */
 			pthread_mutex_lock(&ctx->lock);
 			ur_qp_modify_check(uqp->qp, &ua, (uint32_t)mask, why, sizeof(why));

@@ -10,21 +10,22 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "registry.h"
 
 /*
  * /run/uroce, where /run is a memory file system as on most systems; else
  * /dev/shm/uroce: counters are rewritten while programs run, and on a disk
  * file system every rewrite can stall for tens of milliseconds.
- * UROCE_RUN_DIR overrides both.
+ * UROCE_RUN_DIR overrides both (config.c reads it).
  */
 static const char *run_base(void)
 {
 	static const char *base;
-	const char *b = getenv("UROCE_RUN_DIR");
+	const char *b = uroce_process_config()->run_dir;
 	struct statfs sf;
 
-	if (b && *b)
+	if (*b)
 		return b;
 	if (!base)
 		base = !statfs("/run", &sf) && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC)

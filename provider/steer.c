@@ -21,10 +21,9 @@ int uroce_steer_update(struct uroce_context *ctx)
 {
 	uint32_t blocks[UROCE_MAX_OWN_BLOCKS + 1];
 	unsigned n = 0;
-	const char *off = getenv("UROCE_NO_STEER"); /* to measure what steering saves */
 	int err;
 
-	if (ctx->steer_unsupported || (off && *off && strcmp(off, "0")))
+	if (ctx->steer_unsupported || ctx->cfg.no_steer)
 		return 0;
 	if (ctx->shared.writer)
 		blocks[n++] = 0;

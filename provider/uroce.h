@@ -14,23 +14,13 @@
 
 #include "verbs_abi.h"
 
+#include "config.h"
 #include "dataplane.h"
 #include "engine.h"
 #include "registry.h"
 #include "shared.h"
 
 #define to_type(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
-
-/* Objects a context counts against its advertised limits (limits.c). */
-enum uroce_obj {
-	UROCE_OBJ_PD,
-	UROCE_OBJ_MR,
-	UROCE_OBJ_CQ,
-	UROCE_OBJ_QP,
-	UROCE_OBJ_SRQ,
-	UROCE_OBJ_AH,
-	UROCE_OBJ_COUNT
-};
 
 struct uroce_device {
 	struct verbs_device vdev;
@@ -40,7 +30,8 @@ struct uroce_device {
 /* Per-process state of one opened device. */
 struct uroce_context {
 	struct verbs_context vctx;
-	struct uroce_devconf conf;
+	struct uroce_devconf conf; /* the device's file, as `uroce link add` wrote it */
+	struct uroce_config cfg;   /* what this context runs with: conf and the environment */
 	char devdir[512];
 	struct ur_dev *engine;
 	struct uroce_dp *dp;
@@ -70,7 +61,6 @@ struct uroce_context {
 	uint64_t counters_written[UROCE_ROW_COUNTERS]; /* values in the hw_counters files */
 	bool steer_unsupported;    /* the port cannot filter by QP number */
 	bool steer_block0;         /* the filter also takes block 0 (housekeeper) */
-	int debug;                 /* UROCE_DEBUG level */
 	uint32_t limit[UROCE_OBJ_COUNT];    /* what query_device advertises */
 	atomic_uint nobj[UROCE_OBJ_COUNT];  /* how many exist */
 	bool first_port_event;
@@ -179,14 +169,13 @@ void uroce_progress_post(struct uroce_context *ctx);
 /* Transmit what is ready; the caller holds ctx->lock (destroy_qp). */
 void uroce_progress_tx_locked(struct uroce_context *ctx);
 /* An application poll found nothing (moved false): yield after a while of it. */
-void uroce_progress_idle(bool moved);
+void uroce_progress_idle(struct uroce_context *ctx, bool moved);
 uint64_t uroce_now_ns(void);
 extern const struct ur_host_ops uroce_host_ops;
 
 /* log.c */
 void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-int uroce_debug_level(void);
 /* A refused verbs call: logs (UROCE_DEBUG=1) which attribute was refused and why; returns err. */
 int uroce_refuse(struct uroce_context *ctx, int err, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
