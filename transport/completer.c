@@ -9,29 +9,11 @@
 #include "psn.h"
 #include "qp.h"
 #include "sr.h"
+#include "wr_opcode.h"
 
 static uint32_t wqe_last_psn(const struct ur_send_wqe *w)
 {
 	return ur_psn_add(w->first_psn, w->npkts - 1);
-}
-
-static enum ur_wc_opcode wc_opcode(const struct ur_send_wqe *w)
-{
-	switch (w->opcode) {
-	case UR_WR_RDMA_WRITE:
-	case UR_WR_RDMA_WRITE_WITH_IMM:
-		return UR_WC_RDMA_WRITE;
-	case UR_WR_RDMA_READ:
-		return UR_WC_RDMA_READ;
-	case UR_WR_ATOMIC_CMP_AND_SWP:
-		return UR_WC_COMP_SWAP;
-	case UR_WR_ATOMIC_FETCH_AND_ADD:
-		return UR_WC_FETCH_ADD;
-	case UR_WR_LOCAL_INV:
-		return UR_WC_LOCAL_INV;
-	default:
-		return UR_WC_SEND;
-	}
 }
 
 /*
@@ -56,7 +38,7 @@ bool ur_comp_retire_done(struct ur_qp *qp)
 			cqe = (struct ur_cqe){
 				.wr_id = w->wr_id,
 				.status = w->status,
-				.opcode = wc_opcode(w),
+				.opcode = ur_wr_opcode_get(w->opcode)->wc_opcode,
 				.qp_num = qp->qpn,
 				.byte_len = w->opcode == UR_WR_RDMA_READ ? w->length
 					    : wqe_is_rd_atomic(w)       ? 8
