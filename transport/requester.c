@@ -9,6 +9,7 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "sg_copy.h"
 #include "sr.h"
 #include "wr_opcode.h"
 
@@ -21,35 +22,13 @@
 static int wqe_gather(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t off,
 		      struct ur_pkt_out *o, uint32_t len)
 {
-	const struct ur_mr_table *mrs = &qp->dev->mrs;
-	uint8_t *dst = ur_pkt_payload(o);
+	const struct ur_sg_list sg = {&qp->dev->mrs, qp->pd, w->sge, w->num_sge};
 
 	if (w->flags & UR_SEND_INLINE) {
-		memcpy(dst, (const uint8_t *)w->sge + off, len);
+		memcpy(ur_pkt_payload(o), (const uint8_t *)w->sge + off, len);
 		return 0;
 	}
-	for (unsigned i = 0; i < w->num_sge && len; i++) {
-		const struct ur_sge *s = &w->sge[i];
-		struct ur_mr *mr;
-		uint32_t n;
-
-		if (off >= s->length) {
-			off -= s->length;
-			continue;
-		}
-		n = UR_MIN(len, s->length - off);
-		if (ur_mr_check(mrs, s->lkey, qp->pd, s->addr + off, n, 0, &mr))
-			return -EACCES;
-		if (n == len && dst == ur_pkt_payload(o)) {
-			o->payload_src = ur_mr_ptr(mr, s->addr + off);
-			return 0;
-		}
-		memcpy(dst, ur_mr_ptr(mr, s->addr + off), n);
-		dst += n;
-		len -= n;
-		off = 0;
-	}
-	return len ? -EACCES : 0;
+	return ur_sg_gather(&sg, off, ur_pkt_payload(o), len, &o->payload_src) ? -EACCES : 0;
 }
 
 static uint8_t opcode_for(const struct ur_qp *qp, const struct ur_send_wqe *w, bool first,
