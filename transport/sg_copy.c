@@ -8,13 +8,13 @@
 
 /*
  * Walk the list from byte `off` for `len` bytes: into the regions from `src`
- * (scatter), or out of them into `dst` (gather). Zero-length SGEs are
+ * when scattering, else out of them into `dst`. Zero-length SGEs are
  * stepped over like any other that ends before `off`.
  */
-static int sg_copy(const struct ur_sg_list *l, uint32_t off, uint32_t len, const uint8_t *src,
-		   uint8_t *dst, const void **in_place)
+static int sg_copy(const struct ur_sg_list *l, uint32_t off, uint32_t len, bool scatter,
+		   const uint8_t *src, uint8_t *dst, const void **in_place)
 {
-	uint32_t access = src ? UR_ACCESS_LOCAL_WRITE : 0;
+	uint32_t access = scatter ? UR_ACCESS_LOCAL_WRITE : 0;
 	bool first = true;
 
 	for (unsigned i = 0; i < l->num_sge && len; i++) {
@@ -35,7 +35,7 @@ static int sg_copy(const struct ur_sg_list *l, uint32_t off, uint32_t len, const
 			*in_place = mem;
 			return 0;
 		}
-		if (src) {
+		if (scatter) {
 			memcpy(mem, src, n);
 			src += n;
 		} else {
@@ -51,11 +51,11 @@ static int sg_copy(const struct ur_sg_list *l, uint32_t off, uint32_t len, const
 
 int ur_sg_scatter(const struct ur_sg_list *l, uint32_t off, const void *src, uint32_t len)
 {
-	return sg_copy(l, off, len, src, NULL, NULL);
+	return sg_copy(l, off, len, true, src, NULL, NULL);
 }
 
 int ur_sg_gather(const struct ur_sg_list *l, uint32_t off, void *dst, uint32_t len,
 		 const void **in_place)
 {
-	return sg_copy(l, off, len, NULL, dst, in_place);
+	return sg_copy(l, off, len, false, NULL, dst, in_place);
 }
