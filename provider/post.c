@@ -11,57 +11,19 @@
 
 #include "uroce.h"
 
-const char *uroce_wr_opcode_name(enum ibv_wr_opcode op)
-{
-	static const char *const names[] = {
-	    [IBV_WR_RDMA_WRITE] = "RDMA_WRITE",
-	    [IBV_WR_RDMA_WRITE_WITH_IMM] = "RDMA_WRITE_WITH_IMM",
-	    [IBV_WR_SEND] = "SEND",
-	    [IBV_WR_SEND_WITH_IMM] = "SEND_WITH_IMM",
-	    [IBV_WR_RDMA_READ] = "RDMA_READ",
-	    [IBV_WR_ATOMIC_CMP_AND_SWP] = "ATOMIC_CMP_AND_SWP",
-	    [IBV_WR_ATOMIC_FETCH_AND_ADD] = "ATOMIC_FETCH_AND_ADD",
-	    [IBV_WR_LOCAL_INV] = "LOCAL_INV",
-	    [IBV_WR_BIND_MW] = "BIND_MW",
-	    [IBV_WR_SEND_WITH_INV] = "SEND_WITH_INV",
-	    [IBV_WR_TSO] = "TSO",
-	    [IBV_WR_DRIVER1] = "DRIVER1",
-	};
-
-	return (unsigned)op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : "unknown";
-}
-
-bool uroce_send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-		return true;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return t == IBV_QPT_RC || t == IBV_QPT_UC;
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-	case IBV_WR_SEND_WITH_INV:
-		return t == IBV_QPT_RC;
-	default:
-		return false; /* memory windows, local invalidate, TSO: not offered */
-	}
-}
-
 /* Fill one slot from `wr`; returns 0 or a positive errno. */
 static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe *w,
 		     const struct ibv_send_wr *wr)
 {
 	struct ibv_qp *qp = &uqp->vqp.qp;
 	struct uroce_context *ctx = to_uctx(qp->context);
+	const struct ur_wr_opcode_info *op = ur_wr_opcode_get(wr->opcode);
 	uint64_t total = 0;
 
-	if (!uroce_send_opcode_ok(qp->qp_type, wr->opcode))
+	if (!ur_wr_allowed(wr->opcode, qp->qp_type))
 		return uroce_refuse(ctx, EINVAL, "post_send",
 				    "qp %#x: opcode %s (%d) is not offered on a %s QP", qp->qp_num,
-				    uroce_wr_opcode_name(wr->opcode), wr->opcode,
+				    op->name, wr->opcode,
 				    qp->qp_type == IBV_QPT_RC	? "RC"
 				    : qp->qp_type == IBV_QPT_UC ? "UC"
 								: "UD");
@@ -82,15 +44,10 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 	w->flags = (uint8_t)wr->send_flags;
 	w->signaled = (wr->send_flags & IBV_SEND_SIGNALED) || uqp->sq_sig_all;
 	w->length = (uint32_t)total;
-	switch (wr->opcode) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_RDMA_READ:
+	if (op->flags & (UR_WRF_WRITE | UR_WRF_READ)) {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	} else if (op->flags & UR_WRF_ATOMIC) {
 		/* one 8-byte local buffer receives the original value (10.7.3.3) */
 		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
 			return uroce_refuse(
@@ -101,13 +58,10 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
 		w->swap = wr->wr.atomic.swap;
-		break;
-	default:
-		break;
 	}
-	if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+	if (op->flags & UR_WRF_IMM)
 		w->imm = wr->imm_data;
-	else if (wr->opcode == IBV_WR_SEND_WITH_INV)
+	else if (op->flags & UR_WRF_INV)
 		w->imm = wr->invalidate_rkey;
 	if (qp->qp_type == IBV_QPT_UD) {
 		if (!wr->wr.ud.ah)
@@ -117,8 +71,8 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 		w->ud_qpn = wr->wr.ud.remote_qpn;
 		w->ud_qkey = wr->wr.ud.remote_qkey;
 	}
-	if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ &&
-	    wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP && wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	/* inline data is what a SEND or WRITE carries out; READs and atomics bring data back */
+	if ((wr->send_flags & IBV_SEND_INLINE) && (op->flags & (UR_WRF_SEND | UR_WRF_WRITE))) {
 		uint8_t *dst = (uint8_t *)w->sge;
 
 		if (total > uqp->max_inline)

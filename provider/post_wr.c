@@ -16,13 +16,6 @@
 
 #include "uroce.h"
 
-/* The ibv_wr_* builders uroce offers, as IBV_QP_EX_WITH_* flags. */
-#define UROCE_SEND_OPS                                                                       \
-	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |   \
-	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |                               \
-	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |               \
-	 IBV_QP_EX_WITH_SEND_WITH_INV)
-
 static struct uroce_qp *from_ex(struct ibv_qp_ex *ex)
 {
 	return to_uqp(&ex->qp_base);
@@ -48,36 +41,11 @@ static void wr_fail(struct uroce_qp *uqp, int err, const char *fmt, ...)
 	uroce_refuse(ctx, err, "ibv_wr_*", "qp %#x: %s", uqp->vqp.qp.qp_num, why);
 }
 
-static uint64_t op_flag(enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_RDMA_WRITE:
-		return IBV_QP_EX_WITH_RDMA_WRITE;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
-	case IBV_WR_SEND:
-		return IBV_QP_EX_WITH_SEND;
-	case IBV_WR_SEND_WITH_IMM:
-		return IBV_QP_EX_WITH_SEND_WITH_IMM;
-	case IBV_WR_RDMA_READ:
-		return IBV_QP_EX_WITH_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-	case IBV_WR_SEND_WITH_INV:
-		return IBV_QP_EX_WITH_SEND_WITH_INV;
-	default:
-		return 0;
-	}
-}
-
 /* The request being built is finished: check what only now is complete. */
 static void check_current(struct uroce_qp *uqp)
 {
 	struct ur_send_wqe *w = uqp->wr_cur;
-	bool atomic = w && (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-			    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD);
+	bool atomic = w && ur_wr_has(w->opcode, UR_WRF_ATOMIC);
 
 	if (!w || uqp->wr_err)
 		return;
@@ -85,7 +53,7 @@ static void check_current(struct uroce_qp *uqp)
 	if (atomic && (w->num_sge != 1 || w->sge[0].length != 8 || (w->flags & IBV_SEND_INLINE)))
 		wr_fail(uqp, EINVAL,
 			"an atomic needs one 8-byte SGE, not inline data (IBTA 10.7.3.3)");
-	if (w->opcode == IBV_WR_RDMA_READ && (w->flags & IBV_SEND_INLINE))
+	if (ur_wr_has(w->opcode, UR_WRF_READ) && (w->flags & IBV_SEND_INLINE))
 		wr_fail(uqp, EINVAL, "an RDMA READ cannot take inline data");
 	if (uqp->vqp.qp.qp_type == IBV_QPT_UD && !w->ud_av)
 		wr_fail(uqp, EINVAL, "a UD send without ibv_wr_set_ud_addr");
@@ -101,10 +69,11 @@ static struct ur_send_wqe *begin(struct ibv_qp_ex *ex, enum ibv_wr_opcode op)
 	check_current(uqp);
 	if (uqp->wr_err)
 		return NULL;
-	if (!(uqp->send_ops & op_flag(op)) || !uroce_send_opcode_ok(uqp->vqp.qp.qp_type, op)) {
+	/* an opcode's IBV_QP_EX_WITH_* flag is 1 << the opcode (abi_checks.c) */
+	if (!ur_wr_allowed(op, uqp->vqp.qp.qp_type) || !(uqp->send_ops & (1ull << op))) {
 		wr_fail(uqp, EINVAL,
 			"opcode %s was not in the QP's send_ops_flags %#llx, or its type lacks it",
-			uroce_wr_opcode_name(op), (unsigned long long)uqp->send_ops);
+			ur_wr_opcode_name(op), (unsigned long long)uqp->send_ops);
 		return NULL;
 	}
 	w = ur_wq_reserve(ur_qp_sq(uqp->qp), uqp->wr_pending);
@@ -345,8 +314,9 @@ int uroce_qp_ex_init(struct uroce_qp *uqp, uint64_t send_ops_flags)
 {
 	struct ibv_qp_ex *ex = &uqp->vqp.qp_ex;
 
-	if (send_ops_flags & ~(uint64_t)UROCE_SEND_OPS)
-		return EOPNOTSUPP; /* memory windows, local invalidate, TSO, atomic write */
+	/* the flags are 1 << opcode; the others: memory windows, local invalidate, TSO, atomic write */
+	if (send_ops_flags & ~(uint64_t)ur_wr_opcodes_offered())
+		return EOPNOTSUPP;
 	uqp->send_ops = send_ops_flags;
 	ex->wr_rdma_write = wr_rdma_write;
 	ex->wr_rdma_write_imm = wr_rdma_write_imm;

@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "registry.h"
 #include "shared.h"
+#include "wr_opcode.h"
 
 #define to_type(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
@@ -219,9 +220,6 @@ int uroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		   struct ibv_qp_init_attr *init);
 int uroce_destroy_qp(struct ibv_qp *qp);
 int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
-/* Whether a QP of this type can carry the send opcode. */
-bool uroce_send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op);
-const char *uroce_wr_opcode_name(enum ibv_wr_opcode op);
 /* post_wr.c: the ibv_wr_* builders for send_ops_flags; a positive errno if one is not offered. */
 int uroce_qp_ex_init(struct uroce_qp *uqp, uint64_t send_ops_flags);
 int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);

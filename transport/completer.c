@@ -8,7 +8,9 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "sg_copy.h"
 #include "sr.h"
+#include "wr_opcode.h"
 
 static uint32_t wqe_last_psn(const struct ur_send_wqe *w)
 {
@@ -146,25 +148,9 @@ uint64_t ur_rnr_timeout_ns(unsigned code)
 static int wqe_scatter(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t off,
 		       const uint8_t *src, uint32_t len)
 {
-	for (unsigned i = 0; i < w->num_sge && len; i++) {
-		const struct ur_sge *s = &w->sge[i];
-		struct ur_mr *mr;
-		uint32_t n;
+	const struct ur_sg_list sg = {&qp->dev->mrs, qp->pd, w->sge, w->num_sge};
 
-		if (off >= s->length) {
-			off -= s->length;
-			continue;
-		}
-		n = UR_MIN(len, s->length - off);
-		if (ur_mr_check(&qp->dev->mrs, s->lkey, qp->pd, s->addr + off, n,
-				UR_ACCESS_LOCAL_WRITE, &mr))
-			return -1;
-		memcpy(ur_mr_ptr(mr, s->addr + off), src, n);
-		src += n;
-		len -= n;
-		off = 0;
-	}
-	return len ? -1 : 0;
+	return ur_sg_scatter(&sg, off, src, len);
 }
 
 /*

@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "frame.h"
 #include "timer.h"
+#include "wr_opcode.h"
 
 /* Timer kinds, dispatched by device.c's timer_kinds table. */
 enum ur_qp_timer_kind {
@@ -178,8 +179,7 @@ static inline uint32_t sq_prod(struct ur_qp *qp)
 
 static inline bool wqe_is_rd_atomic(const struct ur_send_wqe *w)
 {
-	return w->opcode == UR_WR_RDMA_READ || w->opcode == UR_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == UR_WR_ATOMIC_FETCH_AND_ADD;
+	return ur_wr_has(w->opcode, UR_WRF_READ | UR_WRF_ATOMIC);
 }
 
 /* Where the packet being built goes: a connected QP's path or, for UD, the WQE's AH. */

@@ -9,7 +9,9 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "sg_copy.h"
 #include "sr.h"
+#include "wr_opcode.h"
 
 /*
  * Put `len` payload bytes of `w` from `off` into packet `o`; -EACCES on a bad
@@ -20,35 +22,13 @@
 static int wqe_gather(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t off,
 		      struct ur_pkt_out *o, uint32_t len)
 {
-	const struct ur_mr_table *mrs = &qp->dev->mrs;
-	uint8_t *dst = ur_pkt_payload(o);
+	const struct ur_sg_list sg = {&qp->dev->mrs, qp->pd, w->sge, w->num_sge};
 
 	if (w->flags & UR_SEND_INLINE) {
-		memcpy(dst, (const uint8_t *)w->sge + off, len);
+		memcpy(ur_pkt_payload(o), (const uint8_t *)w->sge + off, len);
 		return 0;
 	}
-	for (unsigned i = 0; i < w->num_sge && len; i++) {
-		const struct ur_sge *s = &w->sge[i];
-		struct ur_mr *mr;
-		uint32_t n;
-
-		if (off >= s->length) {
-			off -= s->length;
-			continue;
-		}
-		n = UR_MIN(len, s->length - off);
-		if (ur_mr_check(mrs, s->lkey, qp->pd, s->addr + off, n, 0, &mr))
-			return -EACCES;
-		if (n == len && dst == ur_pkt_payload(o)) {
-			o->payload_src = ur_mr_ptr(mr, s->addr + off);
-			return 0;
-		}
-		memcpy(dst, ur_mr_ptr(mr, s->addr + off), n);
-		dst += n;
-		len -= n;
-		off = 0;
-	}
-	return len ? -EACCES : 0;
+	return ur_sg_gather(&sg, off, ur_pkt_payload(o), len, &o->payload_src) ? -EACCES : 0;
 }
 
 static uint8_t opcode_for(const struct ur_qp *qp, const struct ur_send_wqe *w, bool first,
@@ -101,33 +81,6 @@ static uint8_t opcode_for(const struct ur_qp *qp, const struct ur_send_wqe *w, b
 	return qp->type == UR_QPT_UC ? (uint8_t)(op | UR_TRANSPORT_UC) : op;
 }
 
-static bool opcode_allowed(const struct ur_qp *qp, const struct ur_send_wqe *w)
-{
-	switch (w->opcode) {
-	case UR_WR_SEND:
-	case UR_WR_SEND_WITH_IMM:
-		return true;
-	case UR_WR_RDMA_WRITE:
-	case UR_WR_RDMA_WRITE_WITH_IMM:
-		return qp->type != UR_QPT_UD;
-	case UR_WR_SEND_WITH_INV:
-	case UR_WR_RDMA_READ:
-		return qp->type == UR_QPT_RC;
-	case UR_WR_ATOMIC_CMP_AND_SWP:
-	case UR_WR_ATOMIC_FETCH_AND_ADD:
-		return qp->type == UR_QPT_RC && w->length == 8;
-	default:
-		return false;
-	}
-}
-
-/* Messages that consume a receive WQE at the responder: numbered by rseq. */
-static bool consumes_rwqe(const struct ur_send_wqe *w)
-{
-	return w->opcode == UR_WR_SEND || w->opcode == UR_WR_SEND_WITH_IMM ||
-	       w->opcode == UR_WR_SEND_WITH_INV || w->opcode == UR_WR_RDMA_WRITE_WITH_IMM;
-}
-
 bool ur_req_has_work(struct ur_qp *qp)
 {
 	struct ur_requester *rq = &qp->req;
@@ -171,7 +124,9 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 {
 	struct ur_requester *rq = &qp->req;
 
-	if (!opcode_allowed(qp, w)) {
+	/* an atomic's local buffer is one 8-byte word (10.7.3.3) */
+	if (!ur_wr_allowed(w->opcode, qp->type) ||
+	    (ur_wr_has(w->opcode, UR_WRF_ATOMIC) && w->length != 8)) {
 		w->state = UR_WQE_ACTIVE;
 		ur_qp_log_error(qp, "WQE opcode %u not valid for this QP", w->opcode);
 		ur_comp_wqe_error(qp, w, UR_WC_LOC_QP_OP_ERR);
@@ -213,8 +168,9 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 		w->started = 1;
 		w->sr = ur_sr_on(qp);
 	}
+	/* messages that consume a receive WQE at the responder are numbered by rseq */
 	w->rseq = rq->rseq_next;
-	if (consumes_rwqe(w))
+	if (ur_wr_has(w->opcode, UR_WRF_RECV))
 		rq->rseq_next++;
 	rq->off = 0;
 	return 0;
@@ -288,7 +244,7 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 		/* selective repeat: enough for the responder to place it on arrival */
 		struct ur_sreth *e = (struct ur_sreth *)ur_pkt_ext(&o);
 
-		ur_sreth_set_rseq(e, consumes_rwqe(w) ? w->rseq : 0);
+		ur_sreth_set_rseq(e, ur_wr_has(w->opcode, UR_WRF_RECV) ? w->rseq : 0);
 		ur_sreth_set_offset(e, off);
 		if (op->kind == UR_KIND_WRITE) {
 			ur_sreth_set_va(e, w->remote_addr);
@@ -303,7 +259,7 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 		return -EACCES;
 	}
 
-	if (last && consumes_rwqe(w))
+	if (last && ur_wr_has(w->opcode, UR_WRF_RECV))
 		ur_bth_set_se(bth, w->flags & UR_SEND_SOLICITED);
 	if (qp->type == UR_QPT_RC) {
 		/* a paced QP also asks at least every eighth of its ACK timeout, and
@@ -437,7 +393,7 @@ static int send_retransmission(struct ur_qp *qp, uint64_t now)
  */
 static bool ack_goes_ahead(const struct ur_qp *qp, const struct ur_send_wqe *w)
 {
-	return consumes_rwqe(w) && w->length - qp->req.off <= qp->mtu;
+	return ur_wr_has(w->opcode, UR_WRF_RECV) && w->length - qp->req.off <= qp->mtu;
 }
 
 int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
@@ -524,7 +480,7 @@ void ur_req_rewind(struct ur_qp *qp, uint32_t psn)
 		later->state = UR_WQE_POSTED;
 	}
 	w->state = UR_WQE_ACTIVE;
-	rq->rseq_next = w->rseq + (consumes_rwqe(w) ? 1 : 0);
+	rq->rseq_next = w->rseq + (ur_wr_has(w->opcode, UR_WRF_RECV) ? 1 : 0);
 	/* everything from here on goes again in full: no SACK state survives */
 	ur_sr_forget(qp, ur_psn_diff(psn, w->first_psn) >= 0 ? psn : w->first_psn, rq->psn);
 	rq->wqe = idx;

@@ -9,6 +9,7 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "sg_copy.h"
 #include "sr.h"
 
 static const uint8_t *pkt_hdr(const struct ur_pkt *pkt, unsigned off)
@@ -141,25 +142,9 @@ static bool rwqe_available(struct ur_qp *qp)
 int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
 		    const uint8_t *src, uint32_t len)
 {
-	for (unsigned i = 0; i < r->num_sge && len; i++) {
-		const struct ur_sge *s = &r->sge[i];
-		struct ur_mr *mr;
-		uint32_t n;
+	const struct ur_sg_list sg = {&qp->dev->mrs, qp->pd, r->sge, r->num_sge};
 
-		if (off >= s->length) {
-			off -= s->length;
-			continue;
-		}
-		n = UR_MIN(len, s->length - off);
-		if (ur_mr_check(&qp->dev->mrs, s->lkey, qp->pd, s->addr + off, n,
-				UR_ACCESS_LOCAL_WRITE, &mr))
-			return -1;
-		memcpy(ur_mr_ptr(mr, s->addr + off), src, n);
-		src += n;
-		len -= n;
-		off = 0;
-	}
-	return len ? -1 : 0;
+	return ur_sg_scatter(&sg, off, src, len);
 }
 
 static int rwqe_scatter(struct ur_qp *qp, const uint8_t *src, uint32_t len)

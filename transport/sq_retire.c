@@ -5,25 +5,7 @@
  * a WQE is done; this is what every path that finishes WQEs shares.
  */
 #include "qp.h"
-
-static enum ur_wc_opcode wc_opcode(const struct ur_send_wqe *w)
-{
-	switch (w->opcode) {
-	case UR_WR_RDMA_WRITE:
-	case UR_WR_RDMA_WRITE_WITH_IMM:
-		return UR_WC_RDMA_WRITE;
-	case UR_WR_RDMA_READ:
-		return UR_WC_RDMA_READ;
-	case UR_WR_ATOMIC_CMP_AND_SWP:
-		return UR_WC_COMP_SWAP;
-	case UR_WR_ATOMIC_FETCH_AND_ADD:
-		return UR_WC_FETCH_ADD;
-	case UR_WR_LOCAL_INV:
-		return UR_WC_LOCAL_INV;
-	default:
-		return UR_WC_SEND;
-	}
-}
+#include "wr_opcode.h"
 
 /*
  * Post CQEs for finished WQEs from the oldest on, in order, and give their
@@ -47,7 +29,7 @@ bool ur_sq_retire_done(struct ur_qp *qp)
 			cqe = (struct ur_cqe){
 				.wr_id = w->wr_id,
 				.status = w->status,
-				.opcode = wc_opcode(w),
+				.opcode = ur_wr_opcode_get(w->opcode)->wc_opcode,
 				.qp_num = qp->qpn,
 				.byte_len = w->opcode == UR_WR_RDMA_READ ? w->length
 					    : wqe_is_rd_atomic(w)       ? 8
