@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * `uroce bottleneck IF IF...`: a small learning Ethernet switch between
+ * `uroce-lab bottleneck IF IF...`: a small learning Ethernet switch between
  * network namespaces whose every output port is a congestion point: it
  * sends at a configured rate, queues what arrives faster (drop-tail beyond
  * a buffer), and marks ECN CE RED-style by queue depth (K_min, K_max,
@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "uroce.h"
+#include "lab.h"
 
 #define MAX_PORTS 8
 #define FRAME_MAX 10240
@@ -139,19 +139,19 @@ static int open_port(struct port *p, const char *ifname)
 	snprintf(p->name, sizeof(p->name), "%s", ifname);
 	p->ifindex = (int)if_nametoindex(ifname);
 	if (!p->ifindex) {
-		fprintf(stderr, "uroce bottleneck: no interface '%s' here\n", ifname);
+		fprintf(stderr, "uroce-lab bottleneck: no interface '%s' here\n", ifname);
 		return -1;
 	}
 	p->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	if (p->fd < 0) {
-		fprintf(stderr, "uroce bottleneck: packet socket: %s (needs root)\n", strerror(errno));
+		fprintf(stderr, "uroce-lab bottleneck: packet socket: %s (needs root)\n", strerror(errno));
 		return -1;
 	}
 	sll.sll_family = AF_PACKET;
 	sll.sll_protocol = htons(ETH_P_ALL);
 	sll.sll_ifindex = p->ifindex;
 	if (bind(p->fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		fprintf(stderr, "uroce bottleneck: bind %s: %s\n", ifname, strerror(errno));
+		fprintf(stderr, "uroce-lab bottleneck: bind %s: %s\n", ifname, strerror(errno));
 		return -1;
 	}
 	mr.mr_ifindex = p->ifindex;
@@ -469,7 +469,7 @@ static void report(struct bn *b, double t, double dt)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: uroce bottleneck IF IF [IF...] [options]\n"
+		"usage: uroce-lab bottleneck IF IF [IF...] [options]\n"
 		"\n"
 		"A learning switch joining the interfaces (run it in the namespace that holds\n"
 		"them); every output port sends at --rate, queues the rest, drops beyond\n"
@@ -565,7 +565,7 @@ int cmd_bottleneck(int argc, char **argv)
 			return 2;
 		}
 		if (!ok) {
-			fprintf(stderr, "uroce bottleneck: bad value '%s'\n", optarg);
+			fprintf(stderr, "uroce-lab bottleneck: bad value '%s'\n", optarg);
 			return 2;
 		}
 	}
