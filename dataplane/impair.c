@@ -10,6 +10,9 @@
  *   loss=P,burst=L,reorder=P:D,dup=P,ce=P,seed=S
  * Keys apply to transmitted frames; prefixed with `rx.` (rx.loss=P, ...)
  * they apply to received frames instead (`tx.` is accepted too).
+ *
+ * The decisions are transport/netem's, the simulator's own; here is only
+ * the spec, the counters and the holding of mbufs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,7 +23,7 @@
 #include <rte_mbuf.h>
 
 #include "dp_internal.h"
-#include "rng.h"
+#include "netem.h"
 
 #define HELD_MAX 256
 #define HOLD_MAX_NS 1000000ull /* a held frame leaves after 1 ms even if traffic stops */
@@ -32,15 +35,10 @@ struct held {
 };
 
 struct dp_impair {
-	double loss;
+	struct netem_impair net;
 	double burst;            /* mean burst length; > 1 selects Gilbert-Elliott */
-	double ge_p_gb, ge_p_bg; /* Gilbert-Elliott, when burst > 1 */
-	bool ge_bad;
-	double reorder;
-	unsigned depth;
-	double dup;
-	double ce;
-	struct sim_rng rng;
+	unsigned depth;          /* frames that overtake a held one */
+	struct netem_state st;
 	uint64_t seq;            /* frames let through so far */
 	struct held held[HELD_MAX];
 	unsigned nheld;
@@ -59,7 +57,7 @@ static struct dp_impair *impair_new(uint64_t seed)
 	struct dp_impair *im = calloc(1, sizeof(*im));
 
 	if (im)
-		sim_rng_seed(&im->rng, seed);
+		sim_rng_seed(&im->st.rng, seed);
 	return im;
 }
 
@@ -67,20 +65,20 @@ static struct dp_impair *impair_new(uint64_t seed)
 static bool parse_key(struct dp_impair *im, char *key, char *val)
 {
 	if (!strcmp(key, "loss"))
-		return parse_prob(val, &im->loss);
+		return parse_prob(val, &im->net.loss);
 	if (!strcmp(key, "burst"))
 		return (im->burst = strtod(val, NULL)) >= 1;
 	if (!strcmp(key, "dup"))
-		return parse_prob(val, &im->dup);
+		return parse_prob(val, &im->net.dup);
 	if (!strcmp(key, "ce"))
-		return parse_prob(val, &im->ce);
+		return parse_prob(val, &im->net.ce);
 	if (!strcmp(key, "reorder")) {
 		char *colon = strchr(val, ':');
 
 		if (!colon)
 			return false;
 		*colon = 0;
-		return parse_prob(val, &im->reorder) &&
+		return parse_prob(val, &im->net.reorder) &&
 		       (im->depth = (unsigned)strtoul(colon + 1, NULL, 10)) > 0 &&
 		       im->depth <= HELD_MAX;
 	}
@@ -89,13 +87,10 @@ static bool parse_key(struct dp_impair *im, char *key, char *val)
 
 static void impair_finish(struct uroce_dp *dp, struct dp_impair *im, const char *dir)
 {
-	if (im->burst > 1 && im->loss > 0) {
-		/* mean burst length L; long-run loss rate p */
-		im->ge_p_bg = 1.0 / im->burst;
-		im->ge_p_gb = im->loss * im->ge_p_bg / (1 - im->loss);
-	}
-	dp_log(dp, "impairments %s: loss %g burst %g reorder %g:%u dup %g ce %g", dir, im->loss,
-	       im->burst, im->reorder, im->depth, im->dup, im->ce);
+	if (im->burst > 1 && im->net.loss > 0)
+		netem_ge_bursts(&im->net.ge, im->net.loss, im->burst);
+	dp_log(dp, "impairments %s: loss %g burst %g reorder %g:%u dup %g ce %g", dir, im->net.loss,
+	       im->burst, im->net.reorder, im->depth, im->net.dup, im->net.ce);
 }
 
 int dp_impair_open(struct uroce_dp *dp, const char *spec, uint64_t seed)
@@ -168,67 +163,20 @@ void dp_impair_close(struct uroce_dp *dp)
 	dp->impair_tx = dp->impair_rx = NULL;
 }
 
-static bool lose(struct dp_impair *im)
-{
-	if (im->ge_p_gb > 0) {
-		if (im->ge_bad)
-			im->ge_bad = !sim_rng_bernoulli(&im->rng, im->ge_p_bg);
-		else
-			im->ge_bad = sim_rng_bernoulli(&im->rng, im->ge_p_gb);
-		return im->ge_bad;
-	}
-	return sim_rng_bernoulli(&im->rng, im->loss);
-}
-
-/* Set CE on an ECN-capable IPv4/IPv6 frame (RFC 3168), fixing the IPv4 checksum. */
-static bool mark_ce(uint8_t *f, uint32_t len)
-{
-	unsigned off = 12;
-	uint16_t type = (uint16_t)(f[12] << 8 | f[13]);
-
-	if (type == 0x8100 && len >= 18) {
-		off += 4;
-		type = (uint16_t)(f[off] << 8 | f[off + 1]);
-	}
-	off += 2;
-	if (type == 0x0800 && len >= off + 20 && (f[off + 1] & 3) && (f[off + 1] & 3) != 3) {
-		uint32_t sum;
-
-		/* incremental checksum update (RFC 1624): the ECN bits go to 11 */
-		uint16_t old = (uint16_t)(f[off] << 8 | f[off + 1]), new = old | 3;
-
-		f[off + 1] |= 3;
-		sum = (uint16_t)~(f[off + 10] << 8 | f[off + 11]) + (uint16_t)~old + new;
-		while (sum >> 16)
-			sum = (sum & 0xffff) + (sum >> 16);
-		f[off + 10] = (uint8_t)(~sum >> 8);
-		f[off + 11] = (uint8_t)~sum;
-		return true;
-	}
-	if (type == 0x86dd && len >= off + 40) {
-		unsigned ecn = (unsigned)(f[off + 1] >> 4) & 3;
-
-		if (ecn && ecn != 3) {
-			f[off + 1] |= 0x30;
-			return true;
-		}
-	}
-	return false;
-}
-
 int dp_impair_frame(struct uroce_dp *dp, struct dp_impair *im, struct rte_mbuf *m, uint64_t now)
 {
-	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	unsigned fate = netem_impair_frame(&im->net, &im->st, rte_pktmbuf_mtod(m, uint8_t *),
+					   m->data_len);
 	bool rx = im == dp->impair_rx;
 
-	if (lose(im)) {
+	if (fate & NETEM_DROP) {
 		dp_count(dp, rx ? DP_CTR_dp_impair_rx_dropped : DP_CTR_dp_impair_dropped);
 		rte_pktmbuf_free(m);
 		return 1;
 	}
-	if (im->ce > 0 && sim_rng_bernoulli(&im->rng, im->ce) && mark_ce(f, m->data_len))
+	if (fate & NETEM_MARKED)
 		dp_count(dp, rx ? DP_CTR_dp_impair_rx_ce_marked : DP_CTR_dp_impair_ce_marked);
-	if (im->dup > 0 && sim_rng_bernoulli(&im->rng, im->dup) && im->nheld < HELD_MAX) {
+	if ((fate & NETEM_DUP) && im->nheld < HELD_MAX) {
 		struct rte_mbuf *copy = rte_pktmbuf_copy(m, dp->pool, 0, UINT32_MAX);
 
 		if (copy) {
@@ -236,7 +184,7 @@ int dp_impair_frame(struct uroce_dp *dp, struct dp_impair *im, struct rte_mbuf *
 			dp_count(dp, rx ? DP_CTR_dp_impair_rx_duplicated : DP_CTR_dp_impair_duplicated);
 		}
 	}
-	if (im->reorder > 0 && im->nheld < HELD_MAX && sim_rng_bernoulli(&im->rng, im->reorder)) {
+	if ((fate & NETEM_HOLD) && im->nheld < HELD_MAX) {
 		/* let `depth` later frames overtake it */
 		im->held[im->nheld++] = (struct held){m, im->seq + im->depth, now + HOLD_MAX_NS};
 		dp_count(dp, rx ? DP_CTR_dp_impair_rx_reordered : DP_CTR_dp_impair_reordered);

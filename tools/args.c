@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "uroce.h"
+#include "cli.h"
 
 bool parse_double(const char *s, double *v)
 {

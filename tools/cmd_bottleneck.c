@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * `uroce bottleneck IF IF...`: a small learning Ethernet switch between
+ * `uroce-lab bottleneck IF IF...`: a small learning Ethernet switch between
  * network namespaces whose every output port is a congestion point: it
  * sends at a configured rate, queues what arrives faster (drop-tail beyond
  * a buffer), and marks ECN CE RED-style by queue depth (K_min, K_max,
@@ -29,7 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "uroce.h"
+#include "lab.h"
+#include "netem.h"
 
 #define MAX_PORTS 8
 #define FRAME_MAX 10240
@@ -68,8 +69,7 @@ struct bn {
 	uint64_t rate_bps;
 	uint64_t burst_ns;   /* how far a late loop turn may catch up */
 	uint64_t buffer;
-	uint64_t kmin, kmax;
-	double pmax;
+	struct netem_red red;
 	struct frame *free_frames;
 	unsigned nframes;
 	struct {
@@ -77,7 +77,7 @@ struct bn {
 		uint8_t port;
 	} macs[MAC_TABLE];
 	unsigned nmacs;
-	uint64_t rng;
+	struct sim_rng rng;     /* RED's coin, seeded */
 	FILE *csv;
 	bool quiet;
 };
@@ -96,15 +96,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static double rnd(struct bn *b)
-{
-	/* xorshift64*: RED's coin, seeded, no global state */
-	b->rng ^= b->rng >> 12;
-	b->rng ^= b->rng << 25;
-	b->rng ^= b->rng >> 27;
-	return (double)((b->rng * 0x2545f4914f6cdd1dull) >> 11) / (double)(1ull << 53);
 }
 
 static struct frame *frame_get(struct bn *b)
@@ -139,19 +130,19 @@ static int open_port(struct port *p, const char *ifname)
 	snprintf(p->name, sizeof(p->name), "%s", ifname);
 	p->ifindex = (int)if_nametoindex(ifname);
 	if (!p->ifindex) {
-		fprintf(stderr, "uroce bottleneck: no interface '%s' here\n", ifname);
+		fprintf(stderr, "uroce-lab bottleneck: no interface '%s' here\n", ifname);
 		return -1;
 	}
 	p->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	if (p->fd < 0) {
-		fprintf(stderr, "uroce bottleneck: packet socket: %s (needs root)\n", strerror(errno));
+		fprintf(stderr, "uroce-lab bottleneck: packet socket: %s (needs root)\n", strerror(errno));
 		return -1;
 	}
 	sll.sll_family = AF_PACKET;
 	sll.sll_protocol = htons(ETH_P_ALL);
 	sll.sll_ifindex = p->ifindex;
 	if (bind(p->fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		fprintf(stderr, "uroce bottleneck: bind %s: %s\n", ifname, strerror(errno));
+		fprintf(stderr, "uroce-lab bottleneck: bind %s: %s\n", ifname, strerror(errno));
 		return -1;
 	}
 	mr.mr_ifindex = p->ifindex;
@@ -188,17 +179,6 @@ static void mac_learn(struct bn *b, const uint8_t *mac, unsigned port)
 	}
 }
 
-static uint16_t csum16(const uint8_t *h, unsigned len)
-{
-	uint32_t s = 0;
-
-	for (unsigned i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)h[i] << 8 | h[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
 /*
  * A veth hands over TCP and UDP with the checksum left to the NIC (checksum
  * offload): only the pseudo-header sum is in place. A real wire would carry
@@ -207,27 +187,27 @@ static uint16_t csum16(const uint8_t *h, unsigned len)
  */
 static void finish_csum(struct frame *f)
 {
-	unsigned off = 14, l4, len, at;
-	uint16_t type = (uint16_t)(f->data[12] << 8 | f->data[13]);
+	bool v6;
+	unsigned off = netem_ip_offset(f->data, f->len, &v6), l4, len, at;
 	const uint8_t *ip = f->data + off;
 	uint8_t proto;
 	uint32_t sum = 0;
 
-	if (type == 0x0800 && f->len >= off + 20) {
+	if (!off)
+		return;
+	if (!v6) {
 		l4 = off + (ip[0] & 0xf) * 4u;
 		len = (unsigned)(ip[2] << 8 | ip[3]);
 		if (len < (ip[0] & 0xf) * 4u || off + len > f->len)
 			return;
 		len -= l4 - off;
 		proto = ip[9];
-	} else if (type == 0x86dd && f->len >= off + 40) {
+	} else {
 		l4 = off + 40;
 		len = (unsigned)(ip[4] << 8 | ip[5]);
 		if (l4 + len > f->len)
 			return;
 		proto = ip[6];
-	} else {
-		return;
 	}
 	if (proto == 6)
 		at = l4 + 16;
@@ -248,46 +228,6 @@ static void finish_csum(struct frame *f)
 		sum = 0xffff;
 	f->data[at] = (uint8_t)(sum >> 8);
 	f->data[at + 1] = (uint8_t)sum;
-}
-
-/* Set CE on an ECN-capable IP packet (RFC 3168); true if it was marked. The
- * RoCE ICRC masks the IP traffic class, so the packet stays valid. */
-static bool mark_ce(struct frame *f)
-{
-	unsigned off = 12;
-	uint16_t type;
-	uint8_t *ip;
-
-	if (f->len < 14)
-		return false;
-	type = (uint16_t)(f->data[12] << 8 | f->data[13]);
-	if (type == 0x8100 && f->len >= 18) {
-		off += 4;
-		type = (uint16_t)(f->data[16] << 8 | f->data[17]);
-	}
-	ip = f->data + off + 2;
-	if (type == 0x0800 && f->len >= off + 2 + 20) {
-		unsigned ihl = (ip[0] & 0xf) * 4u;
-		uint16_t c;
-
-		if ((ip[1] & 3) == 0 || (ip[1] & 3) == 3 || ihl < 20 || f->len < off + 2 + ihl)
-			return false;
-		ip[1] |= 3;
-		ip[10] = ip[11] = 0;
-		c = csum16(ip, ihl);
-		ip[10] = (uint8_t)(c >> 8);
-		ip[11] = (uint8_t)c;
-		return true;
-	}
-	if (type == 0x86dd && f->len >= off + 2 + 40) {
-		unsigned ecn = (ip[1] >> 4) & 3;
-
-		if (ecn == 0 || ecn == 3)
-			return false;
-		ip[1] |= 3 << 4;
-		return true;
-	}
-	return false;
 }
 
 static void enqueue(struct bn *b, struct port *out, struct frame *f)
@@ -403,15 +343,9 @@ static void transmit(struct bn *b, struct port *p, uint64_t now)
 
 		/* RED on the queue the frame leaves: one queueing delay sooner
 		 * feedback than marking on arrival */
-		if (b->kmax && p->qbytes >= b->kmin) {
-			double prob = p->qbytes >= b->kmax ? 1.0
-							   : b->pmax * (double)(p->qbytes - b->kmin) /
-								     (double)(b->kmax - b->kmin);
-
-			if (rnd(b) < prob && mark_ce(f)) {
-				p->marked++;
-				p->i_marked++;
-			}
+		if (netem_red_mark(&b->red, p->qbytes, &b->rng, f->data, f->len)) {
+			p->marked++;
+			p->i_marked++;
 		}
 		p->head = f->next;
 		if (!p->head)
@@ -469,7 +403,7 @@ static void report(struct bn *b, double t, double dt)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: uroce bottleneck IF IF [IF...] [options]\n"
+		"usage: uroce-lab bottleneck IF IF [IF...] [options]\n"
 		"\n"
 		"A learning switch joining the interfaces (run it in the namespace that holds\n"
 		"them); every output port sends at --rate, queues the rest, drops beyond\n"
@@ -501,7 +435,7 @@ int cmd_bottleneck(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
 	};
 	static struct bn b;
-	uint64_t interval_ps = 1000000000000ull, duration_ps = 0, t0, next_report;
+	uint64_t seed = 1, interval_ps = 1000000000000ull, duration_ps = 0, t0, next_report;
 	struct pollfd pfd[MAX_PORTS];
 	int c;
 
@@ -509,10 +443,9 @@ int cmd_bottleneck(int argc, char **argv)
 	b.rate_bps = 1000000000ull;
 	b.burst_ns = 1000000;
 	b.buffer = 1 << 20;
-	b.kmin = 20 * 1024;
-	b.kmax = 200 * 1024;
-	b.pmax = 0.1;
-	b.rng = 1;
+	b.red.kmin = 20 * 1024;
+	b.red.kmax = 200 * 1024;
+	b.red.pmax = 0.1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		bool ok = true;
@@ -525,13 +458,13 @@ int cmd_bottleneck(int argc, char **argv)
 			ok = parse_size(optarg, &b.buffer) && b.buffer >= FRAME_MAX;
 			break;
 		case 'k':
-			ok = parse_size(optarg, &b.kmin);
+			ok = parse_size(optarg, &b.red.kmin);
 			break;
 		case 'K':
-			ok = parse_size(optarg, &b.kmax);
+			ok = parse_size(optarg, &b.red.kmax);
 			break;
 		case 'p':
-			ok = parse_double(optarg, &b.pmax) && b.pmax >= 0 && b.pmax <= 1;
+			ok = parse_double(optarg, &b.red.pmax) && b.red.pmax >= 0 && b.red.pmax <= 1;
 			break;
 		case 'i':
 			ok = parse_time_ps(optarg, &interval_ps) && interval_ps >= 1000000000ull;
@@ -544,8 +477,7 @@ int cmd_bottleneck(int argc, char **argv)
 			ok = b.csv != NULL;
 			break;
 		case 's':
-			ok = parse_u64(optarg, &b.rng);
-			b.rng |= 1;
+			ok = parse_u64(optarg, &seed);
 			break;
 		case 'q':
 			b.quiet = true;
@@ -565,14 +497,15 @@ int cmd_bottleneck(int argc, char **argv)
 			return 2;
 		}
 		if (!ok) {
-			fprintf(stderr, "uroce bottleneck: bad value '%s'\n", optarg);
+			fprintf(stderr, "uroce-lab bottleneck: bad value '%s'\n", optarg);
 			return 2;
 		}
 	}
-	if (argc - optind < 2 || argc - optind > MAX_PORTS || (b.kmax && b.kmin > b.kmax)) {
+	if (argc - optind < 2 || argc - optind > MAX_PORTS || (b.red.kmax && b.red.kmin > b.red.kmax)) {
 		usage(stderr);
 		return 2;
 	}
+	sim_rng_seed(&b.rng, seed);
 	for (int i = optind; i < argc; i++) {
 		if (open_port(&b.port[b.nports], argv[i]))
 			return 1;
@@ -593,7 +526,7 @@ int cmd_bottleneck(int argc, char **argv)
 	printf("bottleneck: %u ports at %.3f Gb/s each (bursts up to %.1f ms), buffer %.0f KB, "
 	       "RED K_min %.0f KB K_max %.0f KB P_max %.2f (on dequeue)\n",
 	       b.nports, (double)b.rate_bps / 1e9, (double)b.burst_ns / 1e6, (double)b.buffer / 1024,
-	       (double)b.kmin / 1024, (double)b.kmax / 1024, b.pmax);
+	       (double)b.red.kmin / 1024, (double)b.red.kmax / 1024, b.red.pmax);
 	fflush(stdout);
 	t0 = now_ns();
 	next_report = t0 + interval_ps / 1000;

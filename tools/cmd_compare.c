@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * `uroce compare`: go-back-N against selective repeat over a sweep of loss
+ * `uroce-lab compare`: go-back-N against selective repeat over a sweep of loss
  * rates, in the simulator and live (the stock ib_write_bw between two
  * network namespaces under injected loss), as a table, a CSV file and a PNG
  * plot with the analytic curves: 1/(1+pW) for go-back-N, 1-p for selective
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "sim_run.h"
-#include "uroce.h"
+#include "lab.h"
 
 /* The live playground: two namespaces on a veth pair, removed afterwards. */
 #define PERFTEST_TIMEOUT_EXP 14 /* ib_write_bw -u: its default local ACK timeout */
@@ -62,12 +62,35 @@ struct compare_opts {
 };
 
 static volatile sig_atomic_t interrupted;
-static char self_path[PATH_MAX];
+static char uroce_path[PATH_MAX]; /* the `uroce` that sets up the live devices */
+
+/*
+ * The live runs drive `uroce` (link, stat, env): the one beside this
+ * program, so a build tree's uroce-lab uses that tree's uroce, an installed
+ * one the installed one; else whichever is on the PATH.
+ */
+static int find_uroce(void)
+{
+	ssize_t len = readlink("/proc/self/exe", uroce_path, sizeof(uroce_path) - 1);
+	char *slash;
+
+	if (len <= 0)
+		return -1;
+	uroce_path[len] = 0;
+	slash = strrchr(uroce_path, '/');
+	if (slash && (size_t)(slash - uroce_path) + sizeof("/uroce") <= sizeof(uroce_path)) {
+		strcpy(slash, "/uroce");
+		if (!access(uroce_path, X_OK))
+			return 0;
+	}
+	strcpy(uroce_path, "uroce");
+	return 0;
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: uroce compare [options]\n"
+		"usage: uroce-lab compare [options]\n"
 		"\n"
 		"Go-back-N against selective repeat over a sweep of loss rates: in the\n"
 		"simulator, and live with the stock ib_write_bw between two network\n"
@@ -157,7 +180,7 @@ static void live_down(void)
 	   "ip netns exec " NS_B " '%s' link del uroce0 >/dev/null 2>&1; "
 	   "ip netns del " NS_A " 2>/dev/null; ip netns del " NS_B " 2>/dev/null; "
 	   "ip link del " IF_A " 2>/dev/null; true",
-	   self_path, self_path);
+	   uroce_path, uroce_path);
 }
 
 static int live_up(const struct compare_opts *o)
@@ -173,8 +196,8 @@ static int live_up(const struct compare_opts *o)
 		  "ip -n " NS_A " link set lo up && ip -n " NS_B " link set lo up && "
 		  "ip netns exec " NS_A " '%s' link add uroce0 netdev " IF_A " >/dev/null && "
 		  "ip netns exec " NS_B " '%s' link add uroce0 netdev " IF_B " >/dev/null",
-		  (unsigned long long)o->live_mtu, (unsigned long long)o->live_mtu, self_path,
-		  self_path);
+		  (unsigned long long)o->live_mtu, (unsigned long long)o->live_mtu, uroce_path,
+		  uroce_path);
 }
 
 /* One counter of a namespace's uroce0, from `uroce stat -a`. */
@@ -190,7 +213,7 @@ static void read_counters(const char *ns, struct counters *c)
 
 	memset(c, 0, sizeof(*c));
 	snprintf(cmd, sizeof(cmd), "ip netns exec %s '%s' stat uroce0 -a 2>/dev/null", ns,
-		 self_path);
+		 uroce_path);
 	p = popen(cmd, "r");
 	if (!p)
 		return;
@@ -242,7 +265,7 @@ static void perftest_cmd(char *buf, size_t size, const struct compare_opts *o,
 		 "ip netns exec %s env UROCE_MODE=%s UROCE_IMPAIR=%s sh -c "
 		 "'eval \"$(\"%s\" env)\"; exec timeout %llu ib_write_bw -d uroce0 -x 1 -F "
 		 "--report_gbits -s %llu -D %llu %s' 2>&1",
-		 ns, sim_mode_name(mode), impair, self_path,
+		 ns, sim_mode_name(mode), impair, uroce_path,
 		 (unsigned long long)(o->live_secs + 40), (unsigned long long)o->live_size,
 		 (unsigned long long)o->live_secs, server);
 }
@@ -401,15 +424,15 @@ static int run_live(const struct compare_opts *o, struct row *rows, unsigned *n)
 	int rc = 0;
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "uroce compare: the live runs need root (namespaces); skipping them\n");
+		fprintf(stderr, "uroce-lab compare: the live runs need root (namespaces); skipping them\n");
 		return 0;
 	}
 	if (sh("command -v ib_write_bw >/dev/null")) {
-		fprintf(stderr, "uroce compare: ib_write_bw (perftest) is not installed; skipping the live runs\n");
+		fprintf(stderr, "uroce-lab compare: ib_write_bw (perftest) is not installed; skipping the live runs\n");
 		return 0;
 	}
 	if (live_up(o)) {
-		fprintf(stderr, "uroce compare: cannot set up the namespaces\n");
+		fprintf(stderr, "uroce-lab compare: cannot set up the namespaces\n");
 		live_down();
 		return 1;
 	}
@@ -465,7 +488,7 @@ static void plot(const struct compare_opts *o, const struct row *rows, unsigned 
 	snprintf(png, sizeof(png), "%s/compare.png", o->out_dir);
 	g = popen("gnuplot 2>/dev/null", "w");
 	if (!g) {
-		fprintf(stderr, "uroce compare: no gnuplot, no plot\n");
+		fprintf(stderr, "uroce-lab compare: no gnuplot, no plot\n");
 		return;
 	}
 	fprintf(g,
@@ -498,7 +521,7 @@ static void plot(const struct compare_opts *o, const struct row *rows, unsigned 
 	if (pclose(g) == 0)
 		printf("plot: %s\n", png);
 	else
-		fprintf(stderr, "uroce compare: gnuplot failed; no plot\n");
+		fprintf(stderr, "uroce-lab compare: gnuplot failed; no plot\n");
 }
 
 int cmd_compare(int argc, char **argv)
@@ -526,7 +549,6 @@ int cmd_compare(int argc, char **argv)
 	char csv[PATH_MAX];
 	FILE *f;
 	int err;
-	ssize_t len;
 	int c, rc = 0;
 
 	sim_opts_default(&o.sim);
@@ -600,24 +622,22 @@ int cmd_compare(int argc, char **argv)
 			return 2;
 		}
 		if (!ok) {
-			fprintf(stderr, "uroce compare: bad value '%s' for %s\n", optarg,
+			fprintf(stderr, "uroce-lab compare: bad value '%s' for %s\n", optarg,
 				argv[optind - 2]);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "uroce compare: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "uroce-lab compare: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	len = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
-	if (len <= 0)
+	if (find_uroce())
 		return 1;
-	self_path[len] = 0;
 	o.sim.seed = o.seed;
 	o.sim.quiet = !isatty(STDERR_FILENO);
 	err = make_dirs(o.out_dir);
 	if (err) {
-		fprintf(stderr, "uroce compare: cannot create %s: %s\n", o.out_dir, strerror(-err));
+		fprintf(stderr, "uroce-lab compare: cannot create %s: %s\n", o.out_dir, strerror(-err));
 		return 1;
 	}
 	signal(SIGINT, on_signal);
@@ -643,14 +663,14 @@ int cmd_compare(int argc, char **argv)
 		rc |= run_live(&o, rows, &n);
 	if (interrupted) {
 		live_down();
-		fprintf(stderr, "uroce compare: interrupted\n");
+		fprintf(stderr, "uroce-lab compare: interrupted\n");
 		rc = 130;
 	}
 
 	snprintf(csv, sizeof(csv), "%s/compare.csv", o.out_dir);
 	f = fopen(csv, "w");
 	if (!f) {
-		fprintf(stderr, "uroce compare: cannot write %s\n", csv);
+		fprintf(stderr, "uroce-lab compare: cannot write %s\n", csv);
 		return 1;
 	}
 	fprintf(f, "source,mode,loss,goodput_gbps,goodput_fraction,model_fraction,window_pkts,"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * `uroce experiment NAME`: congestion-control experiments in the simulator,
+ * `uroce-lab experiment NAME`: congestion-control experiments in the simulator,
  * each one command that prints a table and writes CSV and a PNG plot.
  */
 #include <errno.h>
@@ -13,19 +13,19 @@
 
 #include "cc_spec.h"
 #include "experiment.h"
-#include "uroce.h"
+#include "lab.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: uroce experiment <name> [options]\n"
+		"usage: uroce-lab experiment <name> [options]\n"
 		"\n"
 		"  incast     N senders to one receiver at 100 Gb/s (N = 2, 4, 8, 16): DCQCN,\n"
 		"             no congestion control with go-back-N, with selective repeat, and PFC\n"
 		"  converge   two flows find their fair share: rate versus time (DCQCN)\n"
 		"\n"
 		"Each prints a table and writes CSV files and a PNG plot (gnuplot) into --out\n"
-		"(default ./uroce-experiments). `uroce experiment <name> --help` lists options.\n"
+		"(default ./uroce-experiments). `uroce-lab experiment <name> --help` lists options.\n"
 		"The live experiment, two stock ib_write_bw senders through a marking\n"
 		"bottleneck between namespaces, is tools/cc-live.\n");
 }
@@ -40,7 +40,7 @@ int cmd_experiment(int argc, char **argv)
 		return exp_incast(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "converge"))
 		return exp_converge(argc - 1, argv + 1);
-	fprintf(stderr, "uroce experiment: unknown experiment '%s'\n", argv[1]);
+	fprintf(stderr, "uroce-lab experiment: unknown experiment '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;
 }
@@ -50,7 +50,7 @@ int exp_mkdir(const char *dir)
 	int err = make_dirs(dir);
 
 	if (err)
-		fprintf(stderr, "uroce experiment: cannot create %s: %s\n", dir, strerror(-err));
+		fprintf(stderr, "uroce-lab experiment: cannot create %s: %s\n", dir, strerror(-err));
 	return err ? -1 : 0;
 }
 
@@ -61,7 +61,7 @@ FILE *exp_open(const char *dir, const char *name, char *path, size_t len)
 	snprintf(path, len, "%s/%s", dir, name);
 	f = fopen(path, "w");
 	if (!f)
-		fprintf(stderr, "uroce experiment: cannot write %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "uroce-lab experiment: cannot write %s: %s\n", path, strerror(errno));
 	return f;
 }
 
@@ -71,13 +71,13 @@ int exp_gnuplot(const char *script)
 	int rc;
 
 	if (!p) {
-		fprintf(stderr, "uroce experiment: cannot run gnuplot: %s\n", strerror(errno));
+		fprintf(stderr, "uroce-lab experiment: cannot run gnuplot: %s\n", strerror(errno));
 		return -1;
 	}
 	fputs(script, p);
 	rc = pclose(p);
 	if (rc) {
-		fprintf(stderr, "uroce experiment: gnuplot failed (is gnuplot-nox installed? tools/bootstrap installs it)\n");
+		fprintf(stderr, "uroce-lab experiment: gnuplot failed (is gnuplot-nox installed? tools/bootstrap installs it)\n");
 		return -1;
 	}
 	return 0;
@@ -92,7 +92,7 @@ bool exp_dcqcn_spec(struct sim_incast_cfg *c, const char *spec)
 	cfg.dcqcn_params = c->dcqcn_params;
 	cfg.cnp_interval_ns = c->cnp_interval_ns;
 	if (ur_cc_spec_apply(&cfg, spec, err, sizeof(err))) {
-		fprintf(stderr, "uroce experiment: --dcqcn: %s\n", err);
+		fprintf(stderr, "uroce-lab experiment: --dcqcn: %s\n", err);
 		return false;
 	}
 	c->dcqcn_params = cfg.dcqcn_params;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * `uroce sim`: run flows of messages through the simulator and report
+ * `uroce-lab sim`: run flows of messages through the simulator and report
  * goodput, retransmissions, NAKs, timeouts and message completion times,
  * as a table or as CSV rows that scripts can rely on.
  */
@@ -15,12 +15,12 @@
 #include "cc_spec.h"
 #include "sim.h"
 #include "sim_run.h"
-#include "uroce.h"
+#include "lab.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: uroce sim [options]\n"
+		"usage: uroce-lab sim [options]\n"
 		"\n"
 		"Run message flows between two hosts joined by a switch, in virtual time.\n"
 		"Lists (comma separated) for --mode and --loss run every combination, one row each.\n"
@@ -90,15 +90,15 @@ static bool transport_fits(const struct sim_opts *o)
 	bool write = o->opcode == UR_WR_RDMA_WRITE || o->opcode == UR_WR_RDMA_WRITE_WITH_IMM;
 
 	if (o->transport == UR_QPT_UC && !send && !write) {
-		fprintf(stderr, "uroce sim: UC carries send and write operations only\n");
+		fprintf(stderr, "uroce-lab sim: UC carries send and write operations only\n");
 		return false;
 	}
 	if (o->transport == UR_QPT_UD && !send) {
-		fprintf(stderr, "uroce sim: UD carries send operations only\n");
+		fprintf(stderr, "uroce-lab sim: UD carries send operations only\n");
 		return false;
 	}
 	if (o->transport == UR_QPT_UD && o->msg_size > o->mtu) {
-		fprintf(stderr, "uroce sim: a UD message is one packet: --msg-size %llu exceeds --mtu %llu\n",
+		fprintf(stderr, "uroce-lab sim: a UD message is one packet: --msg-size %llu exceeds --mtu %llu\n",
 			(unsigned long long)o->msg_size, (unsigned long long)o->mtu);
 		return false;
 	}
@@ -301,7 +301,7 @@ int cmd_sim(int argc, char **argv)
 			ur_dev_config_default(&probe);
 			ok = !ur_cc_spec_apply(&probe, optarg, err, sizeof(err));
 			if (!ok)
-				fprintf(stderr, "uroce sim: --cc: %s\n", err);
+				fprintf(stderr, "uroce-lab sim: --cc: %s\n", err);
 			o.cc = optarg;
 			break;
 		}
@@ -362,13 +362,13 @@ int cmd_sim(int argc, char **argv)
 			return 2;
 		}
 		if (!ok) {
-			fprintf(stderr, "uroce sim: bad value '%s' for --%s\n", optarg,
+			fprintf(stderr, "uroce-lab sim: bad value '%s' for --%s\n", optarg,
 				longopts[0].name ? argv[optind - 2] + 2 : "?");
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "uroce sim: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "uroce-lab sim: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
 	if (!transport_fits(&o))
@@ -382,7 +382,7 @@ int cmd_sim(int argc, char **argv)
 			struct sim_result r;
 
 			if (sim_run_one(&o, o.modes[i], o.losses[j], &r)) {
-				fprintf(stderr, "uroce sim: cannot set up the scenario\n");
+				fprintf(stderr, "uroce-lab sim: cannot set up the scenario\n");
 				return 1;
 			}
 			if (o.csv)

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "uroce.h"
+#include "cli.h"
 
 int make_dirs(const char *path)
 {

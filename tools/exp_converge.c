@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * `uroce experiment converge`: flows join one after the other on the same
+ * `uroce-lab experiment converge`: flows join one after the other on the same
  * bottleneck and DCQCN moves them to their fair share; throughput and the
  * DCQCN rate of every flow are sampled over time, the plot the DCQCN paper
  * shows (Zhu et al., SIGCOMM 2015, figure 12).
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "experiment.h"
-#include "uroce.h"
+#include "lab.h"
 
 struct conv {
 	FILE *f;
@@ -34,7 +34,7 @@ struct conv {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: uroce experiment converge [options]\n"
+		"usage: uroce-lab experiment converge [options]\n"
 		"\n"
 		"  --flows N          flows, each from its own sender (2)\n"
 		"  --stagger T        flow i starts at i x T (10ms)\n"
@@ -172,7 +172,7 @@ int exp_converge(int argc, char **argv)
 			return 2;
 		}
 		if (!ok) {
-			fprintf(stderr, "uroce experiment converge: bad value '%s'\n", optarg);
+			fprintf(stderr, "uroce-lab experiment converge: bad value '%s'\n", optarg);
 			return 2;
 		}
 	}
@@ -182,7 +182,7 @@ int exp_converge(int argc, char **argv)
 		cv.start_ps[i] = c.start_ps[i] = i * stagger;
 	c.warmup_ps = c.start_ps[c.senders - 1] + stagger / 2;
 	if (c.warmup_ps >= c.duration_ps) {
-		fprintf(stderr, "uroce experiment converge: --duration must exceed the last start\n");
+		fprintf(stderr, "uroce-lab experiment converge: --duration must exceed the last start\n");
 		return 2;
 	}
 	cv.print_every_ps = c.duration_ps / 24;
@@ -210,7 +210,7 @@ int exp_converge(int argc, char **argv)
 	exp_progress_done(quiet);
 	fclose(cv.f);
 	if (rc) {
-		fprintf(stderr, "uroce experiment converge: cannot build the scenario\n");
+		fprintf(stderr, "uroce-lab experiment converge: cannot build the scenario\n");
 		return 1;
 	}
 	printf("\nafter %.1f ms (all flows in): goodput", (double)c.warmup_ps / 1e9);

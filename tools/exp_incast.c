@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * `uroce experiment incast`: N senders write to one receiver through one
+ * `uroce-lab experiment incast`: N senders write to one receiver through one
  * switch port, for N = 2, 4, 8, 16, under four regimes:
  *   dcqcn  RED ECN marking, CNPs and DCQCN, go-back-N, drop-tail buffer
  *   gbn    no congestion control, go-back-N, drop-tail
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "experiment.h"
-#include "uroce.h"
+#include "lab.h"
 
 #define MAX_N 8
 #define NCONF 4
@@ -43,7 +43,7 @@ struct series {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: uroce experiment incast [options]\n"
+		"usage: uroce-lab experiment incast [options]\n"
 		"\n"
 		"  --senders N[,..]   incast degrees (2,4,8,16)\n"
 		"  --configs C[,..]   dcqcn, gbn, sr, pfc (all four):\n"
@@ -263,13 +263,13 @@ int exp_incast(int argc, char **argv)
 			return 2;
 		}
 		if (!ok) {
-			fprintf(stderr, "uroce experiment incast: bad value '%s'\n", optarg);
+			fprintf(stderr, "uroce-lab experiment incast: bad value '%s'\n", optarg);
 			return 2;
 		}
 	}
 	if (b->warmup_ps >= b->duration_ps || b->bottleneck.ecn_kmin > b->bottleneck.ecn_kmax ||
 	    b->pfc_xon > b->pfc_xoff) {
-		fprintf(stderr, "uroce experiment incast: inconsistent options\n");
+		fprintf(stderr, "uroce-lab experiment incast: inconsistent options\n");
 		return 2;
 	}
 	for (unsigned i = 0; i < o.nn; i++)
@@ -321,7 +321,7 @@ int exp_incast(int argc, char **argv)
 			exp_progress(o.quiet, "[incast] %s, N = %u ...", conf_names[k], o.n[i]);
 			if (sim_incast_run(&cfg, r)) {
 				exp_progress_done(o.quiet);
-				fprintf(stderr, "uroce experiment incast: cannot build the scenario\n");
+				fprintf(stderr, "uroce-lab experiment incast: cannot build the scenario\n");
 				rc = 1;
 				goto out;
 			}

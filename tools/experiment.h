@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* `uroce experiment`: the congestion-control experiments and what they share. */
+/* `uroce-lab experiment`: the congestion-control experiments and what they share. */
 #ifndef UROCE_EXPERIMENT_H
 #define UROCE_EXPERIMENT_H
 

@@ -126,7 +126,7 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		char err[128];
 
 		if (ur_cc_spec_apply(&cfg, o->cc, err, sizeof(err))) {
-			fprintf(stderr, "uroce sim: --cc: %s\n", err);
+			fprintf(stderr, "uroce-lab sim: --cc: %s\n", err);
 			return -1;
 		}
 	}
@@ -164,7 +164,7 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		return -1;
 	sim_use_ipv6(s, o->ipv6);
 	if (o->pcap && sim_capture(s, o->pcap)) {
-		fprintf(stderr, "uroce sim: cannot write %s\n", o->pcap);
+		fprintf(stderr, "uroce-lab sim: cannot write %s\n", o->pcap);
 		sim_destroy(s);
 		return -1;
 	}

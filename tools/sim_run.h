@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * One simulator run of `uroce sim` (and of `uroce compare`): two hosts, a
+ * One simulator run of `uroce-lab sim` (and of `uroce-lab compare`): two hosts, a
  * switch, flows of messages, and what came out of it.
  */
 #ifndef UROCE_SIM_RUN_H

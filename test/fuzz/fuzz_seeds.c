@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Seed corpora for the fuzz targets, from pcap files (the Soft-RoCE captures
- * in test/data/rxe and captures `uroce sim --pcap` writes at test time):
+ * in test/data/rxe and captures `uroce-lab sim --pcap` writes at test time):
  *
  *   fuzz_seeds FRAME_DIR RX_DIR FILE.pcap...
  *

@@ -5,7 +5,7 @@
 #
 # Configures BUILD_DIR (default build-fuzz) as a clang build with -Dfuzz=true
 # if it is not one yet, builds the targets, generates the seed corpus from
-# test/data/rxe/*.pcap and from `uroce sim --pcap` captures, replays the
+# test/data/rxe/*.pcap and from `uroce-lab sim --pcap` captures, replays the
 # inputs that once failed, test/fuzz/regressions/<target>/* (with
 # FUZZ_RX_STRICT=1), then runs each target for SECONDS (default 60).
 # Prints executions and coverage per target; exits 1 on
@@ -53,16 +53,16 @@ art=$bdir/fuzz-artifacts
 rm -rf "$corpus/seed-frame" "$corpus/seed-rx" "$corpus/pcap"
 mkdir -p "$corpus/seed-frame" "$corpus/seed-rx" "$corpus/pcap" "$art"
 for t in "${targets[@]}"; do mkdir -p "$corpus/$t"; done
-if ninja -C "$bdir" tools/uroce >"$tmp/uroce.log" 2>&1; then
+if ninja -C "$bdir" tools/uroce-lab >"$tmp/uroce.log" 2>&1; then
 	# op, message size, MTU, extra options: short runs that cover every opcode,
 	# both IP versions, losses in both directions, retransmissions and
 	# selective repeat
 	while read -r op size mtu extra; do
 		# shellcheck disable=SC2086
-		"$bdir/tools/uroce" sim --quiet --op "$op" --msg-size "$size" --mtu "$mtu" \
+		"$bdir/tools/uroce-lab" sim --quiet --op "$op" --msg-size "$size" --mtu "$mtu" \
 			--messages 6 --rate 10G --rtt 4us $extra \
 			--pcap "$corpus/pcap/sim-$op-$size-$mtu${extra//[ -]/_}.pcap" >/dev/null 2>&1 ||
-			echo "fuzz: uroce sim --op $op $extra failed; its seeds are missing"
+			echo "fuzz: uroce-lab sim --op $op $extra failed; its seeds are missing"
 	done <<-EOF
 		write 3000 1024 --loss 0.1
 		write-imm 1500 1024
@@ -78,7 +78,7 @@ if ninja -C "$bdir" tools/uroce >"$tmp/uroce.log" 2>&1; then
 		read 9000 1024 --mode sr --loss 0.1 --loss-back 0.1
 	EOF
 else
-	echo "fuzz: tools/uroce did not build; seeds come from the Soft-RoCE captures only"
+	echo "fuzz: tools/uroce-lab did not build; seeds come from the Soft-RoCE captures only"
 fi
 "$bdir/test/fuzz_seeds" "$corpus/seed-frame" "$corpus/seed-rx" "$src"/test/data/rxe/*.pcap \
 	"$corpus"/pcap/*.pcap | tail -1

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Congestion control end to end in the simulator, the fast version of
- * `uroce experiment incast` and `converge` at 100 Gb/s:
+ * `uroce-lab experiment incast` and `converge` at 100 Gb/s:
  *  - DCQCN keeps an N-to-1 incast lossless with the queue near K_max, the
  *    link at least 90% busy and the flows fair (Jain >= 0.95);
  *  - without congestion control the buffer overflows and go-back-N loses

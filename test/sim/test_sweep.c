@@ -3,7 +3,7 @@
  * The two-way sweep (issue 26): loss on both paths, data out and ACKs,
  * NAKs, SACKs and responses back, from 1e-4 to 5e-2, with reordering of
  * 0, 1% and 10% on both paths, in go-back-N and in selective repeat,
- * through the code of `uroce sim --two-way` (tools/sim_run.c): every
+ * through the code of `uroce-lab sim --two-way` (tools/sim_run.c): every
  * message completes successfully with every byte checked, no retry counter
  * runs out, and selective repeat keeps at least 0.9 of its lossless
  * goodput at 1% loss both ways. A second case runs five opcodes at once,

@@ -21,7 +21,7 @@ Then congestion control, with ECN CE marking on the way and traffic class
 Annex A17.9.2 and ConnectX send (opcode 0x81 to the requester's QP, BECN,
 16 zero bytes, a valid ICRC, DSCP 48, Not-ECT), no closer than
 min_time_between_cnps apart per QP, and both decoders agree.
-Usage: check_wire.py <uroce binary> <rxe capture dir> <scratch dir>
+Usage: check_wire.py <uroce-lab binary> <rxe capture dir> <scratch dir>
        check_wire.py --pcap FILE   (a capture the dataplane wrote: every
        RoCE frame decodes, every IPv4 ICRC matches scapy's, both directions)
 """
@@ -39,7 +39,7 @@ UC_OPS = ["write", "write-imm", "send", "send-imm"]
 UD_OPS = ["send", "send-imm"]
 # Opcodes every run together must show (IBTA table 38): RC, UC, UD.
 EXPECTED = set(range(0, 21)) | set(range(0x20, 0x2c)) | {0x64, 0x65}
-QKEY = 0x11111111  # uroce sim's Q_Key
+QKEY = 0x11111111  # uroce-lab sim's Q_Key
 
 failures = []
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "netem.h"
 #include "rng.h"
 #include "sim.h"
 #include "ur_util.h"
@@ -40,8 +41,7 @@ struct sim_event {
 
 struct sim_link {
 	struct sim_link_cfg cfg;
-	struct sim_rng rng;
-	bool ge_bad;
+	struct netem_state net; /* its generator and its loss chain's state */
 	uint64_t count;
 	uint32_t psn_drops;    /* drop_psn: copies dropped since it was set */
 	struct sim_link_stats st;
@@ -290,53 +290,38 @@ static uint64_t ser_ps(uint32_t len, uint64_t rate_bps)
 
 /* ---- links: serialise, impair, propagate ---- */
 
-static bool link_drops(struct sim_link *l)
+/* The scripted drops of a scenario: a dead link, the Nth packet and every Kth after it. */
+static bool link_drops_scripted(const struct sim_link *l)
 {
 	const struct sim_impair *im = &l->cfg.impair;
-	double p = im->loss;
 
 	if (im->drop_all)
 		return true;
-	if (im->drop_nth && l->count >= im->drop_nth &&
-	    (l->count == im->drop_nth ||
-	     (im->drop_every && (l->count - im->drop_nth) % im->drop_every == 0)))
-		return true;
-	if (im->ge_p_gb > 0) {
-		/* Gilbert-Elliott: the state moves first, then the state's loss applies */
-		if (l->ge_bad)
-			l->ge_bad = !sim_rng_bernoulli(&l->rng, im->ge_p_bg);
-		else
-			l->ge_bad = sim_rng_bernoulli(&l->rng, im->ge_p_gb);
-		p = l->ge_bad ? im->ge_loss_bad : im->ge_loss_good;
-	}
-	return sim_rng_bernoulli(&l->rng, p);
+	return im->drop_nth && l->count >= im->drop_nth &&
+	       (l->count == im->drop_nth ||
+		(im->drop_every && (l->count - im->drop_nth) % im->drop_every == 0));
 }
 
-/* Where the IP header of a frame starts, or 0 if it is not IP. */
-static unsigned l3_offset(const struct sim_pkt *p, bool *v6)
+/* The random impairments of a link, as the emulation module takes them. */
+static struct netem_impair link_netem(const struct sim_impair *im)
 {
-	unsigned off = 12;
-	uint16_t type;
-
-	if (p->len < 14)
-		return 0;
-	type = ur_get_be16(p->data + off);
-	if (type == UR_ETHERTYPE_VLAN) {
-		off += 4;
-		type = ur_get_be16(p->data + off);
-	}
-	off += 2;
-	*v6 = type == UR_ETHERTYPE_IPV6;
-	if (type != UR_ETHERTYPE_IPV4 && type != UR_ETHERTYPE_IPV6)
-		return 0;
-	return p->len >= off + (*v6 ? 40 : 20) ? off : 0;
+	return (struct netem_impair){
+		.loss = im->loss,
+		.ge = {.p_gb = im->ge_p_gb,
+		       .p_bg = im->ge_p_bg,
+		       .loss_good = im->ge_loss_good,
+		       .loss_bad = im->ge_loss_bad},
+		.ce = im->ce,
+		.dup = im->dup,
+		.reorder = im->reorder_depth ? im->reorder : 0,
+	};
 }
 
 /* Whether a frame is a RoCEv2 RC SEND, WRITE or READ request with this PSN. */
 static bool is_request_with_psn(const struct sim_pkt *p, uint32_t psn)
 {
 	bool v6;
-	unsigned off = l3_offset(p, &v6);
+	unsigned off = netem_ip_offset(p->data, p->len, &v6);
 	const uint8_t *bth;
 
 	if (!off)
@@ -348,39 +333,13 @@ static bool is_request_with_psn(const struct sim_pkt *p, uint32_t psn)
 	return bth[0] < 0x0d && (ur_get_be32(bth + 8) & 0xffffff) == psn;
 }
 
-/* Set CE on an ECN-capable packet, as a switch does (RFC 3168); true if marked. */
-static bool mark_ce(struct sim_pkt *p)
-{
-	bool v6;
-	unsigned off = l3_offset(p, &v6);
-	uint8_t *ip = p->data + off;
-
-	if (!off)
-		return false;
-	if (v6) {
-		uint32_t w = ur_get_be32(ip);
-		unsigned ecn = (w >> 20) & 3;
-
-		if (ecn == UR_ECN_NOT_ECT || ecn == UR_ECN_CE)
-			return false;
-		ur_put_be32(ip, w | 3u << 20);
-	} else {
-		unsigned ecn = ip[1] & 3;
-
-		if (ecn == UR_ECN_NOT_ECT || ecn == UR_ECN_CE)
-			return false;
-		ip[1] |= UR_ECN_CE;
-		ur_put_be16(ip + 10, 0);
-		ur_put_be16(ip + 10, ur_ipv4_csum(ip, (ip[0] & 0xf) * 4));
-	}
-	return true;
-}
-
 static void link_send(struct sim *s, struct sim_link *l, struct sim_pkt *p, uint64_t t_done,
 		      uint8_t arrive_type, void *dest)
 {
 	const struct sim_impair *im = &l->cfg.impair;
+	struct netem_impair net = link_netem(im);
 	uint64_t t = t_done + l->cfg.prop_ps;
+	unsigned fate;
 
 	l->count++;
 	l->st.packets++;
@@ -392,18 +351,19 @@ static void link_send(struct sim *s, struct sim_link *l, struct sim_pkt *p, uint
 		pkt_free(s, p);
 		return;
 	}
-	if (link_drops(l)) {
+	fate = link_drops_scripted(l) ? NETEM_DROP : netem_impair_frame(&net, &l->net, p->data, p->len);
+	if (fate & NETEM_DROP) {
 		l->st.dropped++;
 		pkt_free(s, p);
 		return;
 	}
-	if (im->ce > 0 && sim_rng_bernoulli(&l->rng, im->ce) && mark_ce(p))
+	if (fate & NETEM_MARKED)
 		l->st.ce_marked++;
-	if (im->dup > 0 && sim_rng_bernoulli(&l->rng, im->dup)) {
+	if (fate & NETEM_DUP) {
 		l->st.duplicated++;
 		push_event(s, t, arrive_type, dest, pkt_clone(s, p), 0);
 	}
-	if (im->reorder > 0 && im->reorder_depth && sim_rng_bernoulli(&l->rng, im->reorder)) {
+	if (fate & NETEM_HOLD) {
 		/* held back long enough for up to reorder_depth later packets to pass */
 		l->st.reordered++;
 		t += (uint64_t)im->reorder_depth * ser_ps(p->len, l->cfg.rate_bps);
@@ -567,8 +527,8 @@ struct sim_node *sim_add_node(struct sim *s, const struct ur_dev_config *cfg,
 	n->idx = s->nnodes;
 	n->timer_at = UINT64_MAX;
 	sim_rng_seed(&n->rng, seed);
-	sim_rng_seed(&n->up.rng, seed + 1);
-	sim_rng_seed(&n->down.rng, seed + 2);
+	sim_rng_seed(&n->up.net.rng, seed + 1);
+	sim_rng_seed(&n->down.net.rng, seed + 2);
 	sim_rng_seed(&n->port.rng, seed + 3);
 	n->up.cfg = *up;
 	n->down.cfg = *down;
@@ -688,14 +648,9 @@ static void ingress_account(struct sim *s, struct sim_node *n, int64_t delta)
 static void red_mark(struct sim_port *port, struct sim_pkt *p)
 {
 	const struct sim_queue_cfg *q = &port->q;
-	double prob;
+	const struct netem_red red = {.kmin = q->ecn_kmin, .kmax = q->ecn_kmax, .pmax = q->ecn_pmax};
 
-	if (!q->ecn_kmax || port->bytes < q->ecn_kmin)
-		return;
-	prob = port->bytes >= q->ecn_kmax ? 1.0
-					  : q->ecn_pmax * (double)(port->bytes - q->ecn_kmin) /
-						    (double)(q->ecn_kmax - q->ecn_kmin);
-	if (sim_rng_bernoulli(&port->rng, prob) && mark_ce(p))
+	if (netem_red_mark(&red, port->bytes, &port->rng, p->data, p->len))
 		port->st.ecn_marked++;
 }
 
