@@ -219,6 +219,7 @@ int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
 
 /* responder.c */
 void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+const char *ur_resp_state_name(unsigned state); /* the receive pipeline's steps */
 void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
 			   const char *why);
 void ur_resp_rnr_nak(struct ur_qp *qp);

@@ -238,11 +238,6 @@ static bool take_rwqe(struct ur_qp *qp)
 	return true;
 }
 
-static int rwqe_scatter(struct ur_qp *qp, const uint8_t *src, uint32_t len)
-{
-	return ur_resp_scatter(qp, qp->resp.rwqe, qp->resp.msg_off, src, len);
-}
-
 static void complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t opcode,
 			  uint32_t byte_len, const struct ur_pkt *pkt)
 {
@@ -318,124 +313,6 @@ static void request_done(struct ur_qp *qp, const struct ur_pkt *pkt, bool msg_en
 		ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, pkt->psn);
 }
 
-static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
-{
-	struct ur_responder *rs = &qp->resp;
-	unsigned pos = pkt->op->pos;
-
-	if (pos & UR_POS_FIRST) {
-		/* UC may still hold the WQE of a message it dropped: fill it again */
-		if (!rs->have_rwqe && !take_rwqe(qp)) {
-			ur_resp_rnr_nak(qp);
-			return;
-		}
-		rs->msg_off = 0;
-	}
-	if (!(pos & UR_POS_LAST) ? pkt->payload_len != qp->mtu : pkt->payload_len > qp->mtu) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND payload does not match the MTU");
-		return;
-	}
-	if (rs->msg_off + pkt->payload_len > rs->rwqe->length) {
-		ur_count(qp->dev, UR_CTR_resp_local_length_error);
-		if (qp->type == UR_QPT_UC) {
-			/* class D: dropped, the WQE kept for the next message */
-			ur_uc_drop_message(qp);
-			return;
-		}
-		complete_recv(qp, UR_WC_LOC_LEN_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		local_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
-		return;
-	}
-	if (pkt->op->hdrs & UR_HDR_IETH) {
-		/*
-		 * SEND with Invalidate may invalidate only a memory window or a
-		 * fast-registered region (10.6.7.2); uroce has neither, and a
-		 * region from Register Memory Region never goes away at a peer's
-		 * word. Refuse before placing anything: the receive fails and the
-		 * requester learns it with an invalid request NAK.
-		 */
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		complete_recv(qp, UR_WC_REM_INV_REQ_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ,
-				      "SEND with Invalidate names a key that cannot be invalidated");
-		return;
-	}
-	if (rwqe_scatter(qp, pkt->payload, pkt->payload_len)) {
-		complete_recv(qp, UR_WC_LOC_PROT_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		local_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
-		return;
-	}
-	rs->msg_off += pkt->payload_len;
-	if (pos & UR_POS_LAST) {
-		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV, rs->msg_off, pkt);
-	} else {
-		rs->in_msg = UR_KIND_SEND;
-	}
-	request_done(qp, pkt, pos & UR_POS_LAST);
-}
-
-static bool remote_access_ok(struct ur_qp *qp, uint32_t need)
-{
-	return (qp->attr.qp_access_flags & need) == need;
-}
-
-static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
-{
-	struct ur_responder *rs = &qp->resp;
-	unsigned pos = pkt->op->pos;
-	bool imm = pkt->op->hdrs & UR_HDR_IMMDT;
-	struct ur_mr *mr;
-
-	/* WRITE with immediate consumes a receive WQE when its last packet lands. */
-	if ((pos & UR_POS_LAST) && imm && !rs->have_rwqe && !ur_resp_rwqe_available(qp)) {
-		ur_resp_rnr_nak(qp);
-		return;
-	}
-	if (pos & UR_POS_FIRST) {
-		const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
-
-		rs->wr_va = ur_reth_va(reth);
-		rs->wr_rkey = ur_reth_rkey(reth);
-		rs->wr_len = rs->wr_left = ur_reth_dmalen(reth);
-		if (!remote_access_ok(qp, UR_ACCESS_REMOTE_WRITE)) {
-			ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote write");
-			return;
-		}
-	}
-	/* 9.7.5.1.5: middles carry exactly one MTU; the last carries what the RETH still owes */
-	if (!(pos & UR_POS_LAST) ? pkt->payload_len != qp->mtu || pkt->payload_len >= rs->wr_left
-				 : pkt->payload_len != rs->wr_left || pkt->payload_len > qp->mtu) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "WRITE payload does not match its length");
-		return;
-	}
-	/* The key is checked on every packet: deregistration takes effect at once. */
-	if (pkt->payload_len || (pos & UR_POS_FIRST && rs->wr_len)) {
-		enum ur_mr_err e = ur_mr_check(&qp->dev->mrs, rs->wr_rkey, qp->pd, rs->wr_va,
-					       (pos & UR_POS_FIRST) ? rs->wr_len : pkt->payload_len,
-					       UR_ACCESS_REMOTE_WRITE, &mr);
-		if (e) {
-			ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for WRITE");
-			return;
-		}
-		memcpy(ur_mr_ptr(mr, rs->wr_va), pkt->payload, pkt->payload_len);
-	}
-	rs->wr_va += pkt->payload_len;
-	rs->wr_left -= pkt->payload_len;
-	ur_count(qp->dev, UR_CTR_rx_write_requests);
-	if (pos & UR_POS_LAST) {
-		if (imm) {
-			if (!rs->have_rwqe)
-				take_rwqe(qp);
-			complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM, rs->wr_len, pkt);
-		}
-	} else {
-		rs->in_msg = UR_KIND_WRITE;
-	}
-	request_done(qp, pkt, pos & UR_POS_LAST);
-}
-
 /* Move the head to the oldest resource still answering (a replay may leave
  * finished ones behind it), or to the tail. */
 static void skip_finished(struct ur_responder *rs)
@@ -470,98 +347,6 @@ static struct ur_resp_res *alloc_res(struct ur_qp *qp)
 	skip_finished(rs); /* the oldest resource still answering, or this new one */
 	rs->res_tail++;
 	return res;
-}
-
-static void do_read(struct ur_qp *qp, const struct ur_pkt *pkt)
-{
-	struct ur_responder *rs = &qp->resp;
-	const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
-	uint64_t va = ur_reth_va(reth);
-	uint32_t rkey = ur_reth_rkey(reth), len = ur_reth_dmalen(reth);
-	struct ur_resp_res *res;
-	struct ur_mr *mr;
-
-	if (!remote_access_ok(qp, UR_ACCESS_REMOTE_READ)) {
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote read");
-		return;
-	}
-	if (len && ur_mr_check(&qp->dev->mrs, rkey, qp->pd, va, len, UR_ACCESS_REMOTE_READ, &mr)) {
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for READ");
-		return;
-	}
-	if (len > (1u << 31)) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "READ longer than 2^31");
-		return;
-	}
-	res = alloc_res(qp);
-	if (!res) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "more READs/atomics than max_dest_rd_atomic");
-		return;
-	}
-	res->kind = UR_KIND_READ_REQ;
-	res->pending = true;
-	res->first_psn = res->req_psn = res->cur_psn = pkt->psn;
-	res->last_psn = ur_psn_add(pkt->psn, ur_npkts(len, qp->mtu) - 1);
-	res->va = va;
-	res->rkey = rkey;
-	res->length = len;
-	ur_count(qp->dev, UR_CTR_rx_read_requests);
-	rs->epsn = ur_psn_add(res->last_psn, 1);
-	/* the responses acknowledge everything before them */
-	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK)
-		rs->ack.pending = false;
-	ur_dev_schedule(qp->dev, qp);
-}
-
-static void do_atomic(struct ur_qp *qp, const struct ur_pkt *pkt)
-{
-	struct ur_responder *rs = &qp->resp;
-	const struct ur_atmeth *a = (const struct ur_atmeth *)pkt_hdr(pkt, pkt->op->off_atmeth);
-	uint64_t va = ur_atmeth_va(a), *p, orig;
-	struct ur_resp_res *res;
-	struct ur_mr *mr;
-
-	if (!remote_access_ok(qp, UR_ACCESS_REMOTE_ATOMIC)) {
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote atomics");
-		return;
-	}
-	if (va & 7) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "atomic address not 8-byte aligned");
-		return;
-	}
-	if (ur_mr_check(&qp->dev->mrs, ur_atmeth_rkey(a), qp->pd, va, 8, UR_ACCESS_REMOTE_ATOMIC,
-			&mr)) {
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for atomic");
-		return;
-	}
-	res = alloc_res(qp);
-	if (!res) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "more READs/atomics than max_dest_rd_atomic");
-		return;
-	}
-	/* Atomic with respect to other uroce QPs and to the local CPU (10.7.3.3). */
-	p = (uint64_t *)ur_mr_ptr(mr, va);
-	if (pkt->opcode == UR_OP_RC_COMPARE_SWAP) {
-		orig = ur_atmeth_compare(a);
-		__atomic_compare_exchange_n(p, &orig, ur_atmeth_swap_add(a), false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
-	} else {
-		orig = __atomic_fetch_add(p, ur_atmeth_swap_add(a), __ATOMIC_SEQ_CST);
-	}
-	res->kind = UR_KIND_ATOMIC;
-	res->pending = true;
-	res->first_psn = res->last_psn = res->cur_psn = res->req_psn = pkt->psn;
-	res->orig = orig;
-	ur_count(qp->dev, UR_CTR_rx_atomic_requests);
-	rs->epsn = ur_psn_add(pkt->psn, 1);
-	rs->msn = (rs->msn + 1) & UR_PSN_MASK;
-	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK)
-		rs->ack.pending = false;
-	ur_dev_schedule(qp->dev, qp);
 }
 
 /*
@@ -648,72 +433,682 @@ static bool opcode_in_sequence(const struct ur_qp *qp, const struct ur_pkt *pkt)
 	return (pkt->op->pos & UR_POS_FIRST) != 0;
 }
 
-void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
-{
-	struct ur_responder *rs = &qp->resp;
-	int32_t d = ur_psn_diff(pkt->psn, rs->epsn);
+/*
+ * ---- The receive pipeline ----
+ *
+ * Every request walks the same steps, in this order, whatever its service
+ * and retransmission mode: the PSN, the opcode sequence, the receive WQE it
+ * needs, the QP's access rights, its lengths, its R_Key, then it executes
+ * and is acknowledged. Each step returns the next state, as Soft-RoCE's
+ * rxe_resp.c does; a failed check returns the error state that says what
+ * the requester is told (or, on UC and UD, that the message is dropped).
+ *
+ * Only two things depend on how a packet was sent. The PSN decision: a
+ * go-back-N packet must be the expected one (C9-112), a selective repeat
+ * packet may come early within the window (docs/selective-repeat.md). And
+ * where its data lands: go-back-N fills the open message's receive WQE and
+ * RDMA WRITE address in order, while a selective repeat packet names its
+ * receive WQE, offset and address itself (SRETH) and completes once the
+ * PSNs before it have arrived (sr.c).
+ */
+#define UR_RESP_STATES(X)                                                                          \
+	X(CHECK_QP, check_qp)                                                                      \
+	X(CHECK_PSN, check_psn)                                                                    \
+	X(CHECK_OPCODE_SEQ, check_opcode_seq)                                                      \
+	X(CHECK_RESOURCE, check_resource)                                                          \
+	X(CHECK_ACCESS, check_access)                                                              \
+	X(CHECK_LENGTH, check_length)                                                              \
+	X(CHECK_KEY, check_key)                                                                    \
+	X(EXECUTE, execute)                                                                        \
+	X(ACKNOWLEDGE, acknowledge)                                                                \
+	X(DATAGRAM, datagram)                                                                      \
+	X(DUPLICATE, duplicate)                                                                    \
+	X(ERR_PSN_SEQUENCE, err_psn_sequence)                                                      \
+	X(ERR_OPCODE_SEQ, err_opcode_seq)                                                          \
+	X(ERR_UNSUPPORTED, err_unsupported)                                                        \
+	X(ERR_RNR, err_rnr)                                                                        \
+	X(ERR_INVALID_REQUEST, err_invalid_request)                                                \
+	X(ERR_REMOTE_ACCESS, err_remote_access)                                                    \
+	X(ERR_INVALIDATE, err_invalidate)                                                          \
+	X(ERR_LOCAL_LENGTH, err_local_length)                                                      \
+	X(ERR_LOCAL_PROTECTION, err_local_protection)
 
-	if (rs->error) {
+enum ur_resp_state {
+#define UR_RESP_STATE_ENUM(name, fn) UR_RESP_##name,
+	UR_RESP_STATES(UR_RESP_STATE_ENUM)
+#undef UR_RESP_STATE_ENUM
+	UR_RESP_DONE,
+};
+
+static const char *const resp_state_names[] = {
+#define UR_RESP_STATE_NAME(name, fn) [UR_RESP_##name] = #name,
+	UR_RESP_STATES(UR_RESP_STATE_NAME)
+#undef UR_RESP_STATE_NAME
+	[UR_RESP_DONE] = "DONE",
+};
+
+const char *ur_resp_state_name(unsigned state)
+{
+	return state <= UR_RESP_DONE ? resp_state_names[state] : "?";
+}
+
+/* One request on its way through the pipeline. */
+struct resp_pkt {
+	const struct ur_pkt *pkt;
+	const struct ur_sreth *sreth; /* selective repeat: where the packet lands */
+	uint32_t ahead;               /* selective repeat: PSNs past the expected one */
+	bool catch_up;                /* go-back-N: early SR packets may be in order after it */
+	struct ur_recv_wqe *rwqe;     /* the receive WQE it fills (SEND, WRITE with immediate) */
+	uint32_t off;                 /* bytes of its message before its payload */
+	struct ur_sr_done done;       /* selective repeat: how its message completes */
+	struct ur_mr *mr;             /* the region its R_Key names, when it writes there */
+	uint64_t va;                  /* ...at this address */
+	const char *why;              /* what an error state logs */
+};
+
+static enum ur_resp_state check_qp(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	if (qp->resp.error) {
 		/* a class C error was NAKed: nothing more is executed, and the QP
 		 * enters ERR once the NAK has left (9.9.3.1.3) */
 		ur_count(qp->dev, UR_CTR_rx_drop_error_nak_pending);
-		return;
+		return UR_RESP_DONE;
 	}
-	if (qp->type == UR_QPT_UD) {
-		ur_ud_resp_rx(qp, pkt);
-		return;
+	if (rx->pkt->sr_ext) {
+		/* selective repeat only from a peer that agreed to it (RC only) */
+		if (!ur_sr_on(qp))
+			return UR_RESP_ERR_UNSUPPORTED;
+		rx->sreth = (const struct ur_sreth *)rx->pkt->sr_ext;
 	}
-	if (pkt->sr_ext) {
-		/* selective repeat only from a peer that agreed to it */
-		if (ur_sr_on(qp))
-			ur_sr_resp_rx(qp, pkt, now);
-		else
-			ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
-		return;
-	}
-	if (qp->type == UR_QPT_UC) {
+	return qp->type == UR_QPT_UD ? UR_RESP_DATAGRAM : UR_RESP_CHECK_PSN;
+}
+
+/* The unreliable datagram service has steps of its own (ud.c): no PSN, no message. */
+static enum ur_resp_state datagram(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_ud_resp_rx(qp, rx->pkt);
+	return UR_RESP_DONE;
+}
+
+/* The PSN decision (9.7.5.1.1; 9.8.3 for UC), the one step that differs by mode. */
+static enum ur_resp_state check_psn(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+	int32_t d = ur_psn_diff(pkt->psn, rs->epsn);
+
+	if (rx->sreth) {
+		/* in order, or early within the window */
+		if (!ur_sr_psn_accept(qp, pkt, d))
+			return UR_RESP_DONE;
+		rx->ahead = (uint32_t)d;
+	} else if (qp->type == UR_QPT_UC) {
+		/* a message with a gap is dropped whole (class D1), its sequence with it */
 		if (!ur_uc_accept(qp, pkt, d))
-			return;
+			return UR_RESP_DONE;
 	} else if (d > 0) {
-		/* ahead of the expected PSN: a packet was lost (C9-112) */
-		ur_count(qp->dev, UR_CTR_out_of_sequence);
-		if (!rs->nak_sent) {
-			rs->nak_sent = true;
-			ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_PSN_SEQ_ERR, rs->epsn);
-		} else {
-			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
-		}
-		return;
+		return UR_RESP_ERR_PSN_SEQUENCE;
 	} else if (d < 0) {
-		do_duplicate(qp, pkt);
-		return;
+		return UR_RESP_DUPLICATE;
 	}
-	rs->nak_sent = false;
-	if (qp->type != UR_QPT_UC && !opcode_in_sequence(qp, pkt)) {
-		ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "opcode out of sequence");
-		return;
+	if (!rx->ahead)
+		rs->nak_sent = false;
+	return UR_RESP_CHECK_OPCODE_SEQ;
+}
+
+/* Ahead of the expected PSN: a packet was lost (C9-112). One NAK per gap. */
+static enum ur_resp_state err_psn_sequence(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	(void)rx;
+	ur_count(qp->dev, UR_CTR_out_of_sequence);
+	if (!rs->nak_sent) {
+		rs->nak_sent = true;
+		ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_PSN_SEQ_ERR, rs->epsn);
+	} else {
+		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
 	}
+	return UR_RESP_DONE;
+}
+
+static enum ur_resp_state duplicate(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	do_duplicate(qp, rx->pkt);
+	return UR_RESP_DONE;
+}
+
+/*
+ * The opcode sequence (9.7.5.1.3, C9-113): middles and lasts only inside
+ * their message. UC checked it with the PSN. A selective repeat packet at
+ * the expected PSN must not interrupt a go-back-N message still open, and
+ * the receive WQE it names must be the one its PSN allows.
+ */
+static enum ur_resp_state check_opcode_seq(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	const struct ur_pkt *pkt = rx->pkt;
+	const struct ur_opcode_info *op = pkt->op;
+
+	if (!rx->sreth) {
+		if (qp->type == UR_QPT_RC && !opcode_in_sequence(qp, pkt)) {
+			rx->why = "opcode out of sequence";
+			return UR_RESP_ERR_OPCODE_SEQ;
+		}
+		rx->catch_up = true;
+		return UR_RESP_CHECK_RESOURCE;
+	}
+	if (!rx->ahead && qp->resp.in_msg) {
+		rx->why = "opcode out of sequence";
+		return UR_RESP_ERR_OPCODE_SEQ;
+	}
+	rx->off = ur_sreth_offset(rx->sreth);
+	rx->done.kind = op->kind;
+	rx->done.opcode = pkt->opcode;
+	rx->done.rseq = ur_sreth_rseq(rx->sreth);
+	rx->done.byte_len = rx->off + pkt->payload_len;
+	rx->done.se = ur_bth_se(pkt->bth);
+	if (op->hdrs & UR_HDR_IMMDT)
+		rx->done.imm = ur_immdt_raw((const struct ur_immdt *)pkt_hdr(pkt, op->off_immdt));
+	if (!ur_sr_rseq_fits(qp, &rx->done, rx->ahead)) {
+		rx->why = "SR receive sequence number does not fit the PSN";
+		return UR_RESP_ERR_OPCODE_SEQ;
+	}
+	return UR_RESP_CHECK_RESOURCE;
+}
+
+static enum ur_resp_state err_opcode_seq(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
+	ur_resp_class_c_error(qp, rx->pkt, UR_NAK_INVALID_REQ, rx->why);
+	return UR_RESP_DONE;
+}
+
+static enum ur_resp_state err_unsupported(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	(void)rx;
+	ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
+	return UR_RESP_DONE;
+}
+
+/*
+ * The receive WQE a SEND, or the last packet of a WRITE with immediate,
+ * consumes (9.7.5.2.8: none posted is an RNR NAK). A go-back-N SEND takes
+ * it at its first packet and fills it in order; a go-back-N WRITE only
+ * makes sure one is posted, and takes it once its data has landed. A
+ * selective repeat packet takes the WQE its SRETH names, ahead if need be.
+ * READs and atomics claim their responder resource when they execute.
+ */
+static enum ur_resp_state check_resource(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_opcode_info *op = rx->pkt->op;
+	bool imm_last = (op->pos & UR_POS_LAST) && (op->hdrs & UR_HDR_IMMDT);
+
+	if (op->kind != UR_KIND_SEND && !(op->kind == UR_KIND_WRITE && imm_last))
+		return UR_RESP_CHECK_ACCESS;
+	if (rx->sreth) {
+		rx->rwqe = ur_sr_rwqe(qp, rx->done.rseq);
+		return rx->rwqe ? UR_RESP_CHECK_ACCESS : UR_RESP_ERR_RNR;
+	}
+	if (op->kind == UR_KIND_WRITE)
+		return rs->have_rwqe || ur_resp_rwqe_available(qp) ? UR_RESP_CHECK_ACCESS
+								    : UR_RESP_ERR_RNR;
+	if (op->pos & UR_POS_FIRST) {
+		/* UC may still hold the WQE of a message it dropped: fill it again */
+		if (!rs->have_rwqe && !take_rwqe(qp))
+			return UR_RESP_ERR_RNR;
+		rs->msg_off = 0;
+	}
+	rx->rwqe = rs->rwqe;
+	rx->off = rs->msg_off;
+	return UR_RESP_CHECK_ACCESS;
+}
+
+static enum ur_resp_state err_rnr(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	(void)rx;
+	ur_resp_rnr_nak(qp);
+	return UR_RESP_DONE;
+}
+
+static bool remote_access_ok(struct ur_qp *qp, uint32_t need)
+{
+	return (qp->attr.qp_access_flags & need) == need;
+}
+
+/*
+ * The QP's remote access rights (C9-?; 10.2.3.1 "remote access"), checked
+ * where a request names remote memory: every READ and atomic, a go-back-N
+ * WRITE at its first packet (the RETH), every selective repeat WRITE packet
+ * (each names its address). The first packet's RETH starts the WRITE.
+ */
+static enum ur_resp_state check_access(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+
 	switch (pkt->op->kind) {
-	case UR_KIND_SEND:
-		do_send(qp, pkt);
-		break;
 	case UR_KIND_WRITE:
-		do_write(qp, pkt);
+		if (!rx->sreth) {
+			const struct ur_reth *reth;
+
+			if (!(pkt->op->pos & UR_POS_FIRST))
+				break;
+			reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
+			rs->wr_va = ur_reth_va(reth);
+			rs->wr_rkey = ur_reth_rkey(reth);
+			rs->wr_len = rs->wr_left = ur_reth_dmalen(reth);
+		}
+		if (!remote_access_ok(qp, UR_ACCESS_REMOTE_WRITE)) {
+			rx->why = "QP does not allow remote write";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
 		break;
 	case UR_KIND_READ_REQ:
-		do_read(qp, pkt);
+		if (!remote_access_ok(qp, UR_ACCESS_REMOTE_READ)) {
+			rx->why = "QP does not allow remote read";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
 		break;
 	case UR_KIND_ATOMIC:
-		do_atomic(qp, pkt);
-		break;
-	default:
-		ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
+		if (!remote_access_ok(qp, UR_ACCESS_REMOTE_ATOMIC)) {
+			rx->why = "QP does not allow remote atomics";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
 		break;
 	}
-	/* packets that came early (selective repeat) may now be in order */
-	if (qp->sr && qp->sr->nearly)
-		ur_sr_advance(qp);
+	return UR_RESP_CHECK_LENGTH;
+}
+
+/* A remote access error (9.7.5.2.4 class C: NAK remote access error). */
+static enum ur_resp_state err_remote_access(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+	ur_resp_class_c_error(qp, rx->pkt, UR_NAK_REM_ACCESS_ERR, rx->why);
+	return UR_RESP_DONE;
+}
+
+/* First and middle packets carry exactly one MTU, a last or only packet at most one (9.7.5.1.5?). */
+static bool fits_mtu(const struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	return !(pkt->op->pos & UR_POS_LAST) ? pkt->payload_len == qp->mtu
+					     : pkt->payload_len <= qp->mtu;
+}
+
+/*
+ * Lengths (9.7.5.1.5): payloads against the MTU; a go-back-N WRITE's
+ * payloads add up to what its RETH said (a middle leaves some for the
+ * last, the last carries exactly what is owed); a SEND fits its receive
+ * WQE (else the receive fails on our side, 9.9.3.1.2); an atomic operand
+ * is 8 bytes at an 8-byte aligned address.
+ */
+static const char sr_length_why[] = "SR packet length does not match the MTU";
+
+static enum ur_resp_state check_length(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	const struct ur_pkt *pkt = rx->pkt;
+	uint32_t len = pkt->payload_len;
+
+	switch (pkt->op->kind) {
+	case UR_KIND_SEND:
+		if (!fits_mtu(qp, pkt)) {
+			rx->why = rx->sreth ? sr_length_why : "SEND payload does not match the MTU";
+			return UR_RESP_ERR_INVALID_REQUEST;
+		}
+		if ((uint64_t)rx->off + len > rx->rwqe->length)
+			return UR_RESP_ERR_LOCAL_LENGTH;
+		break;
+	case UR_KIND_WRITE: {
+		uint32_t left = qp->resp.wr_left;
+
+		if (!fits_mtu(qp, pkt) ||
+		    (!rx->sreth && (!(pkt->op->pos & UR_POS_LAST) ? len >= left : len != left))) {
+			rx->why = rx->sreth ? sr_length_why : "WRITE payload does not match its length";
+			return UR_RESP_ERR_INVALID_REQUEST;
+		}
+		break;
+	}
+	case UR_KIND_ATOMIC: {
+		const struct ur_atmeth *a =
+			(const struct ur_atmeth *)pkt_hdr(pkt, pkt->op->off_atmeth);
+
+		if (ur_atmeth_va(a) & 7) {
+			rx->why = "atomic address not 8-byte aligned";
+			return UR_RESP_ERR_INVALID_REQUEST;
+		}
+		break;
+	}
+	}
+	return UR_RESP_CHECK_KEY;
+}
+
+/* A malformed request (9.7.5.2.4 class C: NAK invalid request). */
+static enum ur_resp_state err_invalid_request(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_resp_class_c_error(qp, rx->pkt, UR_NAK_INVALID_REQ, rx->why);
+	return UR_RESP_DONE;
+}
+
+/* The receive WQE this packet was filling fails (go-back-N: it is the open one). */
+static void fail_rwqe(struct ur_qp *qp, struct resp_pkt *rx, enum ur_wc_status status)
+{
+	if (rx->sreth)
+		ur_sr_fail_rwqe(qp, &rx->done, rx->ahead, rx->off, status);
+	else
+		complete_recv(qp, status, UR_WC_RECV, qp->resp.msg_off, NULL);
+}
+
+/*
+ * A SEND longer than its receive WQE: the receive fails with a local
+ * length error (9.9.3.1.2, C9-?), and RC tells the requester. UC drops the
+ * message and keeps the WQE for the next one (class D).
+ */
+static enum ur_resp_state err_local_length(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_count(qp->dev, UR_CTR_resp_local_length_error);
+	if (qp->type == UR_QPT_UC) {
+		ur_uc_drop_message(qp);
+		return UR_RESP_DONE;
+	}
+	fail_rwqe(qp, rx, UR_WC_LOC_LEN_ERR);
+	local_error(qp, rx->pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
+	return UR_RESP_DONE;
+}
+
+/*
+ * The R_Key (10.6.3.2?): it must name a region of this protection domain
+ * that allows the access and holds the whole range. A go-back-N WRITE's
+ * first packet checks the whole RETH range, later ones their own (a
+ * deregistration takes effect at once); a selective repeat packet checks
+ * its own range. A READ is checked whole, then against the largest message
+ * (2^31 bytes).
+ */
+static enum ur_resp_state check_key(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+	const struct ur_opcode_info *op = pkt->op;
+	struct ur_mr *mr;
+
+	switch (op->kind) {
+	case UR_KIND_WRITE: {
+		uint32_t rkey, n = pkt->payload_len;
+
+		if (rx->sreth) {
+			if (!n)
+				break;
+			rx->va = ur_sreth_va(rx->sreth) + rx->off;
+			rkey = ur_sreth_rkey(rx->sreth);
+		} else {
+			if (!n && !((op->pos & UR_POS_FIRST) && rs->wr_len))
+				break;
+			rx->va = rs->wr_va;
+			rkey = rs->wr_rkey;
+			if (op->pos & UR_POS_FIRST)
+				n = rs->wr_len;
+		}
+		if (ur_mr_check(&qp->dev->mrs, rkey, qp->pd, rx->va, n, UR_ACCESS_REMOTE_WRITE,
+				&rx->mr)) {
+			rx->why = "bad R_Key, bounds or access for WRITE";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
+		break;
+	}
+	case UR_KIND_READ_REQ: {
+		const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, op->off_reth);
+		uint32_t len = ur_reth_dmalen(reth);
+
+		if (len && ur_mr_check(&qp->dev->mrs, ur_reth_rkey(reth), qp->pd, ur_reth_va(reth),
+				       len, UR_ACCESS_REMOTE_READ, &mr)) {
+			rx->why = "bad R_Key, bounds or access for READ";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
+		if (len > (1u << 31)) {
+			rx->why = "READ longer than 2^31";
+			return UR_RESP_ERR_INVALID_REQUEST;
+		}
+		break;
+	}
+	case UR_KIND_ATOMIC: {
+		const struct ur_atmeth *a = (const struct ur_atmeth *)pkt_hdr(pkt, op->off_atmeth);
+
+		rx->va = ur_atmeth_va(a);
+		if (ur_mr_check(&qp->dev->mrs, ur_atmeth_rkey(a), qp->pd, rx->va, 8,
+				UR_ACCESS_REMOTE_ATOMIC, &rx->mr)) {
+			rx->why = "bad R_Key, bounds or access for atomic";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
+		break;
+	}
+	}
+	return UR_RESP_EXECUTE;
+}
+
+static enum ur_resp_state execute_send(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+
+	/*
+	 * SEND with Invalidate may invalidate only a memory window or a
+	 * fast-registered region (10.6.7.2); uroce has neither, and a region
+	 * from Register Memory Region never goes away at a peer's word.
+	 * Refuse before placing anything: the receive fails and the requester
+	 * learns it with an invalid request NAK.
+	 */
+	if (pkt->op->hdrs & UR_HDR_IETH)
+		return UR_RESP_ERR_INVALIDATE;
+	if (ur_resp_scatter(qp, rx->rwqe, rx->off, pkt->payload, pkt->payload_len))
+		return UR_RESP_ERR_LOCAL_PROTECTION;
+	if (rx->sreth)
+		return UR_RESP_ACKNOWLEDGE;
+	rs->msg_off += pkt->payload_len;
+	if (pkt->op->pos & UR_POS_LAST)
+		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV, rs->msg_off, pkt);
+	else
+		rs->in_msg = UR_KIND_SEND;
+	return UR_RESP_ACKNOWLEDGE;
+}
+
+static enum ur_resp_state err_invalidate(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+	fail_rwqe(qp, rx, UR_WC_REM_INV_REQ_ERR);
+	ur_resp_class_c_error(qp, rx->pkt, UR_NAK_INVALID_REQ,
+			      "SEND with Invalidate names a key that cannot be invalidated");
+	return UR_RESP_DONE;
+}
+
+/* The receive WQE names a bad lkey: it fails, and so does the QP (9.9.3.1.2). */
+static enum ur_resp_state err_local_protection(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	fail_rwqe(qp, rx, UR_WC_LOC_PROT_ERR);
+	local_error(qp, rx->pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
+	return UR_RESP_DONE;
+}
+
+static enum ur_resp_state execute_write(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+	unsigned pos = pkt->op->pos;
+
+	if (rx->mr)
+		memcpy(ur_mr_ptr(rx->mr, rx->va), pkt->payload, pkt->payload_len);
+	ur_count(qp->dev, UR_CTR_rx_write_requests);
+	if (rx->sreth)
+		return UR_RESP_ACKNOWLEDGE;
+	rs->wr_va += pkt->payload_len;
+	rs->wr_left -= pkt->payload_len;
+	if (!(pos & UR_POS_LAST)) {
+		rs->in_msg = UR_KIND_WRITE;
+	} else if (pkt->op->hdrs & UR_HDR_IMMDT) {
+		/* WRITE with immediate consumes a receive WQE when its last packet lands */
+		if (!rs->have_rwqe)
+			take_rwqe(qp);
+		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM, rs->wr_len, pkt);
+	}
+	return UR_RESP_ACKNOWLEDGE;
+}
+
+/* The responses acknowledge everything before them: a plain ACK waiting is moot. */
+static void answer_owed(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK)
+		rs->ack.pending = false;
+	ur_dev_schedule(qp->dev, qp);
+}
+
+/* A READ is answered by its responses (ur_resp_emit), not acknowledged. */
+static enum ur_resp_state execute_read(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	const struct ur_pkt *pkt = rx->pkt;
+	const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
+	uint32_t len = ur_reth_dmalen(reth);
+	struct ur_resp_res *res = alloc_res(qp);
+
+	if (!res) {
+		rx->why = "more READs/atomics than max_dest_rd_atomic";
+		return UR_RESP_ERR_INVALID_REQUEST;
+	}
+	res->kind = UR_KIND_READ_REQ;
+	res->pending = true;
+	res->first_psn = res->req_psn = res->cur_psn = pkt->psn;
+	res->last_psn = ur_psn_add(pkt->psn, ur_npkts(len, qp->mtu) - 1);
+	res->va = ur_reth_va(reth);
+	res->rkey = ur_reth_rkey(reth);
+	res->length = len;
+	ur_count(qp->dev, UR_CTR_rx_read_requests);
+	qp->resp.epsn = ur_psn_add(res->last_psn, 1);
+	answer_owed(qp);
+	return UR_RESP_DONE;
+}
+
+/* Atomic with respect to other uroce QPs and to the local CPU (10.7.3.3). */
+static enum ur_resp_state execute_atomic(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+	const struct ur_atmeth *a = (const struct ur_atmeth *)pkt_hdr(pkt, pkt->op->off_atmeth);
+	struct ur_resp_res *res = alloc_res(qp);
+	uint64_t *p, orig;
+
+	if (!res) {
+		rx->why = "more READs/atomics than max_dest_rd_atomic";
+		return UR_RESP_ERR_INVALID_REQUEST;
+	}
+	p = (uint64_t *)ur_mr_ptr(rx->mr, rx->va);
+	if (pkt->opcode == UR_OP_RC_COMPARE_SWAP) {
+		orig = ur_atmeth_compare(a);
+		__atomic_compare_exchange_n(p, &orig, ur_atmeth_swap_add(a), false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, ur_atmeth_swap_add(a), __ATOMIC_SEQ_CST);
+	}
+	res->kind = UR_KIND_ATOMIC;
+	res->pending = true;
+	res->first_psn = res->last_psn = res->cur_psn = res->req_psn = pkt->psn;
+	res->orig = orig;
+	ur_count(qp->dev, UR_CTR_rx_atomic_requests);
+	rs->epsn = ur_psn_add(pkt->psn, 1);
+	rs->msn = (rs->msn + 1) & UR_PSN_MASK;
+	answer_owed(qp);
+	return UR_RESP_DONE;
+}
+
+static enum ur_resp_state execute(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	switch (rx->pkt->op->kind) {
+	case UR_KIND_SEND:
+		return execute_send(qp, rx);
+	case UR_KIND_WRITE:
+		return execute_write(qp, rx);
+	case UR_KIND_READ_REQ:
+		return execute_read(qp, rx);
+	case UR_KIND_ATOMIC:
+		return execute_atomic(qp, rx);
+	default:
+		return UR_RESP_ERR_UNSUPPORTED;
+	}
+}
+
+/*
+ * Messages placed early (selective repeat) complete once the PSNs before
+ * them are in. One that names a receive WQE another message completes
+ * fails the QP, so the WQEs taken ahead flush, none reported done.
+ */
+static void complete_early(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+	uint32_t rseq;
+
+	if (!ur_sr_advance(qp, &rseq))
+		return;
+	ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
+	ur_qp_log_error(qp, "responder: SR receive sequence number %u at PSN %#x, expected %u", rseq,
+			rs->epsn, rs->rq_done);
+	rs->error = true;
+	ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_INVALID_REQ, rs->epsn);
+}
+
+/*
+ * A SEND or WRITE packet executed: the expected PSN moves on, a message
+ * ends, and the requester is acknowledged if it asked (9.7.5.2.1). A
+ * selective repeat packet that came early is held until the PSNs before it
+ * arrive, and a SACK tells the requester what is held.
+ */
+static enum ur_resp_state acknowledge(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+	bool last = pkt->op->pos & UR_POS_LAST;
+	uint32_t acked;
+
+	if (!rx->sreth) {
+		request_done(qp, pkt, last);
+		return UR_RESP_DONE;
+	}
+	if (rx->ahead) {
+		ur_sr_hold_early(qp, pkt, &rx->done);
+	} else {
+		rs->epsn = ur_psn_add(pkt->psn, 1);
+		if (last)
+			ur_sr_complete(qp, &rx->done);
+		complete_early(qp);
+		if (ur_bth_ackreq(pkt->bth)) {
+			acked = ur_psn_add(rs->epsn, UR_PSN_MASK);
+			if (last)
+				ur_resp_ack_message(qp, acked);
+			else
+				ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, acked);
+		}
+	}
+	ur_sr_sack_if_early(qp);
+	return UR_RESP_DONE;
+}
+
+typedef enum ur_resp_state (*resp_step)(struct ur_qp *qp, struct resp_pkt *rx);
+
+static const resp_step resp_steps[] = {
+#define UR_RESP_STATE_STEP(name, fn) [UR_RESP_##name] = fn,
+	UR_RESP_STATES(UR_RESP_STATE_STEP)
+#undef UR_RESP_STATE_STEP
+};
+
+/* A request for this QP: walk it through the pipeline, one step at a time. */
+void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	struct resp_pkt rx = {.pkt = pkt};
+	enum ur_resp_state st = UR_RESP_CHECK_QP;
+
+	(void)now;
+	while (st != UR_RESP_DONE)
+		st = resp_steps[st](qp, &rx);
+	/* a go-back-N packet in order may be what early SR packets waited for */
+	if (rx.catch_up && qp->sr && qp->sr->nearly)
+		complete_early(qp);
 }
 
 /* The oldest READ or atomic still answering, if it may answer now. */

@@ -111,9 +111,22 @@ void ur_sr_retry(struct ur_qp *qp);
 /* Log the requester's selective-repeat state (a QP about to fail on its retries). */
 void ur_sr_log_state(struct ur_qp *qp);
 
-/* responder */
-void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
-void ur_sr_advance(struct ur_qp *qp);
+/*
+ * responder: the PSN decision and where the data lands for SR-framed
+ * requests. The checks every request passes are the responder's
+ * (responder.c); nothing here calls back into it.
+ */
+bool ur_sr_psn_accept(struct ur_qp *qp, const struct ur_pkt *pkt, int32_t d);
+/* The receive WQE of message `rseq`, taken ahead if need be; NULL when none is posted. */
+struct ur_recv_wqe *ur_sr_rwqe(struct ur_qp *qp, uint32_t rseq);
+bool ur_sr_rseq_fits(const struct ur_qp *qp, const struct ur_sr_done *d, uint32_t ahead);
+void ur_sr_hold_early(struct ur_qp *qp, const struct ur_pkt *pkt, const struct ur_sr_done *d);
+void ur_sr_sack_if_early(struct ur_qp *qp);
+/* A message ends in order: count it, complete its receive WQE if it uses one. */
+void ur_sr_complete(struct ur_qp *qp, const struct ur_sr_done *d);
+void ur_sr_fail_rwqe(struct ur_qp *qp, struct ur_sr_done *d, uint32_t ahead, uint32_t placed,
+		     enum ur_wc_status status);
+int ur_sr_advance(struct ur_qp *qp, uint32_t *rseq);
 void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s);
 void ur_sr_flush_rwqes(struct ur_qp *qp);
 /* Hand the receive WQE taken ahead for message `rseq` to the go-back-N path. */
