@@ -23,8 +23,7 @@ static const uint8_t *pkt_hdr(const struct ur_pkt *pkt, unsigned off)
  * once the NAK has left. The peer caused it, so on UC, which has no NAK,
  * the peer loses the message and nothing else.
  */
-void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
-			   const char *why)
+void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak, const char *why)
 {
 	struct ur_responder *rs = &qp->resp;
 
@@ -79,12 +78,12 @@ static void complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t op
 {
 	struct ur_responder *rs = &qp->resp;
 	struct ur_cqe cqe = {
-		.wr_id = rs->rwqe->wr_id,
-		.status = status,
-		.opcode = opcode,
-		.byte_len = byte_len,
-		.qp_num = qp->qpn,
-		.src_qp = qp->attr.dest_qp_num,
+	    .wr_id = rs->rwqe->wr_id,
+	    .status = status,
+	    .opcode = opcode,
+	    .byte_len = byte_len,
+	    .qp_num = qp->qpn,
+	    .src_qp = qp->attr.dest_qp_num,
 	};
 
 	if (pkt && (pkt->op->hdrs & UR_HDR_IMMDT)) {
@@ -158,7 +157,8 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 	ur_count(qp->dev, UR_CTR_duplicate_request);
 	switch (pkt->op->kind) {
 	case UR_KIND_READ_REQ: {
-		const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
+		const struct ur_reth *reth =
+		    (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
 
 		for (uint32_t k = 1; k <= n; k++) {
 			uint32_t i = rs->res_tail - k;
@@ -179,7 +179,8 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 			return;
 		}
 		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
-		ur_dev_log(qp->dev, "qp %#x: READ asked again at PSN %#x for %u bytes matches no READ kept",
+		ur_dev_log(qp->dev,
+			   "qp %#x: READ asked again at PSN %#x for %u bytes matches no READ kept",
 			   qp->qpn, pkt->psn, ur_reth_dmalen(reth));
 		return;
 	}
@@ -199,7 +200,8 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 		return;
 	default:
 		/* SEND/WRITE: acknowledge again with the last PSN executed */
-		ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, ur_psn_add(rs->epsn, UR_PSN_MASK));
+		ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID,
+				     ur_psn_add(rs->epsn, UR_PSN_MASK));
 		return;
 	}
 }
@@ -258,12 +260,12 @@ enum ur_resp_state {
 #define UR_RESP_STATE_ENUM(name, fn) UR_RESP_##name,
 	UR_RESP_STATES(UR_RESP_STATE_ENUM)
 #undef UR_RESP_STATE_ENUM
-	UR_RESP_DONE,
+	    UR_RESP_DONE,
 };
 
 static const char *const resp_state_names[] = {
 #define UR_RESP_STATE_NAME(name, fn) [UR_RESP_##name] = #name,
-	UR_RESP_STATES(UR_RESP_STATE_NAME)
+    UR_RESP_STATES(UR_RESP_STATE_NAME)
 #undef UR_RESP_STATE_NAME
 	[UR_RESP_DONE] = "DONE",
 };
@@ -277,14 +279,14 @@ const char *ur_resp_state_name(unsigned state)
 struct resp_pkt {
 	const struct ur_pkt *pkt;
 	const struct ur_sreth *sreth; /* selective repeat: where the packet lands */
-	uint32_t ahead;               /* selective repeat: PSNs past the expected one */
-	bool catch_up;                /* go-back-N: early SR packets may be in order after it */
+	uint32_t ahead;		      /* selective repeat: PSNs past the expected one */
+	bool catch_up;		      /* go-back-N: early SR packets may be in order after it */
 	struct ur_recv_wqe *rwqe;     /* the receive WQE it fills (SEND, WRITE with immediate) */
-	uint32_t off;                 /* bytes of its message before its payload */
-	struct ur_sr_done done;       /* selective repeat: how its message completes */
-	struct ur_mr *mr;             /* the region its R_Key names, when it writes there */
-	uint64_t va;                  /* ...at this address */
-	const char *why;              /* what an error state logs */
+	uint32_t off;		      /* bytes of its message before its payload */
+	struct ur_sr_done done;	      /* selective repeat: how its message completes */
+	struct ur_mr *mr;	      /* the region its R_Key names, when it writes there */
+	uint64_t va;		      /* ...at this address */
+	const char *why;	      /* what an error state logs */
 };
 
 static enum ur_resp_state check_qp(struct ur_qp *qp, struct resp_pkt *rx)
@@ -433,7 +435,7 @@ static enum ur_resp_state check_resource(struct ur_qp *qp, struct resp_pkt *rx)
 	}
 	if (op->kind == UR_KIND_WRITE)
 		return rs->have_rwqe || ur_resp_rwqe_available(qp) ? UR_RESP_CHECK_ACCESS
-								    : UR_RESP_ERR_RNR;
+								   : UR_RESP_ERR_RNR;
 	if (op->pos & UR_POS_FIRST) {
 		/* UC may still hold the WQE of a message it dropped: fill it again */
 		if (!rs->have_rwqe && !take_rwqe(qp))
@@ -459,9 +461,9 @@ static bool remote_access_ok(struct ur_qp *qp, uint32_t need)
 
 /*
  * The QP's remote access rights, checked where a request names remote
- * memory (a request they do not allow is a remote access error, class C): every READ and atomic, a go-back-N
- * WRITE at its first packet (the RETH), every selective repeat WRITE packet
- * (each names its address). The first packet's RETH starts the WRITE.
+ * memory (a request they do not allow is a remote access error, class C): every READ and atomic, a
+ * go-back-N WRITE at its first packet (the RETH), every selective repeat WRITE packet (each names
+ * its address). The first packet's RETH starts the WRITE.
  */
 static enum ur_resp_state check_access(struct ur_qp *qp, struct resp_pkt *rx)
 {
@@ -544,14 +546,15 @@ static enum ur_resp_state check_length(struct ur_qp *qp, struct resp_pkt *rx)
 
 		if (!fits_mtu(qp, pkt) ||
 		    (!rx->sreth && (!(pkt->op->pos & UR_POS_LAST) ? len >= left : len != left))) {
-			rx->why = rx->sreth ? sr_length_why : "WRITE payload does not match its length";
+			rx->why =
+			    rx->sreth ? sr_length_why : "WRITE payload does not match its length";
 			return UR_RESP_ERR_INVALID_REQUEST;
 		}
 		break;
 	}
 	case UR_KIND_ATOMIC: {
 		const struct ur_atmeth *a =
-			(const struct ur_atmeth *)pkt_hdr(pkt, pkt->op->off_atmeth);
+		    (const struct ur_atmeth *)pkt_hdr(pkt, pkt->op->off_atmeth);
 
 		if (ur_atmeth_va(a) & 7) {
 			rx->why = "atomic address not 8-byte aligned";
@@ -783,8 +786,8 @@ static enum ur_resp_state execute_atomic(struct ur_qp *qp, struct resp_pkt *rx)
 	p = (uint64_t *)ur_mr_ptr(rx->mr, rx->va);
 	if (pkt->opcode == UR_OP_RC_COMPARE_SWAP) {
 		orig = ur_atmeth_compare(a);
-		__atomic_compare_exchange_n(p, &orig, ur_atmeth_swap_add(a), false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
+		__atomic_compare_exchange_n(p, &orig, ur_atmeth_swap_add(a), false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	} else {
 		orig = __atomic_fetch_add(p, ur_atmeth_swap_add(a), __ATOMIC_SEQ_CST);
 	}
@@ -828,8 +831,8 @@ static void complete_early(struct ur_qp *qp)
 	if (!ur_sr_advance(qp, &rseq))
 		return;
 	ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
-	ur_qp_log_error(qp, "responder: SR receive sequence number %u at PSN %#x, expected %u", rseq,
-			rs->epsn, rs->rq_done);
+	ur_qp_log_error(qp, "responder: SR receive sequence number %u at PSN %#x, expected %u",
+			rseq, rs->epsn, rs->rq_done);
 	rs->error = true;
 	ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_INVALID_REQ, rs->epsn);
 }
@@ -863,7 +866,8 @@ static enum ur_resp_state acknowledge(struct ur_qp *qp, struct resp_pkt *rx)
 			if (last)
 				ur_resp_ack_message(qp, acked);
 			else
-				ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, acked);
+				ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID,
+						     acked);
 		}
 	}
 	ur_sr_sack_if_early(qp);
@@ -874,7 +878,7 @@ typedef enum ur_resp_state (*resp_step)(struct ur_qp *qp, struct resp_pkt *rx);
 
 static const resp_step resp_steps[] = {
 #define UR_RESP_STATE_STEP(name, fn) [UR_RESP_##name] = fn,
-	UR_RESP_STATES(UR_RESP_STATE_STEP)
+    UR_RESP_STATES(UR_RESP_STATE_STEP)
 #undef UR_RESP_STATE_STEP
 };
 

@@ -25,7 +25,7 @@
  * below the ACK timeouts of milliseconds.
  */
 #define UR_ACK_HOLD_WINDOW_NS 10000000ull /* "lately": within 10 ms */
-#define UR_ACK_HOLD_MAX_NS 1000000ull     /* never longer than a millisecond */
+#define UR_ACK_HOLD_MAX_NS 1000000ull	  /* never longer than a millisecond */
 
 static bool requester_busy(const struct ur_qp *qp)
 {
@@ -267,10 +267,10 @@ static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
 	uint32_t len = UR_MIN(qp->mtu, res->length - off);
 	bool first = psn == res->first_psn, last = psn == res->last_psn;
 	static const uint8_t ops[4] = {
-		[0] = UR_OP_RC_READ_RESPONSE_MIDDLE,
-		[UR_POS_FIRST] = UR_OP_RC_READ_RESPONSE_FIRST,
-		[UR_POS_LAST] = UR_OP_RC_READ_RESPONSE_LAST,
-		[UR_POS_ONLY] = UR_OP_RC_READ_RESPONSE_ONLY,
+	    [0] = UR_OP_RC_READ_RESPONSE_MIDDLE,
+	    [UR_POS_FIRST] = UR_OP_RC_READ_RESPONSE_FIRST,
+	    [UR_POS_LAST] = UR_OP_RC_READ_RESPONSE_LAST,
+	    [UR_POS_ONLY] = UR_OP_RC_READ_RESPONSE_ONLY,
 	};
 	uint8_t opcode = ops[(first ? UR_POS_FIRST : 0) | (last ? UR_POS_LAST : 0)];
 	const struct ur_opcode_info *op = ur_opcode_get(opcode);
@@ -301,7 +301,8 @@ static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
 	if (len)
 		o.payload_src = ur_mr_ptr(mr, res->va + off);
 	ur_cc_data_sent(qp,
-			ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn,
+			ur_pkt_finish(qp, &o,
+				      (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn,
 				      len),
 			dev->now);
 	res->cur_psn = ur_psn_add(psn, 1);
@@ -335,7 +336,8 @@ static int emit_ack(struct ur_qp *qp)
 	bool is_ack = !rs->ack.pending || (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK;
 	/* to a selective-repeat peer, every ACK is a SACK: cumulative PSN plus bitmap */
 	bool sack = is_ack && ur_sr_on(qp);
-	uint8_t syndrome = rs->ack.pending ? rs->ack.syndrome : UR_AETH_ACK | UR_AETH_CREDIT_INVALID;
+	uint8_t syndrome =
+	    rs->ack.pending ? rs->ack.syndrome : UR_AETH_ACK | UR_AETH_CREDIT_INVALID;
 	uint32_t psn = sack ? ur_psn_add(rs->epsn, UR_PSN_MASK) : rs->ack.psn;
 	struct ur_pkt_out o;
 	int err;
@@ -427,12 +429,12 @@ int ur_resp_emit(struct ur_qp *qp, unsigned *budget)
 		} else {
 			if (rs->ack.pending)
 				ur_timer_arm(&qp->dev->timers, &rs->ack.hold,
-					     qp->dev->now < rs->ack.hold_until ? rs->ack.hold_until
-									: rs->ack.hold_limit);
+					     qp->dev->now < rs->ack.hold_until
+						 ? rs->ack.hold_until
+						 : rs->ack.hold_limit);
 			return 0;
 		}
 		(*budget)--;
 	}
 	return ur_resp_has_work(qp);
 }
-

@@ -143,7 +143,8 @@ void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
 	st = qp ? qp_state(qp) : UR_QPS_RESET;
 	/* only the connected peer, only a device that runs SR, only RTR/RTS */
 	if (!qp || !qp->sr || (st != UR_QPS_RTR && st != UR_QPS_RTS) ||
-	    (ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num || !ur_qp_from_peer(qp, pkt)) {
+	    (ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num ||
+	    !ur_qp_from_peer(qp, pkt)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
 		return;
 	}
@@ -349,14 +350,16 @@ void ur_sr_log_state(struct ur_qp *qp)
 
 	if (!ur_sr_on(qp))
 		return;
-	ur_dev_log(qp->dev, "qp %#x: selective repeat: oldest PSN %s%s%s, %u queued, highest SACKed %s%#x, "
+	ur_dev_log(qp->dev,
+		   "qp %#x: selective repeat: oldest PSN %s%s%s, %u queued, highest SACKed %s%#x, "
 		   "srtt %llu us, rttvar %llu us, backoff %u, peer window %u, RNR wait %d",
 		   qp->qpn, sr->tx[rq->una & sr->mask] & UR_SR_SACKED ? "SACKed " : "",
 		   sr->tx[rq->una & sr->mask] & UR_SR_QUEUED ? "queued " : "",
 		   sr->tx[rq->una & sr->mask] & UR_SR_RESENT ? "resent" : "", sr->nqueued,
 		   sr->have_high ? "" : "(none) ", sr->have_high ? sr->high : 0,
-		   (unsigned long long)(sr->srtt_ns / 1000), (unsigned long long)(sr->rttvar_ns / 1000),
-		   sr->backoff, sr->peer_window, rq->rnr_wait);
+		   (unsigned long long)(sr->srtt_ns / 1000),
+		   (unsigned long long)(sr->rttvar_ns / 1000), sr->backoff, sr->peer_window,
+		   rq->rnr_wait);
 }
 
 bool ur_sr_retx_pending(const struct ur_qp *qp)
@@ -599,7 +602,7 @@ struct ur_recv_wqe *ur_sr_rwqe(struct ur_qp *qp, uint32_t rseq)
 		return NULL;
 	while ((int32_t)(rs->rq_taken - rseq) <= 0) {
 		struct ur_recv_wqe *slot =
-			(struct ur_recv_wqe *)(sr->rwqes + (rs->rq_taken & sr->mask) * sr->rwqe_stride);
+		    (struct ur_recv_wqe *)(sr->rwqes + (rs->rq_taken & sr->mask) * sr->rwqe_stride);
 
 		if (!ur_resp_take_rwqe(qp, slot))
 			return NULL;
@@ -619,16 +622,16 @@ static void complete_rwqe(struct ur_qp *qp, const struct ur_sr_done *d, enum ur_
 {
 	struct ur_sr *sr = qp->sr;
 	const struct ur_recv_wqe *r =
-		(const struct ur_recv_wqe *)(sr->rwqes + (d->rseq & sr->mask) * sr->rwqe_stride);
+	    (const struct ur_recv_wqe *)(sr->rwqes + (d->rseq & sr->mask) * sr->rwqe_stride);
 	struct ur_cqe c = {
-		.wr_id = r->wr_id,
-		.status = status,
-		.opcode = d->kind == UR_KIND_SEND ? UR_WC_RECV : UR_WC_RECV_RDMA_WITH_IMM,
-		.byte_len = d->byte_len,
-		.imm = d->imm,
-		.qp_num = qp->qpn,
-		.src_qp = qp->attr.dest_qp_num,
-		.solicited = d->se,
+	    .wr_id = r->wr_id,
+	    .status = status,
+	    .opcode = d->kind == UR_KIND_SEND ? UR_WC_RECV : UR_WC_RECV_RDMA_WITH_IMM,
+	    .byte_len = d->byte_len,
+	    .imm = d->imm,
+	    .qp_num = qp->qpn,
+	    .src_qp = qp->attr.dest_qp_num,
+	    .solicited = d->se,
 	};
 
 	if (ur_opcode_get(d->opcode)->hdrs & UR_HDR_IMMDT)
@@ -746,13 +749,14 @@ void ur_sr_flush_rwqes(struct ur_qp *qp)
 
 	while ((int32_t)(rs->rq_taken - rs->rq_done) > 0) {
 		const struct ur_recv_wqe *r =
-			(const struct ur_recv_wqe *)(sr->rwqes + (rs->rq_done & sr->mask) * sr->rwqe_stride);
+		    (const struct ur_recv_wqe *)(sr->rwqes +
+						 (rs->rq_done & sr->mask) * sr->rwqe_stride);
 		struct ur_cqe c = {
-			.wr_id = r->wr_id,
-			.status = UR_WC_WR_FLUSH_ERR,
-			.opcode = UR_WC_RECV,
-			.qp_num = qp->qpn,
-			.src_qp = qp->attr.dest_qp_num,
+		    .wr_id = r->wr_id,
+		    .status = UR_WC_WR_FLUSH_ERR,
+		    .opcode = UR_WC_RECV,
+		    .qp_num = qp->qpn,
+		    .src_qp = qp->attr.dest_qp_num,
 		};
 
 		ur_count(qp->dev, UR_CTR_resp_cqe_flush_error);
