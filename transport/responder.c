@@ -874,14 +874,6 @@ static enum ur_resp_state acknowledge(struct ur_qp *qp, struct resp_pkt *rx)
 	return UR_RESP_DONE;
 }
 
-typedef enum ur_resp_state (*resp_step)(struct ur_qp *qp, struct resp_pkt *rx);
-
-static const resp_step resp_steps[] = {
-#define UR_RESP_STATE_STEP(name, fn) [UR_RESP_##name] = fn,
-    UR_RESP_STATES(UR_RESP_STATE_STEP)
-#undef UR_RESP_STATE_STEP
-};
-
 /* A request for this QP: walk it through the pipeline, one step at a time. */
 void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
@@ -889,8 +881,20 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	enum ur_resp_state st = UR_RESP_CHECK_QP;
 
 	(void)now;
-	while (st != UR_RESP_DONE)
-		st = resp_steps[st](qp, &rx);
+	/* a switch, not a table of pointers: each step is inlined into the loop */
+	while (st != UR_RESP_DONE) {
+		switch (st) {
+#define UR_RESP_STATE_STEP(name, fn)                                                               \
+	case UR_RESP_##name:                                                                       \
+		st = fn(qp, &rx);                                                                  \
+		break;
+			UR_RESP_STATES(UR_RESP_STATE_STEP)
+#undef UR_RESP_STATE_STEP
+		default:
+			st = UR_RESP_DONE;
+			break;
+		}
+	}
 	/* a go-back-N packet in order may be what early SR packets waited for */
 	if (rx.catch_up && qp->sr && qp->sr->nearly)
 		complete_early(qp);
