@@ -225,11 +225,15 @@ int ur_ack_hold_send_ahead(struct ur_qp *qp);
 /* ack_out.c */
 int ur_ack_emit(struct ur_qp *qp);
 
-/* responder.c */
-void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+/* recv_wqe.c: receive WQEs, where every service's received data lands */
 bool ur_resp_take_rwqe(struct ur_qp *qp, struct ur_recv_wqe *dst);
+bool ur_resp_rwqe_available(struct ur_qp *qp);
 int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
 		    const uint8_t *src, uint32_t len);
+
+/* responder.c */
+void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+const char *ur_resp_state_name(unsigned state); /* the receive pipeline's steps */
 void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
 			   const char *why);
 void ur_resp_rnr_nak(struct ur_qp *qp);

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The responder (IBTA 9.7.5 "responder side"): validates the PSN and the
- * opcode sequence of incoming requests, executes SENDs, RDMA WRITEs, READs
- * and atomics against registered memory, and owes the requester ACKs, NAKs,
- * READ responses and atomic acknowledgements, sent in PSN order.
+ * The responder's receive side (IBTA 9.7.5 "responder side"): one pipeline
+ * validates incoming requests (PSN, opcode sequence, receive WQE, access,
+ * lengths, R_Key) and executes SENDs, RDMA WRITEs, READs and atomics
+ * against registered memory, for RC in both retransmission modes and for
+ * UC. What it owes the requester in return (ACKs, NAKs, READ responses,
+ * atomic acknowledgements) leaves from responder_tx.c.
  */
 #include <string.h>
 
 #include "psn.h"
-#include "qp.h"
-#include "sg_copy.h"
+#include "responder.h"
 #include "sr.h"
 
 static const uint8_t *pkt_hdr(const struct ur_pkt *pkt, unsigned off)
@@ -17,41 +18,12 @@ static const uint8_t *pkt_hdr(const struct ur_pkt *pkt, unsigned off)
 	return (const uint8_t *)pkt->bth + off;
 }
 
-/* A READ response waits for the pacer; the pace timer schedules the QP again. */
-static bool paced(const struct ur_qp *qp)
-{
-	return qp->next_tx_ns > qp->dev->now;
-}
-
-/*
- * The answer a held ACK waits for is ready to leave, so it leaves in this
- * very transmit stage, and the ACK with it (ur_req_emit). A large WRITE
- * takes hundreds of microseconds to leave, and a pass that sends 64 frames
- * of 4 KiB may itself outlast the hold.
- */
-static bool answer_ready(struct ur_qp *qp)
-{
-	return !paced(qp) && ur_req_has_work(qp);
-}
-
-/* Whether a pending ACK or NAK may leave now (see ur_resp_ack_message). */
-static bool ack_due(struct ur_qp *qp)
-{
-	const struct ur_resp_ack *a = &qp->resp.ack;
-	uint64_t now = qp->dev->now;
-
-	if (!a->pending || !a->hold_until)
-		return a->pending;
-	return now >= a->hold_until && (now >= a->hold_limit || !answer_ready(qp));
-}
-
 /*
  * A class C error (9.9.3.1.3): NAK the request, then enter the error state
  * once the NAK has left. The peer caused it, so on UC, which has no NAK,
  * the peer loses the message and nothing else.
  */
-void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
-			   const char *why)
+void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak, const char *why)
 {
 	struct ur_responder *rs = &qp->resp;
 
@@ -82,35 +54,6 @@ static void local_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
 	ur_qp_to_error(qp, true);
 }
 
-/* Take the next receive WQE from the SRQ or the RQ, copied into `dst`. */
-bool ur_resp_take_rwqe(struct ur_qp *qp, struct ur_recv_wqe *dst)
-{
-	struct ur_wq *wq = qp->srq ? &qp->srq->wq : &qp->rq;
-	uint32_t cons = atomic_load_explicit(&wq->cons, memory_order_relaxed);
-	uint32_t prod = atomic_load_explicit(&wq->prod, memory_order_acquire);
-	const struct ur_recv_wqe *slot;
-
-	if (cons == prod)
-		return false;
-	slot = ur_wq_slot(wq, cons);
-	/* never more SGEs than this QP's copies hold: a poster may lie in its slot */
-	memcpy(dst, slot, sizeof(*slot) + UR_MIN(slot->num_sge, qp->max_recv_sge) *
-						   sizeof(struct ur_sge));
-	dst->num_sge = UR_MIN(slot->num_sge, qp->max_recv_sge);
-	/* Release: the slot is copied, the poster may reuse it. */
-	atomic_store_explicit(&wq->cons, cons + 1, memory_order_release);
-	qp->resp.rq_taken++;
-	if (qp->srq && qp->srq->limit && prod - (cons + 1) < qp->srq->limit) {
-		struct ur_srq *srq = qp->srq;
-
-		srq->limit = 0; /* one event per arming (11.4.2.1) */
-		if (qp->dev->ops->async_event)
-			qp->dev->ops->async_event(qp->dev->host, UR_EVENT_SRQ_LIMIT_REACHED,
-						  srq->host_ctx);
-	}
-	return true;
-}
-
 /* The go-back-N path keeps the open message's receive WQE in rs->rwqe. */
 static bool take_rwqe(struct ur_qp *qp)
 {
@@ -130,39 +73,17 @@ static bool take_rwqe(struct ur_qp *qp)
 	return true;
 }
 
-static bool rwqe_available(struct ur_qp *qp)
-{
-	struct ur_wq *wq = qp->srq ? &qp->srq->wq : &qp->rq;
-
-	return atomic_load_explicit(&wq->cons, memory_order_relaxed) !=
-	       atomic_load_explicit(&wq->prod, memory_order_acquire);
-}
-
-/* Place payload into a receive WQE's buffers at `off` (needs LOCAL_WRITE). */
-int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
-		    const uint8_t *src, uint32_t len)
-{
-	const struct ur_sg_list sg = {&qp->dev->mrs, qp->pd, r->sge, r->num_sge};
-
-	return ur_sg_scatter(&sg, off, src, len);
-}
-
-static int rwqe_scatter(struct ur_qp *qp, const uint8_t *src, uint32_t len)
-{
-	return ur_resp_scatter(qp, qp->resp.rwqe, qp->resp.msg_off, src, len);
-}
-
 static void complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t opcode,
 			  uint32_t byte_len, const struct ur_pkt *pkt)
 {
 	struct ur_responder *rs = &qp->resp;
 	struct ur_cqe cqe = {
-		.wr_id = rs->rwqe->wr_id,
-		.status = status,
-		.opcode = opcode,
-		.byte_len = byte_len,
-		.qp_num = qp->qpn,
-		.src_qp = qp->attr.dest_qp_num,
+	    .wr_id = rs->rwqe->wr_id,
+	    .status = status,
+	    .opcode = opcode,
+	    .byte_len = byte_len,
+	    .qp_num = qp->qpn,
+	    .src_qp = qp->attr.dest_qp_num,
 	};
 
 	if (pkt && (pkt->op->hdrs & UR_HDR_IMMDT)) {
@@ -227,271 +148,6 @@ static void request_done(struct ur_qp *qp, const struct ur_pkt *pkt, bool msg_en
 		ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, pkt->psn);
 }
 
-static void do_send(struct ur_qp *qp, const struct ur_pkt *pkt)
-{
-	struct ur_responder *rs = &qp->resp;
-	unsigned pos = pkt->op->pos;
-
-	if (pos & UR_POS_FIRST) {
-		/* UC may still hold the WQE of a message it dropped: fill it again */
-		if (!rs->have_rwqe && !take_rwqe(qp)) {
-			ur_resp_rnr_nak(qp);
-			return;
-		}
-		rs->msg_off = 0;
-	}
-	if (!(pos & UR_POS_LAST) ? pkt->payload_len != qp->mtu : pkt->payload_len > qp->mtu) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND payload does not match the MTU");
-		return;
-	}
-	if (rs->msg_off + pkt->payload_len > rs->rwqe->length) {
-		ur_count(qp->dev, UR_CTR_resp_local_length_error);
-		if (qp->type == UR_QPT_UC) {
-			/* class D: dropped, the WQE kept for the next message */
-			ur_uc_drop_message(qp);
-			return;
-		}
-		complete_recv(qp, UR_WC_LOC_LEN_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		local_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
-		return;
-	}
-	if (pkt->op->hdrs & UR_HDR_IETH) {
-		/*
-		 * SEND with Invalidate may invalidate only a memory window or a
-		 * fast-registered region (10.6.7.2); uroce has neither, and a
-		 * region from Register Memory Region never goes away at a peer's
-		 * word. Refuse before placing anything: the receive fails and the
-		 * requester learns it with an invalid request NAK.
-		 */
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		complete_recv(qp, UR_WC_REM_INV_REQ_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ,
-				      "SEND with Invalidate names a key that cannot be invalidated");
-		return;
-	}
-	if (rwqe_scatter(qp, pkt->payload, pkt->payload_len)) {
-		complete_recv(qp, UR_WC_LOC_PROT_ERR, UR_WC_RECV, rs->msg_off, NULL);
-		local_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
-		return;
-	}
-	rs->msg_off += pkt->payload_len;
-	if (pos & UR_POS_LAST) {
-		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV, rs->msg_off, pkt);
-	} else {
-		rs->in_msg = UR_KIND_SEND;
-	}
-	request_done(qp, pkt, pos & UR_POS_LAST);
-}
-
-static bool remote_access_ok(struct ur_qp *qp, uint32_t need)
-{
-	return (qp->attr.qp_access_flags & need) == need;
-}
-
-static void do_write(struct ur_qp *qp, const struct ur_pkt *pkt)
-{
-	struct ur_responder *rs = &qp->resp;
-	unsigned pos = pkt->op->pos;
-	bool imm = pkt->op->hdrs & UR_HDR_IMMDT;
-	struct ur_mr *mr;
-
-	/* WRITE with immediate consumes a receive WQE when its last packet lands. */
-	if ((pos & UR_POS_LAST) && imm && !rs->have_rwqe && !rwqe_available(qp)) {
-		ur_resp_rnr_nak(qp);
-		return;
-	}
-	if (pos & UR_POS_FIRST) {
-		const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
-
-		rs->wr_va = ur_reth_va(reth);
-		rs->wr_rkey = ur_reth_rkey(reth);
-		rs->wr_len = rs->wr_left = ur_reth_dmalen(reth);
-		if (!remote_access_ok(qp, UR_ACCESS_REMOTE_WRITE)) {
-			ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote write");
-			return;
-		}
-	}
-	/* 9.7.5.1.5: middles carry exactly one MTU; the last carries what the RETH still owes */
-	if (!(pos & UR_POS_LAST) ? pkt->payload_len != qp->mtu || pkt->payload_len >= rs->wr_left
-				 : pkt->payload_len != rs->wr_left || pkt->payload_len > qp->mtu) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "WRITE payload does not match its length");
-		return;
-	}
-	/* The key is checked on every packet: deregistration takes effect at once. */
-	if (pkt->payload_len || (pos & UR_POS_FIRST && rs->wr_len)) {
-		enum ur_mr_err e = ur_mr_check(&qp->dev->mrs, rs->wr_rkey, qp->pd, rs->wr_va,
-					       (pos & UR_POS_FIRST) ? rs->wr_len : pkt->payload_len,
-					       UR_ACCESS_REMOTE_WRITE, &mr);
-		if (e) {
-			ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for WRITE");
-			return;
-		}
-		memcpy(ur_mr_ptr(mr, rs->wr_va), pkt->payload, pkt->payload_len);
-	}
-	rs->wr_va += pkt->payload_len;
-	rs->wr_left -= pkt->payload_len;
-	ur_count(qp->dev, UR_CTR_rx_write_requests);
-	if (pos & UR_POS_LAST) {
-		if (imm) {
-			if (!rs->have_rwqe)
-				take_rwqe(qp);
-			complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM, rs->wr_len, pkt);
-		}
-	} else {
-		rs->in_msg = UR_KIND_WRITE;
-	}
-	request_done(qp, pkt, pos & UR_POS_LAST);
-}
-
-/* Move the head to the oldest resource still answering (a replay may leave
- * finished ones behind it), or to the tail. */
-static void skip_finished(struct ur_responder *rs)
-{
-	while (rs->res_head != rs->res_tail && !rs->res[rs->res_head % rs->nres].pending)
-		rs->res_head++;
-}
-
-/* Claim the next READ/atomic resource; NULL when the requester exceeded max_dest_rd_atomic. */
-static struct ur_resp_res *alloc_res(struct ur_qp *qp)
-{
-	struct ur_responder *rs = &qp->resp;
-	struct ur_resp_res *res;
-
-	if (!rs->nres)
-		return NULL;
-	res = &rs->res[rs->res_tail % rs->nres];
-	if (res->pending) {
-		/*
-		 * The oldest resource is busy. If only a duplicate request made
-		 * it so, the replay is stale: a requester that sends a new READ
-		 * or atomic past max_dest_rd_atomic others has completed the
-		 * oldest, so it had every response already. Otherwise the
-		 * requester broke the limit.
-		 */
-		if (!res->replayed)
-			return NULL;
-		ur_count(qp->dev, UR_CTR_resp_stale_replays);
-		res->pending = false;
-	}
-	memset(res, 0, sizeof(*res));
-	skip_finished(rs); /* the oldest resource still answering, or this new one */
-	rs->res_tail++;
-	return res;
-}
-
-static void do_read(struct ur_qp *qp, const struct ur_pkt *pkt)
-{
-	struct ur_responder *rs = &qp->resp;
-	const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
-	uint64_t va = ur_reth_va(reth);
-	uint32_t rkey = ur_reth_rkey(reth), len = ur_reth_dmalen(reth);
-	struct ur_resp_res *res;
-	struct ur_mr *mr;
-
-	if (!remote_access_ok(qp, UR_ACCESS_REMOTE_READ)) {
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote read");
-		return;
-	}
-	if (len && ur_mr_check(&qp->dev->mrs, rkey, qp->pd, va, len, UR_ACCESS_REMOTE_READ, &mr)) {
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for READ");
-		return;
-	}
-	if (len > (1u << 31)) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "READ longer than 2^31");
-		return;
-	}
-	res = alloc_res(qp);
-	if (!res) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "more READs/atomics than max_dest_rd_atomic");
-		return;
-	}
-	res->kind = UR_KIND_READ_REQ;
-	res->pending = true;
-	res->first_psn = res->req_psn = res->cur_psn = pkt->psn;
-	res->last_psn = ur_psn_add(pkt->psn, ur_npkts(len, qp->mtu) - 1);
-	res->va = va;
-	res->rkey = rkey;
-	res->length = len;
-	ur_count(qp->dev, UR_CTR_rx_read_requests);
-	rs->epsn = ur_psn_add(res->last_psn, 1);
-	/* the responses acknowledge everything before them */
-	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK)
-		rs->ack.pending = false;
-	ur_dev_schedule(qp->dev, qp);
-}
-
-static void do_atomic(struct ur_qp *qp, const struct ur_pkt *pkt)
-{
-	struct ur_responder *rs = &qp->resp;
-	const struct ur_atmeth *a = (const struct ur_atmeth *)pkt_hdr(pkt, pkt->op->off_atmeth);
-	uint64_t va = ur_atmeth_va(a), *p, orig;
-	struct ur_resp_res *res;
-	struct ur_mr *mr;
-
-	if (!remote_access_ok(qp, UR_ACCESS_REMOTE_ATOMIC)) {
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote atomics");
-		return;
-	}
-	if (va & 7) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "atomic address not 8-byte aligned");
-		return;
-	}
-	if (ur_mr_check(&qp->dev->mrs, ur_atmeth_rkey(a), qp->pd, va, 8, UR_ACCESS_REMOTE_ATOMIC,
-			&mr)) {
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "bad R_Key, bounds or access for atomic");
-		return;
-	}
-	res = alloc_res(qp);
-	if (!res) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "more READs/atomics than max_dest_rd_atomic");
-		return;
-	}
-	/* Atomic with respect to other uroce QPs and to the local CPU (10.7.3.3). */
-	p = (uint64_t *)ur_mr_ptr(mr, va);
-	if (pkt->opcode == UR_OP_RC_COMPARE_SWAP) {
-		orig = ur_atmeth_compare(a);
-		__atomic_compare_exchange_n(p, &orig, ur_atmeth_swap_add(a), false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
-	} else {
-		orig = __atomic_fetch_add(p, ur_atmeth_swap_add(a), __ATOMIC_SEQ_CST);
-	}
-	res->kind = UR_KIND_ATOMIC;
-	res->pending = true;
-	res->first_psn = res->last_psn = res->cur_psn = res->req_psn = pkt->psn;
-	res->orig = orig;
-	ur_count(qp->dev, UR_CTR_rx_atomic_requests);
-	rs->epsn = ur_psn_add(pkt->psn, 1);
-	rs->msn = (rs->msn + 1) & UR_PSN_MASK;
-	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK)
-		rs->ack.pending = false;
-	ur_dev_schedule(qp->dev, qp);
-}
-
-/*
- * Answer resource `i` again, before anything newer. Newer resources keep
- * their state: if the requester went back to `i` it asks for them again and
- * they restart then, but the duplicate may also be a stale copy that arrives
- * after the requester moved on, and dropping them would leave requests
- * unanswered until its timeout. An older resource still being answered keeps
- * its turn, since responses leave in PSN order.
- */
-static void replay_from(struct ur_qp *qp, uint32_t i)
-{
-	struct ur_responder *rs = &qp->resp;
-
-	rs->res[i % rs->nres].pending = true;
-	rs->res[i % rs->nres].replayed = true;
-	if (!((int32_t)(rs->res_head - i) < 0 && rs->res[rs->res_head % rs->nres].pending))
-		rs->res_head = i;
-	ur_dev_schedule(qp->dev, qp);
-}
-
 /* A request with a PSN already executed (9.7.5.1.1, C9-104..C9-107). */
 static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 {
@@ -501,7 +157,8 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 	ur_count(qp->dev, UR_CTR_duplicate_request);
 	switch (pkt->op->kind) {
 	case UR_KIND_READ_REQ: {
-		const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
+		const struct ur_reth *reth =
+		    (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
 
 		for (uint32_t k = 1; k <= n; k++) {
 			uint32_t i = rs->res_tail - k;
@@ -518,11 +175,12 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 			res->length = ur_reth_dmalen(reth);
 			res->rkey = ur_reth_rkey(reth);
 			res->req_psn = res->cur_psn = pkt->psn;
-			replay_from(qp, i);
+			ur_resp_replay_from(qp, i);
 			return;
 		}
 		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
-		ur_dev_log(qp->dev, "qp %#x: READ asked again at PSN %#x for %u bytes matches no READ kept",
+		ur_dev_log(qp->dev,
+			   "qp %#x: READ asked again at PSN %#x for %u bytes matches no READ kept",
 			   qp->qpn, pkt->psn, ur_reth_dmalen(reth));
 		return;
 	}
@@ -534,7 +192,7 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 			if (res->kind == UR_KIND_ATOMIC && res->first_psn == pkt->psn) {
 				/* answered from the replay cache, never executed twice */
 				res->cur_psn = res->first_psn;
-				replay_from(qp, i);
+				ur_resp_replay_from(qp, i);
 				return;
 			}
 		}
@@ -542,7 +200,8 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 		return;
 	default:
 		/* SEND/WRITE: acknowledge again with the last PSN executed */
-		ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, ur_psn_add(rs->epsn, UR_PSN_MASK));
+		ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID,
+				     ur_psn_add(rs->epsn, UR_PSN_MASK));
 		return;
 	}
 }
@@ -557,228 +216,688 @@ static bool opcode_in_sequence(const struct ur_qp *qp, const struct ur_pkt *pkt)
 	return (pkt->op->pos & UR_POS_FIRST) != 0;
 }
 
-void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
-{
-	struct ur_responder *rs = &qp->resp;
-	int32_t d = ur_psn_diff(pkt->psn, rs->epsn);
+/*
+ * ---- The receive pipeline ----
+ *
+ * Every request walks the same steps, in this order, whatever its service
+ * and retransmission mode: the PSN, the opcode sequence, the receive WQE it
+ * needs, the QP's access rights, its lengths, its R_Key, then it executes
+ * and is acknowledged. Each step returns the next state, as Soft-RoCE's
+ * rxe_resp.c does; a failed check returns the error state that says what
+ * the requester is told (or, on UC and UD, that the message is dropped).
+ *
+ * Only two things depend on how a packet was sent. The PSN decision: a
+ * go-back-N packet must be the expected one (C9-112), a selective repeat
+ * packet may come early within the window (docs/selective-repeat.md). And
+ * where its data lands: go-back-N fills the open message's receive WQE and
+ * RDMA WRITE address in order, while a selective repeat packet names its
+ * receive WQE, offset and address itself (SRETH) and completes once the
+ * PSNs before it have arrived (sr.c).
+ */
+#define UR_RESP_STATES(X)                                                                          \
+	X(CHECK_QP, check_qp)                                                                      \
+	X(CHECK_PSN, check_psn)                                                                    \
+	X(CHECK_OPCODE_SEQ, check_opcode_seq)                                                      \
+	X(CHECK_RESOURCE, check_resource)                                                          \
+	X(CHECK_ACCESS, check_access)                                                              \
+	X(CHECK_LENGTH, check_length)                                                              \
+	X(CHECK_KEY, check_key)                                                                    \
+	X(EXECUTE, execute)                                                                        \
+	X(ACKNOWLEDGE, acknowledge)                                                                \
+	X(DATAGRAM, datagram)                                                                      \
+	X(DUPLICATE, duplicate)                                                                    \
+	X(ERR_PSN_SEQUENCE, err_psn_sequence)                                                      \
+	X(ERR_OPCODE_SEQ, err_opcode_seq)                                                          \
+	X(ERR_UNSUPPORTED, err_unsupported)                                                        \
+	X(ERR_RNR, err_rnr)                                                                        \
+	X(ERR_INVALID_REQUEST, err_invalid_request)                                                \
+	X(ERR_REMOTE_ACCESS, err_remote_access)                                                    \
+	X(ERR_INVALIDATE, err_invalidate)                                                          \
+	X(ERR_LOCAL_LENGTH, err_local_length)                                                      \
+	X(ERR_LOCAL_PROTECTION, err_local_protection)
 
-	if (rs->error) {
+enum ur_resp_state {
+#define UR_RESP_STATE_ENUM(name, fn) UR_RESP_##name,
+	UR_RESP_STATES(UR_RESP_STATE_ENUM)
+#undef UR_RESP_STATE_ENUM
+	    UR_RESP_DONE,
+};
+
+static const char *const resp_state_names[] = {
+#define UR_RESP_STATE_NAME(name, fn) [UR_RESP_##name] = #name,
+    UR_RESP_STATES(UR_RESP_STATE_NAME)
+#undef UR_RESP_STATE_NAME
+	[UR_RESP_DONE] = "DONE",
+};
+
+const char *ur_resp_state_name(unsigned state)
+{
+	return state <= UR_RESP_DONE ? resp_state_names[state] : "?";
+}
+
+/* One request on its way through the pipeline. */
+struct resp_pkt {
+	const struct ur_pkt *pkt;
+	const struct ur_sreth *sreth; /* selective repeat: where the packet lands */
+	uint32_t ahead;		      /* selective repeat: PSNs past the expected one */
+	bool catch_up;		      /* go-back-N: early SR packets may be in order after it */
+	struct ur_recv_wqe *rwqe;     /* the receive WQE it fills (SEND, WRITE with immediate) */
+	uint32_t off;		      /* bytes of its message before its payload */
+	struct ur_sr_done done;	      /* selective repeat: how its message completes */
+	struct ur_mr *mr;	      /* the region its R_Key names, when it writes there */
+	uint64_t va;		      /* ...at this address */
+	const char *why;	      /* what an error state logs */
+};
+
+static enum ur_resp_state check_qp(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	if (qp->resp.error) {
 		/* a class C error was NAKed: nothing more is executed, and the QP
 		 * enters ERR once the NAK has left (9.9.3.1.3) */
 		ur_count(qp->dev, UR_CTR_rx_drop_error_nak_pending);
-		return;
+		return UR_RESP_DONE;
 	}
-	if (qp->type == UR_QPT_UD) {
-		ur_ud_resp_rx(qp, pkt);
-		return;
+	if (rx->pkt->sr_ext) {
+		/* selective repeat only from a peer that agreed to it (RC only) */
+		if (!ur_sr_on(qp))
+			return UR_RESP_ERR_UNSUPPORTED;
+		rx->sreth = (const struct ur_sreth *)rx->pkt->sr_ext;
 	}
-	if (pkt->sr_ext) {
-		/* selective repeat only from a peer that agreed to it */
-		if (ur_sr_on(qp))
-			ur_sr_resp_rx(qp, pkt, now);
-		else
-			ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
-		return;
-	}
-	if (qp->type == UR_QPT_UC) {
-		if (!ur_uc_accept(qp, pkt, d))
-			return;
-	} else if (d > 0) {
-		/* ahead of the expected PSN: a packet was lost (C9-112) */
-		ur_count(qp->dev, UR_CTR_out_of_sequence);
-		if (!rs->nak_sent) {
-			rs->nak_sent = true;
-			ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_PSN_SEQ_ERR, rs->epsn);
-		} else {
-			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
-		}
-		return;
-	} else if (d < 0) {
-		do_duplicate(qp, pkt);
-		return;
-	}
-	rs->nak_sent = false;
-	if (qp->type != UR_QPT_UC && !opcode_in_sequence(qp, pkt)) {
-		ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "opcode out of sequence");
-		return;
-	}
-	switch (pkt->op->kind) {
-	case UR_KIND_SEND:
-		do_send(qp, pkt);
-		break;
-	case UR_KIND_WRITE:
-		do_write(qp, pkt);
-		break;
-	case UR_KIND_READ_REQ:
-		do_read(qp, pkt);
-		break;
-	case UR_KIND_ATOMIC:
-		do_atomic(qp, pkt);
-		break;
-	default:
-		ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
-		break;
-	}
-	/* packets that came early (selective repeat) may now be in order */
-	if (qp->sr && qp->sr->nearly)
-		ur_sr_advance(qp);
+	return qp->type == UR_QPT_UD ? UR_RESP_DATAGRAM : UR_RESP_CHECK_PSN;
 }
 
-/* The oldest READ or atomic still answering, if it may answer now. */
-static struct ur_resp_res *res_ready(const struct ur_qp *qp)
+/* The unreliable datagram service has steps of its own (ud.c): no PSN, no message. */
+static enum ur_resp_state datagram(struct ur_qp *qp, struct resp_pkt *rx)
 {
-	const struct ur_responder *rs = &qp->resp;
-	struct ur_resp_res *res = rs->nres ? &rs->res[rs->res_head % rs->nres] : NULL;
+	ur_ud_resp_rx(qp, rx->pkt);
+	return UR_RESP_DONE;
+}
 
-	return res && res->pending && !rs->error ? res : NULL;
+/* The PSN decision (9.7.5.1.1; 9.8.3 for UC), the one step that differs by mode. */
+static enum ur_resp_state check_psn(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+	int32_t d = ur_psn_diff(pkt->psn, rs->epsn);
+
+	if (rx->sreth) {
+		/* in order, or early within the window */
+		if (!ur_sr_psn_accept(qp, pkt, d))
+			return UR_RESP_DONE;
+		rx->ahead = (uint32_t)d;
+	} else if (qp->type == UR_QPT_UC) {
+		/* a message with a gap is dropped whole (class D1), its sequence with it */
+		if (!ur_uc_accept(qp, pkt, d))
+			return UR_RESP_DONE;
+	} else if (d > 0) {
+		return UR_RESP_ERR_PSN_SEQUENCE;
+	} else if (d < 0) {
+		return UR_RESP_DUPLICATE;
+	}
+	if (!rx->ahead)
+		rs->nak_sent = false;
+	return UR_RESP_CHECK_OPCODE_SEQ;
+}
+
+/* Ahead of the expected PSN: a packet was lost (C9-112). One NAK per gap. */
+static enum ur_resp_state err_psn_sequence(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	(void)rx;
+	ur_count(qp->dev, UR_CTR_out_of_sequence);
+	if (!rs->nak_sent) {
+		rs->nak_sent = true;
+		ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_PSN_SEQ_ERR, rs->epsn);
+	} else {
+		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+	}
+	return UR_RESP_DONE;
+}
+
+static enum ur_resp_state duplicate(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	do_duplicate(qp, rx->pkt);
+	return UR_RESP_DONE;
 }
 
 /*
- * Whether ur_resp_emit would send something now, by its own rules. Saying
- * yes to what it holds back (a paced READ response, and the ACKs queued
- * behind it) made ur_dev_tx put the QP straight back on the round robin
- * and spin on it forever.
+ * The opcode sequence (9.7.5.1.3, C9-113): middles and lasts only inside
+ * their message. UC checked it with the PSN. A selective repeat packet at
+ * the expected PSN must not interrupt a go-back-N message still open, and
+ * the receive WQE it names must be the one its PSN allows.
  */
-bool ur_resp_has_work(struct ur_qp *qp)
+static enum ur_resp_state check_opcode_seq(struct ur_qp *qp, struct resp_pkt *rx)
 {
-	const struct ur_resp_res *res = res_ready(qp);
+	const struct ur_pkt *pkt = rx->pkt;
+	const struct ur_opcode_info *op = pkt->op;
 
-	if (qp->cc.cnp_due || (qp->sr && ur_sr_ctrl_pending(qp)))
-		return true;
-	if (res)
-		return res->kind != UR_KIND_READ_REQ || !paced(qp);
-	return ack_due(qp) || (qp->sr && qp->sr->sack_due);
+	if (!rx->sreth) {
+		if (qp->type == UR_QPT_RC && !opcode_in_sequence(qp, pkt)) {
+			rx->why = "opcode out of sequence";
+			return UR_RESP_ERR_OPCODE_SEQ;
+		}
+		rx->catch_up = true;
+		return UR_RESP_CHECK_RESOURCE;
+	}
+	if (!rx->ahead && qp->resp.in_msg) {
+		rx->why = "opcode out of sequence";
+		return UR_RESP_ERR_OPCODE_SEQ;
+	}
+	rx->off = ur_sreth_offset(rx->sreth);
+	rx->done.kind = op->kind;
+	rx->done.opcode = pkt->opcode;
+	rx->done.rseq = ur_sreth_rseq(rx->sreth);
+	rx->done.byte_len = rx->off + pkt->payload_len;
+	rx->done.se = ur_bth_se(pkt->bth);
+	if (op->hdrs & UR_HDR_IMMDT)
+		rx->done.imm = ur_immdt_raw((const struct ur_immdt *)pkt_hdr(pkt, op->off_immdt));
+	if (!ur_sr_rseq_fits(qp, &rx->done, rx->ahead)) {
+		rx->why = "SR receive sequence number does not fit the PSN";
+		return UR_RESP_ERR_OPCODE_SEQ;
+	}
+	return UR_RESP_CHECK_RESOURCE;
 }
 
-static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
+static enum ur_resp_state err_opcode_seq(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
+	ur_resp_class_c_error(qp, rx->pkt, UR_NAK_INVALID_REQ, rx->why);
+	return UR_RESP_DONE;
+}
+
+static enum ur_resp_state err_unsupported(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	(void)rx;
+	ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
+	return UR_RESP_DONE;
+}
+
+/*
+ * The receive WQE a SEND, or the last packet of a WRITE with immediate,
+ * consumes (9.7.5.2.8: none posted is an RNR NAK). A go-back-N SEND takes
+ * it at its first packet and fills it in order; a go-back-N WRITE only
+ * makes sure one is posted, and takes it once its data has landed. A
+ * selective repeat packet takes the WQE its SRETH names, ahead if need be.
+ * READs and atomics claim their responder resource when they execute.
+ */
+static enum ur_resp_state check_resource(struct ur_qp *qp, struct resp_pkt *rx)
 {
 	struct ur_responder *rs = &qp->resp;
-	struct ur_dev *dev = qp->dev;
-	uint32_t psn = res->cur_psn;
-	uint32_t off = (uint32_t)ur_psn_diff(psn, res->req_psn) * qp->mtu;
-	uint32_t len = UR_MIN(qp->mtu, res->length - off);
-	bool first = psn == res->first_psn, last = psn == res->last_psn;
-	static const uint8_t ops[4] = {
-		[0] = UR_OP_RC_READ_RESPONSE_MIDDLE,
-		[UR_POS_FIRST] = UR_OP_RC_READ_RESPONSE_FIRST,
-		[UR_POS_LAST] = UR_OP_RC_READ_RESPONSE_LAST,
-		[UR_POS_ONLY] = UR_OP_RC_READ_RESPONSE_ONLY,
-	};
-	uint8_t opcode = ops[(first ? UR_POS_FIRST : 0) | (last ? UR_POS_LAST : 0)];
-	const struct ur_opcode_info *op = ur_opcode_get(opcode);
-	struct ur_pkt_out o;
-	struct ur_mr *mr = NULL;
-	int err;
+	const struct ur_opcode_info *op = rx->pkt->op;
+	bool imm_last = (op->pos & UR_POS_LAST) && (op->hdrs & UR_HDR_IMMDT);
 
-	/* the region may have been deregistered since the request: check again */
-	if (len && ur_mr_check(&dev->mrs, res->rkey, qp->pd, res->va + off, len,
-			       UR_ACCESS_REMOTE_READ, &mr)) {
-		ur_count(dev, UR_CTR_resp_remote_access_errors);
-		res->pending = false;
-		rs->error = true;
-		ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_REM_ACCESS_ERR, psn);
-		return 0;
+	if (op->kind != UR_KIND_SEND && !(op->kind == UR_KIND_WRITE && imm_last))
+		return UR_RESP_CHECK_ACCESS;
+	if (rx->sreth) {
+		rx->rwqe = ur_sr_rwqe(qp, rx->done.rseq);
+		return rx->rwqe ? UR_RESP_CHECK_ACCESS : UR_RESP_ERR_RNR;
 	}
-	err = ur_pkt_begin(qp, &o, opcode, psn, 0);
-	if (err)
-		return err;
-	if (last)
-		rs->msn = (rs->msn + 1) & UR_PSN_MASK;
-	if (op->hdrs & UR_HDR_AETH) {
-		struct ur_aeth *aeth = (struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth);
-
-		ur_aeth_set_syndrome(aeth, UR_AETH_ACK | UR_AETH_CREDIT_INVALID);
-		ur_aeth_set_msn(aeth, rs->msn);
+	if (op->kind == UR_KIND_WRITE)
+		return rs->have_rwqe || ur_resp_rwqe_available(qp) ? UR_RESP_CHECK_ACCESS
+								   : UR_RESP_ERR_RNR;
+	if (op->pos & UR_POS_FIRST) {
+		/* UC may still hold the WQE of a message it dropped: fill it again */
+		if (!rs->have_rwqe && !take_rwqe(qp))
+			return UR_RESP_ERR_RNR;
+		rs->msg_off = 0;
 	}
-	if (len)
-		o.payload_src = ur_mr_ptr(mr, res->va + off);
-	ur_cc_data_sent(qp,
-			ur_pkt_finish(qp, &o, (qp->attr.av.path.tclass & ~UR_ECN_MASK) | dev->cfg.data_ecn,
-				      len),
-			dev->now);
-	res->cur_psn = ur_psn_add(psn, 1);
-	if (last)
-		res->pending = false;
-	return 0;
+	rx->rwqe = rs->rwqe;
+	rx->off = rs->msg_off;
+	return UR_RESP_CHECK_ACCESS;
 }
 
-static int emit_atomic_ack(struct ur_qp *qp, struct ur_resp_res *res)
+static enum ur_resp_state err_rnr(struct ur_qp *qp, struct resp_pkt *rx)
 {
-	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_RC_ATOMIC_ACKNOWLEDGE);
-	struct ur_pkt_out o;
-	int err;
-
-	err = ur_pkt_begin(qp, &o, UR_OP_RC_ATOMIC_ACKNOWLEDGE, res->first_psn, 0);
-	if (err)
-		return err;
-	ur_aeth_set_syndrome((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth),
-			     UR_AETH_ACK | UR_AETH_CREDIT_INVALID);
-	ur_aeth_set_msn((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), qp->resp.msn);
-	ur_atmack_set_orig((struct ur_atmack *)ur_pkt_hdr(&o, op->off_atmack), res->orig);
-	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);
-	res->pending = false;
-	return 0;
+	(void)rx;
+	ur_resp_rnr_nak(qp);
+	return UR_RESP_DONE;
 }
 
-/* Send what the responder owes, oldest first: READ responses and atomic ACKs, then the ACK/NAK. */
-int ur_resp_emit(struct ur_qp *qp, unsigned *budget)
+static bool remote_access_ok(struct ur_qp *qp, uint32_t need)
+{
+	return (qp->attr.qp_access_flags & need) == need;
+}
+
+/*
+ * The QP's remote access rights, checked where a request names remote
+ * memory (a request they do not allow is a remote access error, class C): every READ and atomic, a
+ * go-back-N WRITE at its first packet (the RETH), every selective repeat WRITE packet (each names
+ * its address). The first packet's RETH starts the WRITE.
+ */
+static enum ur_resp_state check_access(struct ur_qp *qp, struct resp_pkt *rx)
 {
 	struct ur_responder *rs = &qp->resp;
-	int err;
+	const struct ur_pkt *pkt = rx->pkt;
+
+	switch (pkt->op->kind) {
+	case UR_KIND_WRITE:
+		if (!rx->sreth) {
+			const struct ur_reth *reth;
+
+			if (!(pkt->op->pos & UR_POS_FIRST))
+				break;
+			reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
+			rs->wr_va = ur_reth_va(reth);
+			rs->wr_rkey = ur_reth_rkey(reth);
+			rs->wr_len = rs->wr_left = ur_reth_dmalen(reth);
+		}
+		if (!remote_access_ok(qp, UR_ACCESS_REMOTE_WRITE)) {
+			rx->why = "QP does not allow remote write";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
+		break;
+	case UR_KIND_READ_REQ:
+		if (!remote_access_ok(qp, UR_ACCESS_REMOTE_READ)) {
+			rx->why = "QP does not allow remote read";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
+		break;
+	case UR_KIND_ATOMIC:
+		if (!remote_access_ok(qp, UR_ACCESS_REMOTE_ATOMIC)) {
+			rx->why = "QP does not allow remote atomics";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
+		break;
+	}
+	return UR_RESP_CHECK_LENGTH;
+}
+
+/* A remote access error (class C, 9.9.3.1.3): NAK remote access error. */
+static enum ur_resp_state err_remote_access(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+	ur_resp_class_c_error(qp, rx->pkt, UR_NAK_REM_ACCESS_ERR, rx->why);
+	return UR_RESP_DONE;
+}
+
+/* First and middle packets carry exactly one MTU, a last or only packet at most one (9.7.5.1.5). */
+static bool fits_mtu(const struct ur_qp *qp, const struct ur_pkt *pkt)
+{
+	return !(pkt->op->pos & UR_POS_LAST) ? pkt->payload_len == qp->mtu
+					     : pkt->payload_len <= qp->mtu;
+}
+
+/*
+ * Lengths (9.7.5.1.5): payloads against the MTU; a go-back-N WRITE's
+ * payloads add up to what its RETH said (a middle leaves some for the
+ * last, the last carries exactly what is owed); a SEND fits its receive
+ * WQE (else the receive fails on our side, 9.9.3.1); an atomic operand
+ * is 8 bytes at an 8-byte aligned address.
+ */
+static const char sr_length_why[] = "SR packet length does not match the MTU";
+
+static enum ur_resp_state check_length(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	const struct ur_pkt *pkt = rx->pkt;
+	uint32_t len = pkt->payload_len;
+
+	switch (pkt->op->kind) {
+	case UR_KIND_SEND:
+		if (!fits_mtu(qp, pkt)) {
+			rx->why = rx->sreth ? sr_length_why : "SEND payload does not match the MTU";
+			return UR_RESP_ERR_INVALID_REQUEST;
+		}
+		if ((uint64_t)rx->off + len > rx->rwqe->length)
+			return UR_RESP_ERR_LOCAL_LENGTH;
+		break;
+	case UR_KIND_WRITE: {
+		uint32_t left = qp->resp.wr_left;
+
+		if (!fits_mtu(qp, pkt) ||
+		    (!rx->sreth && (!(pkt->op->pos & UR_POS_LAST) ? len >= left : len != left))) {
+			rx->why =
+			    rx->sreth ? sr_length_why : "WRITE payload does not match its length";
+			return UR_RESP_ERR_INVALID_REQUEST;
+		}
+		break;
+	}
+	case UR_KIND_ATOMIC: {
+		const struct ur_atmeth *a =
+		    (const struct ur_atmeth *)pkt_hdr(pkt, pkt->op->off_atmeth);
+
+		if (ur_atmeth_va(a) & 7) {
+			rx->why = "atomic address not 8-byte aligned";
+			return UR_RESP_ERR_INVALID_REQUEST;
+		}
+		break;
+	}
+	}
+	return UR_RESP_CHECK_KEY;
+}
+
+/* A malformed request (class C, 9.9.3.1.3): NAK invalid request. */
+static enum ur_resp_state err_invalid_request(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_resp_class_c_error(qp, rx->pkt, UR_NAK_INVALID_REQ, rx->why);
+	return UR_RESP_DONE;
+}
+
+/* The receive WQE this packet was filling fails (go-back-N: it is the open one). */
+static void fail_rwqe(struct ur_qp *qp, struct resp_pkt *rx, enum ur_wc_status status)
+{
+	if (rx->sreth)
+		ur_sr_fail_rwqe(qp, &rx->done, rx->ahead, rx->off, status);
+	else
+		complete_recv(qp, status, UR_WC_RECV, qp->resp.msg_off, NULL);
+}
+
+/*
+ * A SEND longer than its receive WQE: the receive fails with a local
+ * length error, and RC tells the requester (class C, 9.9.3.1.3). UC drops the
+ * message and keeps the WQE for the next one (class D).
+ */
+static enum ur_resp_state err_local_length(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_count(qp->dev, UR_CTR_resp_local_length_error);
+	if (qp->type == UR_QPT_UC) {
+		ur_uc_drop_message(qp);
+		return UR_RESP_DONE;
+	}
+	fail_rwqe(qp, rx, UR_WC_LOC_LEN_ERR);
+	local_error(qp, rx->pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
+	return UR_RESP_DONE;
+}
+
+/*
+ * The R_Key: it must name a region of this protection domain
+ * that allows the access and holds the whole range. A go-back-N WRITE's
+ * first packet checks the whole RETH range, later ones their own (a
+ * deregistration takes effect at once); a selective repeat packet checks
+ * its own range. A READ is checked whole, then against the largest message
+ * (2^31 bytes).
+ */
+static enum ur_resp_state check_key(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+	const struct ur_opcode_info *op = pkt->op;
+	struct ur_mr *mr;
+
+	switch (op->kind) {
+	case UR_KIND_WRITE: {
+		uint32_t rkey, n = pkt->payload_len;
+
+		if (rx->sreth) {
+			if (!n)
+				break;
+			rx->va = ur_sreth_va(rx->sreth) + rx->off;
+			rkey = ur_sreth_rkey(rx->sreth);
+		} else {
+			if (!n && !((op->pos & UR_POS_FIRST) && rs->wr_len))
+				break;
+			rx->va = rs->wr_va;
+			rkey = rs->wr_rkey;
+			if (op->pos & UR_POS_FIRST)
+				n = rs->wr_len;
+		}
+		if (ur_mr_check(&qp->dev->mrs, rkey, qp->pd, rx->va, n, UR_ACCESS_REMOTE_WRITE,
+				&rx->mr)) {
+			rx->why = "bad R_Key, bounds or access for WRITE";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
+		break;
+	}
+	case UR_KIND_READ_REQ: {
+		const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, op->off_reth);
+		uint32_t len = ur_reth_dmalen(reth);
+
+		if (len && ur_mr_check(&qp->dev->mrs, ur_reth_rkey(reth), qp->pd, ur_reth_va(reth),
+				       len, UR_ACCESS_REMOTE_READ, &mr)) {
+			rx->why = "bad R_Key, bounds or access for READ";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
+		if (len > (1u << 31)) {
+			rx->why = "READ longer than 2^31";
+			return UR_RESP_ERR_INVALID_REQUEST;
+		}
+		break;
+	}
+	case UR_KIND_ATOMIC: {
+		const struct ur_atmeth *a = (const struct ur_atmeth *)pkt_hdr(pkt, op->off_atmeth);
+
+		rx->va = ur_atmeth_va(a);
+		if (ur_mr_check(&qp->dev->mrs, ur_atmeth_rkey(a), qp->pd, rx->va, 8,
+				UR_ACCESS_REMOTE_ATOMIC, &rx->mr)) {
+			rx->why = "bad R_Key, bounds or access for atomic";
+			return UR_RESP_ERR_REMOTE_ACCESS;
+		}
+		break;
+	}
+	}
+	return UR_RESP_EXECUTE;
+}
+
+static enum ur_resp_state execute_send(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
 
 	/*
-	 * A hold runs from the transmit stage of the pass that received the
-	 * request, not from the start of that pass: a pass that takes in 32
-	 * frames of 4 KiB ran longer than a 50 us hold here, and the ACK then
-	 * left alone, ahead of the answer it was waiting for.
+	 * SEND with Invalidate may invalidate only a memory window or a
+	 * fast-registered region (10.6.7.2); uroce has neither, and a region
+	 * from Register Memory Region never goes away at a peer's word.
+	 * Refuse before placing anything: the receive fails and the requester
+	 * learns it with an invalid request NAK.
 	 */
-	if (rs->ack.pending && rs->ack.hold_until == UR_TIME_NEVER)
-		ur_ack_hold_start(qp);
+	if (pkt->op->hdrs & UR_HDR_IETH)
+		return UR_RESP_ERR_INVALIDATE;
+	if (ur_resp_scatter(qp, rx->rwqe, rx->off, pkt->payload, pkt->payload_len))
+		return UR_RESP_ERR_LOCAL_PROTECTION;
+	if (rx->sreth)
+		return UR_RESP_ACKNOWLEDGE;
+	rs->msg_off += pkt->payload_len;
+	if (pkt->op->pos & UR_POS_LAST)
+		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV, rs->msg_off, pkt);
+	else
+		rs->in_msg = UR_KIND_SEND;
+	return UR_RESP_ACKNOWLEDGE;
+}
 
-	if (ur_sr_ctrl_pending(qp)) {
-		err = ur_sr_emit_ctrl(qp, budget);
-		if (err)
-			return err;
-	}
-	/* congestion notification first: it is worth most when it is early */
-	if (qp->cc.cnp_due && *budget) {
-		err = ur_cc_emit_cnp(qp);
-		if (err)
-			return err;
-		(*budget)--;
-	}
-	while (*budget) {
-		struct ur_resp_res *res = res_ready(qp);
+static enum ur_resp_state err_invalidate(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
+	fail_rwqe(qp, rx, UR_WC_REM_INV_REQ_ERR);
+	ur_resp_class_c_error(qp, rx->pkt, UR_NAK_INVALID_REQ,
+			      "SEND with Invalidate names a key that cannot be invalidated");
+	return UR_RESP_DONE;
+}
 
-		if (res) {
-			if (res->kind == UR_KIND_READ_REQ) {
-				if (paced(qp)) {
-					ur_timer_arm(&qp->dev->timers, &qp->pace, qp->next_tx_ns);
-					return 0;
-				}
-				err = emit_read_response(qp, res);
-			} else {
-				err = emit_atomic_ack(qp, res);
-			}
-			if (err)
-				return err;
-			if (!res->pending)
-				skip_finished(rs);
-		} else if (ack_due(qp) || (qp->sr && qp->sr->sack_due)) {
-			err = ur_ack_emit(qp);
-			if (err)
-				return err;
-		} else {
-			if (rs->ack.pending)
-				ur_timer_arm(&qp->dev->timers, &rs->ack.hold,
-					     qp->dev->now < rs->ack.hold_until ? rs->ack.hold_until
-									: rs->ack.hold_limit);
-			return 0;
+/* The receive WQE names a bad lkey: it fails, and so does the QP (9.9.3.1). */
+static enum ur_resp_state err_local_protection(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	fail_rwqe(qp, rx, UR_WC_LOC_PROT_ERR);
+	local_error(qp, rx->pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
+	return UR_RESP_DONE;
+}
+
+static enum ur_resp_state execute_write(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+	unsigned pos = pkt->op->pos;
+
+	if (rx->mr)
+		memcpy(ur_mr_ptr(rx->mr, rx->va), pkt->payload, pkt->payload_len);
+	ur_count(qp->dev, UR_CTR_rx_write_requests);
+	if (rx->sreth)
+		return UR_RESP_ACKNOWLEDGE;
+	rs->wr_va += pkt->payload_len;
+	rs->wr_left -= pkt->payload_len;
+	if (!(pos & UR_POS_LAST)) {
+		rs->in_msg = UR_KIND_WRITE;
+	} else if (pkt->op->hdrs & UR_HDR_IMMDT) {
+		/* WRITE with immediate consumes a receive WQE when its last packet lands */
+		if (!rs->have_rwqe)
+			take_rwqe(qp);
+		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM, rs->wr_len, pkt);
+	}
+	return UR_RESP_ACKNOWLEDGE;
+}
+
+/* The responses acknowledge everything before them: a plain ACK waiting is moot. */
+static void answer_owed(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK)
+		rs->ack.pending = false;
+	ur_dev_schedule(qp->dev, qp);
+}
+
+/* A READ is answered by its responses (ur_resp_emit), not acknowledged. */
+static enum ur_resp_state execute_read(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	const struct ur_pkt *pkt = rx->pkt;
+	const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, pkt->op->off_reth);
+	uint32_t len = ur_reth_dmalen(reth);
+	struct ur_resp_res *res = ur_resp_alloc_res(qp);
+
+	if (!res) {
+		rx->why = "more READs/atomics than max_dest_rd_atomic";
+		return UR_RESP_ERR_INVALID_REQUEST;
+	}
+	res->kind = UR_KIND_READ_REQ;
+	res->pending = true;
+	res->first_psn = res->req_psn = res->cur_psn = pkt->psn;
+	res->last_psn = ur_psn_add(pkt->psn, ur_npkts(len, qp->mtu) - 1);
+	res->va = ur_reth_va(reth);
+	res->rkey = ur_reth_rkey(reth);
+	res->length = len;
+	ur_count(qp->dev, UR_CTR_rx_read_requests);
+	qp->resp.epsn = ur_psn_add(res->last_psn, 1);
+	answer_owed(qp);
+	return UR_RESP_DONE;
+}
+
+/* Atomic with respect to other uroce QPs and to the local CPU (10.7.3.3). */
+static enum ur_resp_state execute_atomic(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+	const struct ur_atmeth *a = (const struct ur_atmeth *)pkt_hdr(pkt, pkt->op->off_atmeth);
+	struct ur_resp_res *res = ur_resp_alloc_res(qp);
+	uint64_t *p, orig;
+
+	if (!res) {
+		rx->why = "more READs/atomics than max_dest_rd_atomic";
+		return UR_RESP_ERR_INVALID_REQUEST;
+	}
+	p = (uint64_t *)ur_mr_ptr(rx->mr, rx->va);
+	if (pkt->opcode == UR_OP_RC_COMPARE_SWAP) {
+		orig = ur_atmeth_compare(a);
+		__atomic_compare_exchange_n(p, &orig, ur_atmeth_swap_add(a), false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, ur_atmeth_swap_add(a), __ATOMIC_SEQ_CST);
+	}
+	res->kind = UR_KIND_ATOMIC;
+	res->pending = true;
+	res->first_psn = res->last_psn = res->cur_psn = res->req_psn = pkt->psn;
+	res->orig = orig;
+	ur_count(qp->dev, UR_CTR_rx_atomic_requests);
+	rs->epsn = ur_psn_add(pkt->psn, 1);
+	rs->msn = (rs->msn + 1) & UR_PSN_MASK;
+	answer_owed(qp);
+	return UR_RESP_DONE;
+}
+
+static enum ur_resp_state execute(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	switch (rx->pkt->op->kind) {
+	case UR_KIND_SEND:
+		return execute_send(qp, rx);
+	case UR_KIND_WRITE:
+		return execute_write(qp, rx);
+	case UR_KIND_READ_REQ:
+		return execute_read(qp, rx);
+	case UR_KIND_ATOMIC:
+		return execute_atomic(qp, rx);
+	default:
+		return UR_RESP_ERR_UNSUPPORTED;
+	}
+}
+
+/*
+ * Messages placed early (selective repeat) complete once the PSNs before
+ * them are in. One that names a receive WQE another message completes
+ * fails the QP, so the WQEs taken ahead flush, none reported done.
+ */
+static void complete_early(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+	uint32_t rseq;
+
+	if (!ur_sr_advance(qp, &rseq))
+		return;
+	ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
+	ur_qp_log_error(qp, "responder: SR receive sequence number %u at PSN %#x, expected %u",
+			rseq, rs->epsn, rs->rq_done);
+	rs->error = true;
+	ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_INVALID_REQ, rs->epsn);
+}
+
+/*
+ * A SEND or WRITE packet executed: the expected PSN moves on, a message
+ * ends, and the requester is acknowledged if it asked (9.7.5.2.1). A
+ * selective repeat packet that came early is held until the PSNs before it
+ * arrive, and a SACK tells the requester what is held.
+ */
+static enum ur_resp_state acknowledge(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	struct ur_responder *rs = &qp->resp;
+	const struct ur_pkt *pkt = rx->pkt;
+	bool last = pkt->op->pos & UR_POS_LAST;
+	uint32_t acked;
+
+	if (!rx->sreth) {
+		request_done(qp, pkt, last);
+		return UR_RESP_DONE;
+	}
+	if (rx->ahead) {
+		ur_sr_hold_early(qp, pkt, &rx->done);
+	} else {
+		rs->epsn = ur_psn_add(pkt->psn, 1);
+		if (last)
+			ur_sr_complete(qp, &rx->done);
+		complete_early(qp);
+		if (ur_bth_ackreq(pkt->bth)) {
+			acked = ur_psn_add(rs->epsn, UR_PSN_MASK);
+			if (last)
+				ur_resp_ack_message(qp, acked);
+			else
+				ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID,
+						     acked);
 		}
-		(*budget)--;
 	}
-	return ur_resp_has_work(qp);
+	ur_sr_sack_if_early(qp);
+	return UR_RESP_DONE;
+}
+
+/* A request for this QP: walk it through the pipeline, one step at a time. */
+void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
+{
+	struct resp_pkt rx = {.pkt = pkt};
+	enum ur_resp_state st = UR_RESP_CHECK_QP;
+
+	(void)now;
+	/* a switch, not a table of pointers: each step is inlined into the loop */
+	while (st != UR_RESP_DONE) {
+		switch (st) {
+#define UR_RESP_STATE_STEP(name, fn)                                                               \
+	case UR_RESP_##name:                                                                       \
+		st = fn(qp, &rx);                                                                  \
+		break;
+			UR_RESP_STATES(UR_RESP_STATE_STEP)
+#undef UR_RESP_STATE_STEP
+		default:
+			st = UR_RESP_DONE;
+			break;
+		}
+	}
+	/* a go-back-N packet in order may be what early SR packets waited for */
+	if (rx.catch_up && qp->sr && qp->sr->nearly)
+		complete_early(qp);
 }
 
 /* The QP entered the error state: flush the receive queue (not an SRQ, 10.3.1.2). */

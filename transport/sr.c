@@ -143,7 +143,8 @@ void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
 	st = qp ? qp_state(qp) : UR_QPS_RESET;
 	/* only the connected peer, only a device that runs SR, only RTR/RTS */
 	if (!qp || !qp->sr || (st != UR_QPS_RTR && st != UR_QPS_RTS) ||
-	    (ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num || !ur_qp_from_peer(qp, pkt)) {
+	    (ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num ||
+	    !ur_qp_from_peer(qp, pkt)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
 		return;
 	}
@@ -349,14 +350,16 @@ void ur_sr_log_state(struct ur_qp *qp)
 
 	if (!ur_sr_on(qp))
 		return;
-	ur_dev_log(qp->dev, "qp %#x: selective repeat: oldest PSN %s%s%s, %u queued, highest SACKed %s%#x, "
+	ur_dev_log(qp->dev,
+		   "qp %#x: selective repeat: oldest PSN %s%s%s, %u queued, highest SACKed %s%#x, "
 		   "srtt %llu us, rttvar %llu us, backoff %u, peer window %u, RNR wait %d",
 		   qp->qpn, sr->tx[rq->una & sr->mask] & UR_SR_SACKED ? "SACKed " : "",
 		   sr->tx[rq->una & sr->mask] & UR_SR_QUEUED ? "queued " : "",
 		   sr->tx[rq->una & sr->mask] & UR_SR_RESENT ? "resent" : "", sr->nqueued,
 		   sr->have_high ? "" : "(none) ", sr->have_high ? sr->high : 0,
-		   (unsigned long long)(sr->srtt_ns / 1000), (unsigned long long)(sr->rttvar_ns / 1000),
-		   sr->backoff, sr->peer_window, rq->rnr_wait);
+		   (unsigned long long)(sr->srtt_ns / 1000),
+		   (unsigned long long)(sr->rttvar_ns / 1000), sr->backoff, sr->peer_window,
+		   rq->rnr_wait);
 }
 
 bool ur_sr_retx_pending(const struct ur_qp *qp)
@@ -537,10 +540,43 @@ void ur_sr_rto_backoff(struct ur_qp *qp, uint64_t now, uint32_t inflight)
 	ur_timer_arm(&qp->dev->timers, &sr->rto, now + rto_ns(qp, inflight));
 }
 
-/* ---- responder ---- */
+/* ---- responder: the PSN decision, where early packets land, the order they complete in ---- */
+
+/*
+ * The PSN decision for an SR-framed request. True: the packet is the
+ * expected one, or came early within the window and is to be placed.
+ * False: it was counted and dropped (a SACK says again where we are).
+ */
+bool ur_sr_psn_accept(struct ur_qp *qp, const struct ur_pkt *pkt, int32_t d)
+{
+	struct ur_sr *sr = qp->sr;
+
+	if (d < 0) {
+		/* executed already: say so again */
+		ur_count(qp->dev, UR_CTR_duplicate_request);
+		ur_count(qp->dev, UR_CTR_sr_duplicates);
+	} else if ((uint32_t)d > sr->mask) {
+		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+	} else if (d > 0 && (sr->rx[pkt->psn & sr->mask] & UR_SR_GOT)) {
+		ur_count(qp->dev, UR_CTR_sr_duplicates);
+	} else if (d > 0 && qp->resp.nak_sent) {
+		/* After an RNR (or sequence) NAK the requester starts again from
+		 * the expected PSN: what it sent behind it is dropped quietly, as
+		 * in go-back-N (C9-112). Placing it would take receive WQEs ahead
+		 * for packets that come again anyway, and one that finds none
+		 * would NAK again and again while the requester waits. */
+		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+		return false;
+	} else {
+		return true;
+	}
+	sr->sack_due = true;
+	ur_dev_schedule(qp->dev, qp);
+	return false;
+}
 
 /* Receive WQE number `rseq`, taken from the queue ahead of completion if need be. */
-static struct ur_recv_wqe *rwqe_for(struct ur_qp *qp, uint32_t rseq)
+struct ur_recv_wqe *ur_sr_rwqe(struct ur_qp *qp, uint32_t rseq)
 {
 	struct ur_sr *sr = qp->sr;
 	struct ur_responder *rs = &qp->resp;
@@ -549,7 +585,7 @@ static struct ur_recv_wqe *rwqe_for(struct ur_qp *qp, uint32_t rseq)
 		return NULL;
 	while ((int32_t)(rs->rq_taken - rseq) <= 0) {
 		struct ur_recv_wqe *slot =
-			(struct ur_recv_wqe *)(sr->rwqes + (rs->rq_taken & sr->mask) * sr->rwqe_stride);
+		    (struct ur_recv_wqe *)(sr->rwqes + (rs->rq_taken & sr->mask) * sr->rwqe_stride);
 
 		if (!ur_resp_take_rwqe(qp, slot))
 			return NULL;
@@ -569,16 +605,16 @@ static void complete_rwqe(struct ur_qp *qp, const struct ur_sr_done *d, enum ur_
 {
 	struct ur_sr *sr = qp->sr;
 	const struct ur_recv_wqe *r =
-		(const struct ur_recv_wqe *)(sr->rwqes + (d->rseq & sr->mask) * sr->rwqe_stride);
+	    (const struct ur_recv_wqe *)(sr->rwqes + (d->rseq & sr->mask) * sr->rwqe_stride);
 	struct ur_cqe c = {
-		.wr_id = r->wr_id,
-		.status = status,
-		.opcode = d->kind == UR_KIND_SEND ? UR_WC_RECV : UR_WC_RECV_RDMA_WITH_IMM,
-		.byte_len = d->byte_len,
-		.imm = d->imm,
-		.qp_num = qp->qpn,
-		.src_qp = qp->attr.dest_qp_num,
-		.solicited = d->se,
+	    .wr_id = r->wr_id,
+	    .status = status,
+	    .opcode = d->kind == UR_KIND_SEND ? UR_WC_RECV : UR_WC_RECV_RDMA_WITH_IMM,
+	    .byte_len = d->byte_len,
+	    .imm = d->imm,
+	    .qp_num = qp->qpn,
+	    .src_qp = qp->attr.dest_qp_num,
+	    .solicited = d->se,
 	};
 
 	if (ur_opcode_get(d->opcode)->hdrs & UR_HDR_IMMDT)
@@ -587,7 +623,7 @@ static void complete_rwqe(struct ur_qp *qp, const struct ur_sr_done *d, enum ur_
 	ur_qp_post_cqe(qp, qp->rcq, &c);
 }
 
-static void complete(struct ur_qp *qp, const struct ur_sr_done *d)
+void ur_sr_complete(struct ur_qp *qp, const struct ur_sr_done *d)
 {
 	struct ur_responder *rs = &qp->resp;
 
@@ -605,8 +641,8 @@ static void complete(struct ur_qp *qp, const struct ur_sr_done *d)
  * that failed early, ahead of messages still missing, cannot complete
  * before them: it flushes with the rest.
  */
-static void fail_send(struct ur_qp *qp, struct ur_sr_done *d, uint32_t ahead, uint32_t placed,
-		      enum ur_wc_status status)
+void ur_sr_fail_rwqe(struct ur_qp *qp, struct ur_sr_done *d, uint32_t ahead, uint32_t placed,
+		     enum ur_wc_status status)
 {
 	if (ahead)
 		return;
@@ -625,193 +661,63 @@ static bool uses_rwqe(const struct ur_sr_done *d)
  * packet `ahead` PSNs past the expected one names a WQE at most `ahead`
  * past the next to complete, and the packet at the expected PSN names that
  * one exactly. A peer that numbers otherwise would have two messages share
- * a WQE: refuse it before anything is placed.
+ * a WQE.
  */
-static bool rseq_fits(const struct ur_qp *qp, const struct ur_sr_done *d, uint32_t ahead)
+bool ur_sr_rseq_fits(const struct ur_qp *qp, const struct ur_sr_done *d, uint32_t ahead)
 {
-	return d->rseq - qp->resp.rq_done <= ahead;
+	return !uses_rwqe(d) || d->rseq - qp->resp.rq_done <= ahead;
 }
 
-/* Place one SR packet where it belongs; 0 when placed, -1 when it was refused. */
-static int place(struct ur_qp *qp, const struct ur_pkt *pkt, uint32_t ahead, struct ur_sr_done *d)
+/* A packet came early and was placed: it completes once the PSNs before it arrive. */
+void ur_sr_hold_early(struct ur_qp *qp, const struct ur_pkt *pkt, const struct ur_sr_done *d)
 {
-	const struct ur_sreth *ext = (const struct ur_sreth *)pkt->sr_ext;
-	const struct ur_opcode_info *op = pkt->op;
-	uint32_t off = ur_sreth_offset(ext), len = pkt->payload_len;
-	bool last = op->pos & UR_POS_LAST;
+	struct ur_sr *sr = qp->sr;
 
-	if (!last ? len != qp->mtu : len > qp->mtu) {
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SR packet length does not match the MTU");
-		return -1;
-	}
-	d->kind = op->kind;
-	d->opcode = pkt->opcode;
-	d->rseq = ur_sreth_rseq(ext);
-	d->byte_len = off + len;
-	d->se = ur_bth_se(pkt->bth);
-	if (op->hdrs & UR_HDR_IMMDT)
-		d->imm = ur_immdt_raw((const struct ur_immdt *)((const uint8_t *)pkt->bth + op->off_immdt));
-	if (uses_rwqe(d) && !rseq_fits(qp, d, ahead)) {
-		ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ,
-				      "SR receive sequence number does not fit the PSN");
-		return -1;
-	}
-	if (op->hdrs & UR_HDR_IETH) {
-		/* nothing here can be invalidated by a peer: see do_send() (10.6.7.2) */
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ,
-				      "SEND with Invalidate names a key that cannot be invalidated");
-		return -1;
-	}
-	if (op->kind == UR_KIND_SEND) {
-		struct ur_recv_wqe *r = rwqe_for(qp, d->rseq);
-
-		if (!r) {
-			ur_resp_rnr_nak(qp);
-			return -1;
-		}
-		if ((uint64_t)off + len > r->length) {
-			ur_count(qp->dev, UR_CTR_resp_local_length_error);
-			fail_send(qp, d, ahead, off, UR_WC_LOC_LEN_ERR);
-			ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "SEND longer than the receive buffer");
-			return -1;
-		}
-		if (ur_resp_scatter(qp, r, off, pkt->payload, len)) {
-			fail_send(qp, d, ahead, off, UR_WC_LOC_PROT_ERR);
-			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_OP_ERR, "receive WQE has a bad lkey");
-			return -1;
-		}
-		return 0;
-	}
-	/* RDMA WRITE: the packet's own range is checked, deregistration takes effect at once */
-	if (!(qp->attr.qp_access_flags & UR_ACCESS_REMOTE_WRITE)) {
-		ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR, "QP does not allow remote write");
-		return -1;
-	}
-	if (len) {
-		struct ur_mr *mr;
-		uint64_t va = ur_sreth_va(ext) + off;
-
-		if (ur_mr_check(&qp->dev->mrs, ur_sreth_rkey(ext), qp->pd, va, len,
-				UR_ACCESS_REMOTE_WRITE, &mr)) {
-			ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
-			ur_resp_class_c_error(qp, pkt, UR_NAK_REM_ACCESS_ERR,
-					      "bad R_Key, bounds or access for WRITE");
-			return -1;
-		}
-		memcpy(ur_mr_ptr(mr, va), pkt->payload, len);
-	}
-	ur_count(qp->dev, UR_CTR_rx_write_requests);
-	if (last && (op->hdrs & UR_HDR_IMMDT) && !rwqe_for(qp, d->rseq)) {
-		ur_resp_rnr_nak(qp);
-		return -1;
-	}
-	return 0;
+	sr->rx[pkt->psn & sr->mask] = UR_SR_GOT | ((pkt->op->pos & UR_POS_LAST) ? UR_SR_LAST : 0);
+	sr->done[pkt->psn & sr->mask] = *d;
+	sr->nearly++;
+	ur_count(qp->dev, UR_CTR_sr_ooo_placed);
 }
 
-/* The expected PSN moved: consume what arrived early behind it, completing in order. */
-void ur_sr_advance(struct ur_qp *qp)
+/* Packets are held early: the requester learns which from a SACK. */
+void ur_sr_sack_if_early(struct ur_qp *qp)
+{
+	struct ur_sr *sr = qp->sr;
+
+	if (sr->nearly) {
+		sr->sack_due = true;
+		ur_dev_schedule(qp->dev, qp);
+	}
+}
+
+/*
+ * The expected PSN moved: consume what arrived early behind it, completing
+ * in order. Returns 0, or -1 when a message placed early names a receive
+ * WQE another message completes (its number in `*rseq`): the QP must fail,
+ * so the WQEs taken ahead are flushed, none reported done.
+ */
+int ur_sr_advance(struct ur_qp *qp, uint32_t *rseq)
 {
 	struct ur_sr *sr = qp->sr;
 	struct ur_responder *rs = &qp->resp;
 
 	while (sr->nearly) {
 		uint8_t *f = &sr->rx[rs->epsn & sr->mask];
-
 		const struct ur_sr_done *d = &sr->done[rs->epsn & sr->mask];
 
 		if (!(*f & UR_SR_GOT))
 			break;
-		if (uses_rwqe(d) && !rseq_fits(qp, d, 0)) {
-			/* placed early into a WQE another message completes: fail the QP,
-			 * so the WQEs taken ahead are flushed, none reported done */
-			ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
-			ur_qp_log_error(qp, "responder: SR receive sequence number %u at PSN %#x, expected %u",
-					d->rseq, rs->epsn, rs->rq_done);
-			rs->error = true;
-			ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_INVALID_REQ, rs->epsn);
-			return;
+		if (!ur_sr_rseq_fits(qp, d, 0)) {
+			*rseq = d->rseq;
+			return -1;
 		}
 		if (*f & UR_SR_LAST)
-			complete(qp, d);
+			ur_sr_complete(qp, d);
 		*f = 0;
 		sr->nearly--;
 		rs->epsn = ur_psn_add(rs->epsn, 1);
 	}
-}
-
-void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
-{
-	struct ur_sr *sr = qp->sr;
-	struct ur_responder *rs = &qp->resp;
-	int32_t d = ur_psn_diff(pkt->psn, rs->epsn);
-	struct ur_sr_done done = {0};
-
-	(void)now;
-	if (d < 0) {
-		/* executed already: say so again */
-		ur_count(qp->dev, UR_CTR_duplicate_request);
-		ur_count(qp->dev, UR_CTR_sr_duplicates);
-		sr->sack_due = true;
-		ur_dev_schedule(qp->dev, qp);
-		return;
-	}
-	if ((uint32_t)d > sr->mask) {
-		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
-		sr->sack_due = true;
-		ur_dev_schedule(qp->dev, qp);
-		return;
-	}
-	if (d > 0 && (sr->rx[pkt->psn & sr->mask] & UR_SR_GOT)) {
-		ur_count(qp->dev, UR_CTR_sr_duplicates);
-		sr->sack_due = true;
-		ur_dev_schedule(qp->dev, qp);
-		return;
-	}
-	if (d > 0 && rs->nak_sent) {
-		/* After an RNR (or sequence) NAK the requester starts again from
-		 * the expected PSN: what it sent behind it is dropped quietly, as
-		 * in go-back-N (C9-112). Placing it would take receive WQEs ahead
-		 * for packets that come again anyway, and one that finds none
-		 * would NAK again and again while the requester waits. */
-		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
-		return;
-	}
-	if (d == 0 && rs->in_msg) {
-		/* the expected packet must continue the go-back-N message still open */
-		ur_count(qp->dev, UR_CTR_rx_drop_bad_opcode_seq);
-		ur_resp_class_c_error(qp, pkt, UR_NAK_INVALID_REQ, "opcode out of sequence");
-		return;
-	}
-	if (place(qp, pkt, (uint32_t)d, &done))
-		return;
-	if (d == 0) {
-		rs->nak_sent = false;
-		rs->epsn = ur_psn_add(pkt->psn, 1);
-		if (pkt->op->pos & UR_POS_LAST)
-			complete(qp, &done);
-		ur_sr_advance(qp);
-		if (ur_bth_ackreq(pkt->bth)) {
-			uint32_t acked = ur_psn_add(rs->epsn, UR_PSN_MASK);
-
-			if (pkt->op->pos & UR_POS_LAST)
-				ur_resp_ack_message(qp, acked);
-			else
-				ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, acked);
-		}
-	} else {
-		sr->rx[pkt->psn & sr->mask] =
-			UR_SR_GOT | ((pkt->op->pos & UR_POS_LAST) ? UR_SR_LAST : 0);
-		sr->done[pkt->psn & sr->mask] = done;
-		sr->nearly++;
-		ur_count(qp->dev, UR_CTR_sr_ooo_placed);
-	}
-	if (sr->nearly) {
-		sr->sack_due = true;
-		ur_dev_schedule(qp->dev, qp);
-	}
+	return 0;
 }
 
 /*
@@ -826,13 +732,14 @@ void ur_sr_flush_rwqes(struct ur_qp *qp)
 
 	while ((int32_t)(rs->rq_taken - rs->rq_done) > 0) {
 		const struct ur_recv_wqe *r =
-			(const struct ur_recv_wqe *)(sr->rwqes + (rs->rq_done & sr->mask) * sr->rwqe_stride);
+		    (const struct ur_recv_wqe *)(sr->rwqes +
+						 (rs->rq_done & sr->mask) * sr->rwqe_stride);
 		struct ur_cqe c = {
-			.wr_id = r->wr_id,
-			.status = UR_WC_WR_FLUSH_ERR,
-			.opcode = UR_WC_RECV,
-			.qp_num = qp->qpn,
-			.src_qp = qp->attr.dest_qp_num,
+		    .wr_id = r->wr_id,
+		    .status = UR_WC_WR_FLUSH_ERR,
+		    .opcode = UR_WC_RECV,
+		    .qp_num = qp->qpn,
+		    .src_qp = qp->attr.dest_qp_num,
 		};
 
 		ur_count(qp->dev, UR_CTR_resp_cqe_flush_error);

@@ -15,8 +15,8 @@
 
 enum ur_sr_neg {
 	UR_SR_ASKING = 1, /* sending HELLOs */
-	UR_SR_AGREED,     /* both sides speak SR */
-	UR_SR_REFUSED,    /* no answer: go-back-N for good */
+	UR_SR_AGREED,	  /* both sides speak SR */
+	UR_SR_REFUSED,	  /* no answer: go-back-N for good */
 };
 
 /* requester, per PSN */
@@ -24,52 +24,52 @@ enum ur_sr_neg {
 #define UR_SR_QUEUED 0x2 /* to be sent again */
 #define UR_SR_RESENT 0x4 /* sent again since the last timeout */
 /* responder, per PSN */
-#define UR_SR_GOT 0x1    /* arrived early and was placed */
-#define UR_SR_LAST 0x2   /* ...and ends its message: done[] says how */
+#define UR_SR_GOT 0x1  /* arrived early and was placed */
+#define UR_SR_LAST 0x2 /* ...and ends its message: done[] says how */
 
 /* How a message whose LAST packet arrived early completes, once in order. */
 struct ur_sr_done {
 	uint32_t rseq;
 	uint32_t byte_len;
 	uint32_t imm;
-	uint8_t kind;   /* UR_KIND_SEND or UR_KIND_WRITE */
+	uint8_t kind;	/* UR_KIND_SEND or UR_KIND_WRITE */
 	uint8_t opcode; /* the LAST packet's opcode (immediate, invalidate) */
 	uint8_t se;
 };
 
 struct ur_sr {
 	struct ur_qp *qp;
-	uint8_t neg;            /* enum ur_sr_neg */
-	uint8_t hellos;         /* HELLOs sent */
+	uint8_t neg;	/* enum ur_sr_neg */
+	uint8_t hellos; /* HELLOs sent */
 	bool hello_due;
 	bool agree_due;
 	struct ur_timer hello_timer;
-	uint32_t mask;          /* window - 1 (window a power of two) */
+	uint32_t mask; /* window - 1 (window a power of two) */
 	uint32_t peer_window;
 
 	/* requester */
-	uint8_t *tx;            /* per PSN flags, slot psn & mask */
-	uint32_t *txseq;        /* per PSN: order of its last transmission */
+	uint8_t *tx;	 /* per PSN flags, slot psn & mask */
+	uint32_t *txseq; /* per PSN: order of its last transmission */
 	uint32_t txseq_next;
 	uint32_t nqueued;
-	uint32_t high;          /* one past the highest PSN ever SACKed */
+	uint32_t high; /* one past the highest PSN ever SACKed */
 	bool have_high;
 	struct ur_timer rto;
-	uint64_t rto_base_ns;   /* last progress or retransmission */
-	uint8_t backoff;        /* RTO doublings since the last progress */
-	bool rtt_timing;        /* one packet at a time is timed (Karn: never a resent one) */
+	uint64_t rto_base_ns; /* last progress or retransmission */
+	uint8_t backoff;      /* RTO doublings since the last progress */
+	bool rtt_timing;      /* one packet at a time is timed (Karn: never a resent one) */
 	uint32_t rtt_psn;
 	uint64_t rtt_sent_ns;
-	uint64_t srtt_ns;       /* smoothed round trip and its variation (RFC 6298) */
+	uint64_t srtt_ns; /* smoothed round trip and its variation (RFC 6298) */
 	uint64_t rttvar_ns;
 	uint64_t rtt_max_ns[2]; /* largest round trip of this window and of the last */
-	uint64_t rtt_win_ns;    /* when this window began */
+	uint64_t rtt_win_ns;	/* when this window began */
 
 	/* responder */
-	uint8_t *rx;            /* per PSN flags */
+	uint8_t *rx; /* per PSN flags */
 	struct ur_sr_done *done;
-	uint32_t nearly;        /* PSNs held ahead of the expected one */
-	uint8_t *rwqes;         /* receive WQEs taken ahead, slot rseq & mask */
+	uint32_t nearly; /* PSNs held ahead of the expected one */
+	uint8_t *rwqes;	 /* receive WQEs taken ahead, slot rseq & mask */
 	uint32_t rwqe_stride;
 	bool sack_due;
 };
@@ -115,9 +115,22 @@ void ur_sr_retry(struct ur_qp *qp);
 /* Log the requester's selective-repeat state (a QP about to fail on its retries). */
 void ur_sr_log_state(struct ur_qp *qp);
 
-/* responder */
-void ur_sr_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
-void ur_sr_advance(struct ur_qp *qp);
+/*
+ * responder: the PSN decision and where the data lands for SR-framed
+ * requests. The checks every request passes are the responder's
+ * (responder.c); nothing here calls back into it.
+ */
+bool ur_sr_psn_accept(struct ur_qp *qp, const struct ur_pkt *pkt, int32_t d);
+/* The receive WQE of message `rseq`, taken ahead if need be; NULL when none is posted. */
+struct ur_recv_wqe *ur_sr_rwqe(struct ur_qp *qp, uint32_t rseq);
+bool ur_sr_rseq_fits(const struct ur_qp *qp, const struct ur_sr_done *d, uint32_t ahead);
+void ur_sr_hold_early(struct ur_qp *qp, const struct ur_pkt *pkt, const struct ur_sr_done *d);
+void ur_sr_sack_if_early(struct ur_qp *qp);
+/* A message ends in order: count it, complete its receive WQE if it uses one. */
+void ur_sr_complete(struct ur_qp *qp, const struct ur_sr_done *d);
+void ur_sr_fail_rwqe(struct ur_qp *qp, struct ur_sr_done *d, uint32_t ahead, uint32_t placed,
+		     enum ur_wc_status status);
+int ur_sr_advance(struct ur_qp *qp, uint32_t *rseq);
 void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s);
 void ur_sr_flush_rwqes(struct ur_qp *qp);
 /* Hand the receive WQE taken ahead for message `rseq` to the go-back-N path. */

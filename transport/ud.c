@@ -70,11 +70,6 @@ void ur_ud_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt)
 	struct ur_responder *rs = &qp->resp;
 	uint8_t grh[UR_GRH_LEN];
 
-	/* selective repeat is an RC extension: never on a datagram */
-	if (pkt->sr_ext) {
-		ur_count(qp->dev, UR_CTR_rx_drop_unsupported);
-		return;
-	}
 	if (!rs->have_rwqe) {
 		if (!ur_resp_take_rwqe(qp, rs->rwqe)) {
 			ur_count(qp->dev, UR_CTR_out_of_buffer);

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Receive WQEs at the responder: taking the next one from the RQ or the
+ * SRQ, and scattering payload into its buffers. Every service (RC in both
+ * retransmission modes, UC, UD) lands its data here, and nothing here calls
+ * back into the roles that use it.
+ */
+#include <string.h>
+
+#include "qp.h"
+
+static struct ur_wq *recv_queue(struct ur_qp *qp)
+{
+	return qp->srq ? &qp->srq->wq : &qp->rq;
+}
+
+/* Take the next receive WQE from the SRQ or the RQ, copied into `dst`. */
+bool ur_resp_take_rwqe(struct ur_qp *qp, struct ur_recv_wqe *dst)
+{
+	struct ur_wq *wq = recv_queue(qp);
+	uint32_t cons = atomic_load_explicit(&wq->cons, memory_order_relaxed);
+	uint32_t prod = atomic_load_explicit(&wq->prod, memory_order_acquire);
+	const struct ur_recv_wqe *slot;
+
+	if (cons == prod)
+		return false;
+	slot = ur_wq_slot(wq, cons);
+	/* never more SGEs than this QP's copies hold: a poster may lie in its slot */
+	memcpy(dst, slot,
+	       sizeof(*slot) + UR_MIN(slot->num_sge, qp->max_recv_sge) * sizeof(struct ur_sge));
+	dst->num_sge = UR_MIN(slot->num_sge, qp->max_recv_sge);
+	/* Release: the slot is copied, the poster may reuse it. */
+	atomic_store_explicit(&wq->cons, cons + 1, memory_order_release);
+	qp->resp.rq_taken++;
+	if (qp->srq && qp->srq->limit && prod - (cons + 1) < qp->srq->limit) {
+		struct ur_srq *srq = qp->srq;
+
+		srq->limit = 0; /* one event per arming (11.4.2.1) */
+		if (qp->dev->ops->async_event)
+			qp->dev->ops->async_event(qp->dev->host, UR_EVENT_SRQ_LIMIT_REACHED,
+						  srq->host_ctx);
+	}
+	return true;
+}
+
+/* Whether a receive WQE is posted, without taking it. */
+bool ur_resp_rwqe_available(struct ur_qp *qp)
+{
+	struct ur_wq *wq = recv_queue(qp);
+
+	return atomic_load_explicit(&wq->cons, memory_order_relaxed) !=
+	       atomic_load_explicit(&wq->prod, memory_order_acquire);
+}
+
+/* Place payload into a receive WQE's buffers at `off` (needs LOCAL_WRITE). */
+int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off, const uint8_t *src,
+		    uint32_t len)
+{
+	for (unsigned i = 0; i < r->num_sge && len; i++) {
+		const struct ur_sge *s = &r->sge[i];
+		struct ur_mr *mr;
+		uint32_t n;
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		n = UR_MIN(len, s->length - off);
+		if (ur_mr_check(&qp->dev->mrs, s->lkey, qp->pd, s->addr + off, n,
+				UR_ACCESS_LOCAL_WRITE, &mr))
+			return -1;
+		memcpy(ur_mr_ptr(mr, s->addr + off), src, n);
+		src += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? -1 : 0;
+}
