@@ -112,7 +112,7 @@ static void run_doorbells(struct ur_dev *dev)
 		st = qp_state(qp);
 		if (st == UR_QPS_ERR) {
 			ur_sq_flush(qp);
-			ur_resp_flush(qp);
+			ur_rq_flush(qp);
 		} else if (st == UR_QPS_SQE) {
 			ur_sq_flush(qp); /* sends posted in SQE flush (10.3.1.2) */
 		} else if (ur_req_has_work(qp)) {

@@ -227,6 +227,8 @@ int ur_ack_emit(struct ur_qp *qp);
 
 /* recv_wqe.c: receive WQEs, where every service's received data lands */
 bool ur_resp_take_rwqe(struct ur_qp *qp, struct ur_recv_wqe *dst);
+void ur_resp_complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t opcode,
+			   uint32_t byte_len, const struct ur_pkt *pkt);
 bool ur_resp_rwqe_available(struct ur_qp *qp);
 int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
 		    const uint8_t *src, uint32_t len);
@@ -239,7 +241,6 @@ void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t n
 void ur_resp_rnr_nak(struct ur_qp *qp);
 int ur_resp_emit(struct ur_qp *qp, unsigned *budget);
 bool ur_resp_has_work(struct ur_qp *qp);
-void ur_resp_flush(struct ur_qp *qp);
 
 /* uc.c: the UC responder's sequence rules */
 bool ur_uc_accept(struct ur_qp *qp, const struct ur_pkt *pkt, int32_t d);
@@ -260,6 +261,8 @@ void ur_ud_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt);
 /* qp_error.c */
 /* The QP's own timers stop (congestion control and selective repeat keep theirs). */
 void ur_qp_cancel_timers(struct ur_qp *qp);
+/* The receive side's flush: nothing owed any more, receive WQEs flushed. */
+void ur_rq_flush(struct ur_qp *qp);
 /* Enter ERR and flush; `fatal` raises the QP_FATAL event (a transport
  * error, not the consumer's own modify). */
 void ur_qp_to_error(struct ur_qp *qp, bool fatal);

@@ -2,8 +2,7 @@
 /*
  * The error state (10.3.1.2): a QP enters it on the consumer's modify or on
  * a transport error any role detects; every outstanding WQE completes with
- * a flush. Below the roles: it calls none of them back but the responder's
- * flush of its receive side.
+ * a flush. Below the roles: it calls none of them back.
  */
 #include "qp.h"
 #include "sr.h"
@@ -17,6 +16,31 @@ void ur_qp_cancel_timers(struct ur_qp *qp)
 	ur_timer_cancel(h, &qp->req.rnr);
 	ur_timer_cancel(h, &qp->pace);
 	ur_timer_cancel(h, &qp->resp.ack.hold);
+}
+
+/* The responder's side of the error state: nothing more is owed, and the
+ * receive queue flushes (not an SRQ, 10.3.1.2). */
+void ur_rq_flush(struct ur_qp *qp)
+{
+	struct ur_responder *rs = &qp->resp;
+
+	for (uint32_t i = 0; i < rs->nres; i++)
+		rs->res[i].pending = false;
+	rs->ack.pending = false;
+	qp->cc.cnp_due = false;
+	if (rs->have_rwqe)
+		ur_resp_complete_recv(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, NULL);
+	if (qp->sr)
+		ur_sr_flush_rwqes(qp);
+	if (qp->srq)
+		return;
+	/* (selective repeat's WQEs taken ahead are flushed above: each one
+	 * taken now is the next in order) */
+	while (ur_resp_take_rwqe(qp, rs->rwqe)) {
+		rs->have_rwqe = true;
+		rs->msg_off = 0;
+		ur_resp_complete_recv(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, NULL);
+	}
 }
 
 /* Enter the error state: complete every outstanding WQE with a flush (10.3.1.2). */
@@ -36,7 +60,7 @@ void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 	ur_dev_unschedule(dev, qp);
 	qp->resp.error = false;
 	ur_sq_flush(qp);
-	ur_resp_flush(qp);
+	ur_rq_flush(qp);
 	if (prev != UR_QPS_ERR && prev != UR_QPS_RESET && dev->ops->async_event) {
 		/* an SRQ consumer learns that no more WQEs will be taken (11.6.3) */
 		if (qp->srq)

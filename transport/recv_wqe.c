@@ -76,3 +76,37 @@ int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
 	}
 	return len ? -1 : 0;
 }
+
+/* Complete the open message's receive WQE (rs->rwqe), with the packet that ended it if any. */
+void ur_resp_complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t opcode,
+			   uint32_t byte_len, const struct ur_pkt *pkt)
+{
+	struct ur_responder *rs = &qp->resp;
+	struct ur_cqe cqe = {
+	    .wr_id = rs->rwqe->wr_id,
+	    .status = status,
+	    .opcode = opcode,
+	    .byte_len = byte_len,
+	    .qp_num = qp->qpn,
+	    .src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (pkt && (pkt->op->hdrs & UR_HDR_IMMDT)) {
+		cqe.wc_flags |= UR_WC_WITH_IMM;
+		cqe.imm = ur_immdt_raw((const struct ur_immdt *)((const uint8_t *)pkt->bth +
+								 pkt->op->off_immdt));
+	}
+	if (pkt && (pkt->op->hdrs & UR_HDR_IETH)) {
+		cqe.wc_flags |= UR_WC_WITH_INV;
+		cqe.imm = ur_ieth_rkey((const struct ur_ieth *)((const uint8_t *)pkt->bth +
+								pkt->op->off_ieth));
+	}
+	if (pkt)
+		cqe.solicited = ur_bth_se(pkt->bth);
+	if (status != UR_WC_SUCCESS)
+		ur_count(qp->dev, status == UR_WC_WR_FLUSH_ERR ? UR_CTR_resp_cqe_flush_error
+							       : UR_CTR_resp_cqe_error);
+	rs->have_rwqe = false;
+	rs->rq_done++;
+	ur_qp_post_cqe(qp, qp->rcq, &cqe);
+}

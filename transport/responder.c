@@ -73,37 +73,6 @@ static bool take_rwqe(struct ur_qp *qp)
 	return true;
 }
 
-static void complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t opcode,
-			  uint32_t byte_len, const struct ur_pkt *pkt)
-{
-	struct ur_responder *rs = &qp->resp;
-	struct ur_cqe cqe = {
-	    .wr_id = rs->rwqe->wr_id,
-	    .status = status,
-	    .opcode = opcode,
-	    .byte_len = byte_len,
-	    .qp_num = qp->qpn,
-	    .src_qp = qp->attr.dest_qp_num,
-	};
-
-	if (pkt && (pkt->op->hdrs & UR_HDR_IMMDT)) {
-		cqe.wc_flags |= UR_WC_WITH_IMM;
-		cqe.imm = ur_immdt_raw((const struct ur_immdt *)pkt_hdr(pkt, pkt->op->off_immdt));
-	}
-	if (pkt && (pkt->op->hdrs & UR_HDR_IETH)) {
-		cqe.wc_flags |= UR_WC_WITH_INV;
-		cqe.imm = ur_ieth_rkey((const struct ur_ieth *)pkt_hdr(pkt, pkt->op->off_ieth));
-	}
-	if (pkt)
-		cqe.solicited = ur_bth_se(pkt->bth);
-	if (status != UR_WC_SUCCESS)
-		ur_count(qp->dev, status == UR_WC_WR_FLUSH_ERR ? UR_CTR_resp_cqe_flush_error
-							       : UR_CTR_resp_cqe_error);
-	rs->have_rwqe = false;
-	rs->rq_done++;
-	ur_qp_post_cqe(qp, qp->rcq, &cqe);
-}
-
 /* RNR NAK (9.7.5.2.8): no receive WQE; the requester retries after the timer. */
 void ur_resp_rnr_nak(struct ur_qp *qp)
 {
@@ -579,7 +548,7 @@ static void fail_rwqe(struct ur_qp *qp, struct resp_pkt *rx, enum ur_wc_status s
 	if (rx->sreth)
 		ur_sr_fail_rwqe(qp, &rx->done, rx->ahead, rx->off, status);
 	else
-		complete_recv(qp, status, UR_WC_RECV, qp->resp.msg_off, NULL);
+		ur_resp_complete_recv(qp, status, UR_WC_RECV, qp->resp.msg_off, NULL);
 }
 
 /*
@@ -688,7 +657,7 @@ static enum ur_resp_state execute_send(struct ur_qp *qp, struct resp_pkt *rx)
 		return UR_RESP_ACKNOWLEDGE;
 	rs->msg_off += pkt->payload_len;
 	if (pkt->op->pos & UR_POS_LAST)
-		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV, rs->msg_off, pkt);
+		ur_resp_complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV, rs->msg_off, pkt);
 	else
 		rs->in_msg = UR_KIND_SEND;
 	return UR_RESP_ACKNOWLEDGE;
@@ -730,7 +699,7 @@ static enum ur_resp_state execute_write(struct ur_qp *qp, struct resp_pkt *rx)
 		/* WRITE with immediate consumes a receive WQE when its last packet lands */
 		if (!rs->have_rwqe)
 			take_rwqe(qp);
-		complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM, rs->wr_len, pkt);
+		ur_resp_complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV_RDMA_WITH_IMM, rs->wr_len, pkt);
 	}
 	return UR_RESP_ACKNOWLEDGE;
 }
@@ -898,23 +867,4 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 	/* a go-back-N packet in order may be what early SR packets waited for */
 	if (rx.catch_up && qp->sr && qp->sr->nearly)
 		complete_early(qp);
-}
-
-/* The QP entered the error state: flush the receive queue (not an SRQ, 10.3.1.2). */
-void ur_resp_flush(struct ur_qp *qp)
-{
-	struct ur_responder *rs = &qp->resp;
-
-	for (uint32_t i = 0; i < rs->nres; i++)
-		rs->res[i].pending = false;
-	rs->ack.pending = false;
-	qp->cc.cnp_due = false;
-	if (rs->have_rwqe)
-		complete_recv(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, NULL);
-	if (qp->sr)
-		ur_sr_flush_rwqes(qp);
-	if (qp->srq)
-		return;
-	while (take_rwqe(qp))
-		complete_recv(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, NULL);
 }
