@@ -70,10 +70,16 @@ static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
 static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
-	uint32_t prod = sq_prod(qp);
+	uint32_t prod = sq_prod(qp), upto = ur_psn_add(psn, 1);
 
-	if (ur_psn_ge(psn, rq->una)) {
-		advance_una(qp, ur_psn_add(psn, 1), now);
+	/* After a rewind, PSNs from the next to send on go again and must be
+	 * answered again: an ACK taken before they went (in the same receive
+	 * burst as the READ response that revealed a gap) does not acknowledge
+	 * them, or a retry from una would never resend them. */
+	if (ur_psn_lt(rq->psn, upto))
+		upto = rq->psn;
+	if (ur_psn_gt(upto, rq->una)) {
+		advance_una(qp, upto, now);
 		rq->rnr_left = qp->attr.rnr_retry;
 	}
 	for (uint32_t idx = rq->comp; idx != prod; idx++) {

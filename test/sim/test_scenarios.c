@@ -1406,6 +1406,98 @@ START_TEST(test_sr_soak_shape)
 }
 END_TEST
 
+/*
+ * A READ's third response lost while the requester is stalled (a host not
+ * scheduled), with the ACK of a WRITE behind the READ in the same receive
+ * burst: the gap rewinds the requester to the missing response, and the
+ * ACK, taken before anything went again, moved the oldest unacknowledged
+ * PSN past PSNs still to be sent again. With those lost once more (A's
+ * uplink is dead for 50 us after the stall), every retry resent only from
+ * the later PSN, whose answers were dropped behind the READ's gap or the
+ * atomic never answered again, and the QP ran out of retries: the SR soak's
+ * failure at 5% loss both ways (RETRY_EXC_ERR, una past the oldest WQE,
+ * only READs and atomics from una on). _i: 0 go-back-N, 1 selective repeat.
+ */
+struct gap_flip {
+	struct fx *f;
+	uint64_t from_ps, until_ps;
+	bool dead;
+};
+
+/* A's uplink drops everything in [from, until): all that goes again after the stall */
+static void flip_uplink(struct sim_node *n, void *arg)
+{
+	struct gap_flip *g = arg;
+	static const struct sim_impair dead = {.drop_all = true}, clean = {0};
+	uint64_t now = sim_now(g->f->s);
+	bool want = now >= g->from_ps && now < g->until_ps;
+
+	if (want != g->dead)
+		sim_node_set_impair(n, want ? &dead : &clean, NULL);
+	g->dead = want;
+}
+
+START_TEST(test_read_gap_ack_behind_it_in_one_burst)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_dev_config cfg;
+	struct sim_impair lose_resp = {0};
+	struct gap_flip g = {.f = NULL};
+	struct ur_cqe c[8];
+	struct fx f;
+	uint64_t stall_end;
+	uint32_t i;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.timeout = 10; /* 4.2 ms */
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = _i ? UR_RETX_SR : UR_RETX_GBN;
+	fx_init_cfg(&f, 5, &cfg, &link, &qp,
+		    UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ |
+			UR_ACCESS_REMOTE_ATOMIC);
+	sim_node_kick(f.a.node);
+	sim_node_kick(f.b.node);
+	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
+	ck_assert(ur_qp_selective(f.a.qp) == (_i == 1));
+	for (i = 0; i < 7 * 4096; i++)
+		f.b.buf[i] = (uint8_t)(i * 13 + 5);
+	/* B's third packet from now: the READ's third response */
+	lose_resp.drop_nth = sim_node_up_stats(f.b.node).packets + 3;
+	sim_node_set_impair(f.b.node, &lose_resp, NULL);
+	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_READ, 0, 7 * 4096, (uintptr_t)f.b.buf, f.b.mr->key, 0,
+		     0);
+	fx_post_send(&f, &f.a, 2, UR_WR_RDMA_WRITE, 0x10000, 4096, (uintptr_t)f.b.buf + 0x40000,
+		     f.b.mr->key, 0, 0);
+	sim_run(f.s, sim_now(f.s) + 3 * SIM_PS_PER_US); /* the WRITE gets an ACK of its own */
+	fx_post_send(&f, &f.a, 3, UR_WR_ATOMIC_FETCH_AND_ADD, 0x20000, 8,
+		     (uintptr_t)f.b.buf + 0x3ff00, f.b.mr->key, 1, 0);
+	sim_run(f.s, sim_now(f.s) + 3 * SIM_PS_PER_US);
+	/* every answer waits in A's receive ring, then comes in one burst */
+	stall_end = sim_now(f.s) + 100 * SIM_PS_PER_US;
+	sim_node_stall(f.a.node, stall_end);
+	fx_post_send(&f, &f.a, 4, UR_WR_RDMA_READ, 0x30000, 4096, (uintptr_t)f.b.buf, f.b.mr->key,
+		     0, 0);
+	g.f = &f;
+	g.from_ps = stall_end;
+	g.until_ps = stall_end + 50 * SIM_PS_PER_US;
+	sim_node_set_hook(f.a.node, flip_uplink, &g);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 4, 2 * SIM_PS_PER_S), 4);
+	for (i = 0; i < 4; i++) {
+		ck_assert_uint_eq(c[i].wr_id, i + 1);
+		ck_assert_msg(c[i].status == UR_WC_SUCCESS, "wr %u: status %d", i + 1, c[i].status);
+	}
+	for (i = 0; i < 7 * 4096 && f.a.buf[i] == (uint8_t)(i * 13 + 5); i++)
+		;
+	ck_assert_uint_eq(i, 7 * 4096);
+	ck_assert_uint_eq(sim_node_up_stats(f.b.node).dropped, 1);
+	ck_assert_uint_ge(sim_node_up_stats(f.a.node).dropped, 1); /* what went again */
+	sim_node_set_hook(f.a.node, NULL, NULL);
+	fx_fini(&f);
+}
+END_TEST
+
 /* ---- UC and UD: unacknowledged, so loss costs exactly what was lost ---- */
 
 #define UN_MSGS 10
@@ -1731,6 +1823,7 @@ static Suite *scenario_suite(void)
 	tcase_add_loop_test(tc, test_mixed_every_byte_both_modes, 0, 4);
 	tcase_add_loop_test(tc, test_mixed_every_byte_both_modes, 60, 64);
 	tcase_add_loop_test(tc, test_sr_soak_shape, 0, 2);
+	tcase_add_loop_test(tc, test_read_gap_ack_behind_it_in_one_burst, 0, 2);
 	tcase_add_loop_test(tc, test_initiator_depth_never_exceeded, 0, 2);
 	tcase_add_test(tc, test_sr_error_flushes_early_receives);
 	tcase_add_test(tc, test_sr_send_too_long);
