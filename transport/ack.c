@@ -5,6 +5,7 @@
  * back to leave with the application's answer. The requester, the
  * responder and the transmit loop all consult it; it calls none of them.
  */
+#include "ack.h"
 #include "psn.h"
 #include "qp.h"
 

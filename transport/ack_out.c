@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The ACK, NAK or SACK packet (9.7.5.1.1; SACK: docs/selective-repeat.md). */
+#include "ack.h"
+#include "packet_out.h"
 #include "psn.h"
 #include "qp.h"
+#include "qp_error.h"
 #include "sr.h"
 
 /* Send the pending ACK or NAK, or to a selective-repeat peer a SACK. */

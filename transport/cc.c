@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "packet_out.h"
 #include "qp.h"
 
 static uint64_t line_kbps(const struct ur_dev *dev)

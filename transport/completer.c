@@ -6,9 +6,13 @@
  */
 #include <string.h>
 
+#include "completer.h"
 #include "psn.h"
 #include "qp.h"
+#include "qp_error.h"
+#include "requester.h"
 #include "sg_copy.h"
+#include "sq_retire.h"
 #include "sr.h"
 #include "wr_opcode.h"
 

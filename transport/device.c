@@ -8,9 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ack.h"
+#include "completer.h"
 #include "doorbell.h"
 #include "psn.h"
 #include "qp.h"
+#include "qp_error.h"
+#include "requester.h"
+#include "responder.h"
+#include "sq_retire.h"
 #include "sr.h"
 
 void ur_dev_config_default(struct ur_dev_config *cfg)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "icrc.h"
+#include "packet_out.h"
 #include "qp.h"
 
 #define UR_DEFAULT_PKEY 0xffff

@@ -13,6 +13,7 @@
 #include "doorbell.h"
 #include "psn.h"
 #include "qp.h"
+#include "qp_error.h"
 #include "sr.h"
 
 static const char *const state_names[UR_QPS_COUNT] = {"RESET", "INIT", "RTR", "RTS",

@@ -194,78 +194,12 @@ static inline uint32_t ur_npkts(uint32_t len, uint32_t mtu)
 	return len ? (len + mtu - 1) / mtu : 1;
 }
 
-/* requester.c */
-int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget);
-void ur_req_rewind(struct ur_qp *qp, uint32_t psn);
-bool ur_req_has_work(struct ur_qp *qp);
-/* Whether `psn` belongs to a READ or atomic in flight. */
-bool ur_req_psn_is_rd_atomic(struct ur_qp *qp, uint32_t psn);
-/* The PSN belongs to a message framed for go-back-N (begun before SR was agreed). */
-bool ur_req_psn_is_gbn(struct ur_qp *qp, uint32_t psn);
-void ur_req_retx_timer(struct ur_qp *qp, uint64_t now);
-void ur_req_rnr_timer(struct ur_qp *qp, uint64_t now);
-void ur_req_sr_rto_timer(struct ur_qp *qp, uint64_t now);
-
-/* sq_retire.c: CQEs for finished send WQEs in order; the flush of the rest */
-bool ur_sq_retire_done(struct ur_qp *qp);
-void ur_sq_flush(struct ur_qp *qp);
-
-/* completer.c */
-uint64_t ur_rnr_timeout_ns(unsigned code); /* RNR NAK timer field to nanoseconds (table 45) */
-void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
-void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *wqe, enum ur_wc_status status);
-
-/* ack.c: the pending ACK or NAK, and its hold for the answer */
-void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
-void ur_resp_ack_message(struct ur_qp *qp, uint32_t psn);
-void ur_ack_hold_answered(struct ur_qp *qp);
-void ur_ack_hold_start(struct ur_qp *qp);
-void ur_ack_hold_answer_sent(struct ur_qp *qp);
-int ur_ack_hold_send_ahead(struct ur_qp *qp);
-/* ack_out.c */
-int ur_ack_emit(struct ur_qp *qp);
-
-/* recv_wqe.c: receive WQEs, where every service's received data lands */
-bool ur_resp_take_rwqe(struct ur_qp *qp, struct ur_recv_wqe *dst);
-void ur_resp_complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t opcode,
-			   uint32_t byte_len, const struct ur_pkt *pkt);
-bool ur_resp_rwqe_available(struct ur_qp *qp);
-int ur_resp_scatter(struct ur_qp *qp, const struct ur_recv_wqe *r, uint32_t off,
-		    const uint8_t *src, uint32_t len);
-
-/* responder.c */
-void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
-const char *ur_resp_state_name(unsigned state); /* the receive pipeline's steps */
-void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak,
-			   const char *why);
-void ur_resp_rnr_nak(struct ur_qp *qp);
-int ur_resp_emit(struct ur_qp *qp, unsigned *budget);
-bool ur_resp_has_work(struct ur_qp *qp);
-
-/* uc.c: the UC responder's sequence rules */
-bool ur_uc_accept(struct ur_qp *qp, const struct ur_pkt *pkt, int32_t d);
-void ur_uc_drop_message(struct ur_qp *qp);
-
 /* Whether a packet comes from the peer a connected QP was given, to the address it has. */
 static inline bool ur_qp_from_peer(const struct ur_qp *qp, const struct ur_pkt *pkt)
 {
 	return memcmp(pkt->sgid.raw, qp->attr.av.path.dgid.raw, 16) == 0 &&
 	       memcmp(pkt->dgid.raw, qp->attr.av.path.sgid.raw, 16) == 0;
 }
-
-/* ud.c: datagrams */
-void ur_ud_prepare(struct ur_qp *qp, const struct ur_send_wqe *w);
-void ur_ud_fill_deth(struct ur_qp *qp, const struct ur_send_wqe *w, struct ur_deth *deth);
-void ur_ud_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt);
-
-/* qp_error.c */
-/* The QP's own timers stop (congestion control and selective repeat keep theirs). */
-void ur_qp_cancel_timers(struct ur_qp *qp);
-/* The receive side's flush: nothing owed any more, receive WQEs flushed. */
-void ur_rq_flush(struct ur_qp *qp);
-/* Enter ERR and flush; `fatal` raises the QP_FATAL event (a transport
- * error, not the consumer's own modify). */
-void ur_qp_to_error(struct ur_qp *qp, bool fatal);
 
 /* cc.c */
 void ur_cc_init(struct ur_qp *qp);
@@ -284,35 +218,6 @@ static inline void ur_cc_data_sent(struct ur_qp *qp, uint32_t frame_len, uint64_
 {
 	if (ur_unlikely(qp->cc.rp.limited) && frame_len)
 		ur_cc_pace(qp, frame_len, now);
-}
-
-/* Packet assembly shared by requester and responder (packet_out.c). */
-struct ur_pkt_out {
-	struct ur_txbuf buf;
-	uint8_t *bth;     /* where the BTH starts in the frame */
-	uint32_t hdr_len; /* L2-L4 prefix length */
-	uint32_t ext_len; /* SR extension bytes after the IBTA headers */
-	bool unresolved;  /* no destination MAC yet: built into scratch, not sent */
-	/* payload still to be copied into place by ur_pkt_finish(), or NULL */
-	const void *payload_src;
-};
-/* Start a packet; `ext_len` > 0 marks it SR and reserves its extension (zeroed). */
-int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_t psn,
-		 uint32_t ext_len);
-static inline uint8_t *ur_pkt_ext(struct ur_pkt_out *o)
-{
-	return o->bth + ur_opcode_get(o->bth[0])->hdr_len;
-}
-static inline uint8_t *ur_pkt_payload(struct ur_pkt_out *o)
-{
-	return ur_pkt_ext(o) + o->ext_len;
-}
-/* Seal and hand over a packet; returns its frame length (0 when not sent: no neighbour). */
-uint32_t ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint32_t payload_len);
-void ur_pkt_abort(struct ur_qp *qp, struct ur_pkt_out *o);
-static inline uint8_t *ur_pkt_hdr(struct ur_pkt_out *o, unsigned off)
-{
-	return o->bth + off;
 }
 
 #endif

@@ -5,6 +5,9 @@
  * a flush. Below the roles: it calls none of them back.
  */
 #include "qp.h"
+#include "qp_error.h"
+#include "recv_wqe.h"
+#include "sq_retire.h"
 #include "sr.h"
 
 /* The QP's own timers (congestion control and selective repeat keep theirs). */

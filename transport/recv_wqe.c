@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "qp.h"
+#include "recv_wqe.h"
 
 static struct ur_wq *recv_queue(struct ur_qp *qp)
 {

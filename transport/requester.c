@@ -7,10 +7,16 @@
 #include <errno.h>
 #include <string.h>
 
+#include "ack.h"
+#include "completer.h"
+#include "packet_out.h"
 #include "psn.h"
 #include "qp.h"
+#include "requester.h"
 #include "sg_copy.h"
+#include "sq_retire.h"
 #include "sr.h"
+#include "ud.h"
 #include "wr_opcode.h"
 
 /*

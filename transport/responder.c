@@ -9,9 +9,14 @@
  */
 #include <string.h>
 
+#include "ack.h"
 #include "psn.h"
+#include "qp_error.h"
+#include "recv_wqe.h"
 #include "responder.h"
 #include "sr.h"
+#include "uc.h"
+#include "ud.h"
 
 static const uint8_t *pkt_hdr(const struct ur_pkt *pkt, unsigned off)
 {

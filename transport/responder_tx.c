@@ -7,7 +7,10 @@
  */
 #include <string.h>
 
+#include "ack.h"
+#include "packet_out.h"
 #include "psn.h"
+#include "requester.h"
 #include "responder.h"
 #include "sr.h"
 

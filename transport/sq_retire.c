@@ -5,6 +5,7 @@
  * a WQE is done; this is what every path that finishes WQEs shares.
  */
 #include "qp.h"
+#include "sq_retire.h"
 #include "wr_opcode.h"
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "psn.h"
+#include "recv_wqe.h"
 #include "sr.h"
 
 /* HELLOs 100 us apart at first, then further apart (a busy peer may reach

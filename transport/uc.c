@@ -13,6 +13,7 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "uc.h"
 
 /* Abandon the open message; later packets are discarded until a message starts. */
 void ur_uc_drop_message(struct ur_qp *qp)

@@ -10,6 +10,9 @@
 
 #include "psn.h"
 #include "qp.h"
+#include "qp_error.h"
+#include "recv_wqe.h"
+#include "ud.h"
 
 /* Route the next packet by the WQE's address handle and remote QP. */
 void ur_ud_prepare(struct ur_qp *qp, const struct ur_send_wqe *w)

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The completer (completer.c): ACKs, NAKs, READ responses and atomic
+ * acknowledgements matched to send WQEs. Internal.
+ */
+#ifndef UR_COMPLETER_H
+#define UR_COMPLETER_H
+
+#include "qp.h"
+
+uint64_t ur_rnr_timeout_ns(unsigned code); /* RNR NAK timer field to nanoseconds (table 45) */
+void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now);
+void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *wqe, enum ur_wc_status status);
+
+#endif
