@@ -53,7 +53,7 @@ void ur_cc_ce(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_qp_cc *cc = &qp->cc;
 
-	if (qp->type == UR_QPT_UD)
+	if (!qp->svc->connected)
 		return; /* no connected QP to notify */
 	if (cc->cnp_sent && now - cc->last_cnp_ns < qp->dev->cfg.cnp_interval_ns)
 		return; /* min_time_between_cnps: this QP was notified recently */
@@ -134,7 +134,7 @@ void ur_cc_cnp_rx(struct ur_qp *qp, uint64_t now)
 	const struct ur_dcqcn_params *p = &dev->cfg.dcqcn_params;
 	unsigned act;
 
-	if (!dev->cfg.dcqcn || qp->type == UR_QPT_UD) {
+	if (!dev->cfg.dcqcn || !qp->svc->connected) {
 		ur_count(dev, UR_CTR_rp_cnp_ignored);
 		return;
 	}

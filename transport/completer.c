@@ -39,7 +39,7 @@ void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *w, enum ur_wc_statu
 	ur_count(qp->dev, UR_CTR_req_cqe_error);
 	ur_qp_log_error(qp, "send WQE wr_id %#llx completes with %s", (unsigned long long)w->wr_id,
 			ur_wc_status_name(status));
-	if (qp->type == UR_QPT_RC) {
+	if (qp->svc->acknowledged) {
 		/* No asynchronous event: the error CQE is the report. QP_FATAL
 		 * (a work queue catastrophic error, IBTA 11.6.3.1) is for an
 		 * error a completion cannot carry. So do Soft-RoCE (rxe_comp.c

@@ -289,14 +289,6 @@ static void count_parse_error(struct ur_dev *dev, enum ur_parse_err e)
 	ur_count(dev, map[e]);
 }
 
-/* The opcode range of a QP's service (table 38). */
-static uint8_t transport_of(const struct ur_qp *qp)
-{
-	return qp->type == UR_QPT_RC   ? UR_TRANSPORT_RC
-	       : qp->type == UR_QPT_UC ? UR_TRANSPORT_UC
-				       : UR_TRANSPORT_UD;
-}
-
 /*
  * A connected QP hears only its peer: the packet must come from the QP's
  * destination address and be addressed to the QP's own source address, as
@@ -327,7 +319,7 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 		return;
 	}
 	/* a CNP is of no transport: it may name a QP of any (A17.9.2) */
-	if (kind != UR_KIND_CNP && (pkt.opcode & UR_TRANSPORT_MASK) != transport_of(qp)) {
+	if (kind != UR_KIND_CNP && (pkt.opcode & UR_TRANSPORT_MASK) != qp->svc->transport) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_transport);
 		return;
 	}
@@ -346,7 +338,7 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 		ur_count(dev, UR_CTR_rx_drop_bad_qp_state);
 		return;
 	}
-	if (qp->type != UR_QPT_UD && !ur_qp_from_peer(qp, &pkt)) {
+	if (qp->svc->connected && !ur_qp_from_peer(qp, &pkt)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
 		return;
 	}
@@ -357,7 +349,7 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 		return;
 	}
 	/* A UD QP takes datagrams from anyone, but only with its Q_Key (the DETH check) */
-	if (qp->type == UR_QPT_UD && (pkt.op->hdrs & UR_HDR_DETH) &&
+	if (!qp->svc->connected && (pkt.op->hdrs & UR_HDR_DETH) &&
 	    ur_deth_qkey((const struct ur_deth *)((const uint8_t *)pkt.bth + pkt.op->off_deth)) !=
 		    qp->attr.qkey) {
 		ur_count(dev, UR_CTR_rx_drop_qkey);
@@ -379,7 +371,7 @@ void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t 
 		ur_resp_rx(qp, &pkt, now);
 		break;
 	default:
-		if (qp->type != UR_QPT_RC) {
+		if (!qp->svc->acknowledged) {
 			ur_count(dev, UR_CTR_rx_drop_wrong_transport);
 			break;
 		}

@@ -174,13 +174,10 @@ static int refuse(char *why, size_t len, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static const char *const type_names[] = {
-    [UR_QPT_RC] = "RC", [UR_QPT_UC] = "UC", [UR_QPT_UD] = "UD"};
-
 static int transition_check(const struct ur_qp *qp, enum ur_qp_state cur, enum ur_qp_state next,
 			    uint32_t mask, char *why, size_t len)
 {
-	unsigned t = qp->type == UR_QPT_RC ? 0 : qp->type == UR_QPT_UC ? 1 : 2;
+	unsigned t = qp->svc->column;
 	const struct transition *tr;
 	char bits[320];
 	uint32_t extra;
@@ -196,15 +193,15 @@ static int transition_check(const struct ur_qp *qp, enum ur_qp_state cur, enum u
 			      ur_qp_state_name(cur), ur_qp_state_name(next));
 	}
 	tr = &transitions[cur][next];
-	if (!tr->valid || (qp->type == UR_QPT_RC && cur == UR_QPS_SQE))
+	if (!tr->valid || (qp->svc->acknowledged && cur == UR_QPS_SQE))
 		return refuse(why, len, "no transition %s -> %s for an %s QP (IBTA 10.3.1)",
-			      ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
+			      ur_qp_state_name(cur), ur_qp_state_name(next), qp->svc->name);
 	if ((mask & tr->req[t]) != tr->req[t]) {
 		mask_str(tr->req[t] & ~mask, bits, sizeof(bits));
 		return refuse(
 		    why, len,
 		    "attribute mask lacks %s, required for %s -> %s of an %s QP (IBTA table 91)",
-		    bits, ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
+		    bits, ur_qp_state_name(cur), ur_qp_state_name(next), qp->svc->name);
 	}
 	extra = mask & ~(tr->req[t] | tr->opt[t]);
 	if (extra) {
@@ -212,7 +209,7 @@ static int transition_check(const struct ur_qp *qp, enum ur_qp_state cur, enum u
 		return refuse(
 		    why, len,
 		    "attribute mask has %s, not allowed for %s -> %s of an %s QP (IBTA table 91)",
-		    bits, ur_qp_state_name(cur), ur_qp_state_name(next), type_names[qp->type]);
+		    bits, ur_qp_state_name(cur), ur_qp_state_name(next), qp->svc->name);
 	}
 	return 0;
 }
@@ -378,7 +375,7 @@ static void enter_rtr(struct ur_qp *qp)
 
 	qp->mtu = UR_MIN(mtu, qp->dev->cfg.max_mtu);
 	qp->resp.epsn = qp->attr.rq_psn;
-	if (qp->type != UR_QPT_UD)
+	if (qp->svc->connected)
 		ur_frame_tmpl_init(&qp->tmpl, &qp->attr.av.path);
 }
 
@@ -435,7 +432,7 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
 	err = ur_qp_modify_check(qp, attr, mask, NULL, 0);
 	if (err)
 		return err;
-	if ((mask & UR_QP_MAX_DEST_RD_ATOMIC) && qp->type == UR_QPT_RC) {
+	if ((mask & UR_QP_MAX_DEST_RD_ATOMIC) && qp->svc->acknowledged) {
 		err = alloc_resources(qp, UR_MAX(attr->max_dest_rd_atomic, 1));
 		if (err)
 			return err;
@@ -443,7 +440,7 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
 	qp->dev->now = now;
 	copy_attr(qp, attr, mask);
 	/* SQD -> SQD may move the primary path (table 91): later packets take it */
-	if ((mask & UR_QP_AV) && next == UR_QPS_SQD && qp->type != UR_QPT_UD)
+	if ((mask & UR_QP_AV) && next == UR_QPS_SQD && qp->svc->connected)
 		ur_frame_tmpl_init(&qp->tmpl, &qp->attr.av.path);
 	if (next == cur && next != UR_QPS_RESET)
 		return 0;
@@ -492,7 +489,7 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 	struct ur_qp *qp;
 	int err;
 
-	if (init->type != UR_QPT_RC && init->type != UR_QPT_UC && init->type != UR_QPT_UD)
+	if (!ur_service_of(init->type))
 		return -EINVAL;
 	if (!init->send_cq || !init->recv_cq || init->qpn > UR_PSN_MASK || init->qpn < 2)
 		return -EINVAL;
@@ -508,6 +505,7 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 	qp->dev = dev;
 	qp->qpn = init->qpn;
 	qp->type = init->type;
+	qp->svc = ur_service_of(init->type);
 	qp->pd = init->pd;
 	qp->scq = init->send_cq;
 	qp->rcq = init->recv_cq;
@@ -549,7 +547,7 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 		err = -ENOMEM;
 		goto err_rq;
 	}
-	if (dev->cfg.retx_mode == UR_RETX_SR && qp->type == UR_QPT_RC) {
+	if (dev->cfg.retx_mode == UR_RETX_SR && qp->svc->acknowledged) {
 		err = ur_sr_create(qp);
 		if (err)
 			goto err_rwqe;
@@ -633,7 +631,7 @@ void ur_qp_set_dmac(struct ur_qp *qp, const uint8_t dmac[6])
 {
 	memcpy(qp->attr.av.path.dmac, dmac, 6);
 	qp->attr.av.resolved = 1;
-	if (qp->type != UR_QPT_UD)
+	if (qp->svc->connected)
 		ur_frame_tmpl_init(&qp->tmpl, &qp->attr.av.path);
 }
 

@@ -17,6 +17,7 @@
 #include "device.h"
 #include "engine.h"
 #include "frame.h"
+#include "service.h"
 #include "timer.h"
 #include "wr_opcode.h"
 
@@ -114,6 +115,7 @@ struct ur_qp {
 	struct ur_dev *dev;
 	uint32_t qpn;
 	enum ur_qp_type type;
+	const struct ur_service *svc; /* what its service does, chosen at create */
 	_Atomic int state; /* enum ur_qp_state; read by posters on any thread */
 	uint32_t pd;
 	struct ur_cq *scq;
@@ -185,7 +187,7 @@ static inline bool wqe_is_rd_atomic(const struct ur_send_wqe *w)
 /* Where the packet being built goes: a connected QP's path or, for UD, the WQE's AH. */
 static inline const struct ur_av *ur_qp_tx_av(const struct ur_qp *qp)
 {
-	return qp->type == UR_QPT_UD ? qp->ud_av : &qp->attr.av;
+	return qp->svc->connected ? &qp->attr.av : qp->ud_av;
 }
 
 /* Packets (PSNs) a message of `len` bytes takes at path MTU `mtu`. */

@@ -57,7 +57,7 @@ static uint8_t opcode_for(const struct ur_qp *qp, const struct ur_send_wqe *w, b
 	uint8_t op;
 
 	/* a datagram is always one SEND Only packet (table 38) */
-	if (qp->type == UR_QPT_UD)
+	if (!qp->svc->connected)
 		return w->opcode == UR_WR_SEND_WITH_IMM ? UR_OP_UD_SEND_ONLY_IMM : UR_OP_UD_SEND_ONLY;
 
 	switch (w->opcode) {
@@ -84,7 +84,7 @@ static uint8_t opcode_for(const struct ur_qp *qp, const struct ur_send_wqe *w, b
 		return UR_OP_RC_FETCH_ADD;
 	}
 	/* UC opcodes are the RC ones in the UC range (table 38). */
-	return qp->type == UR_QPT_UC ? (uint8_t)(op | UR_TRANSPORT_UC) : op;
+	return (uint8_t)(op | qp->svc->transport);
 }
 
 bool ur_req_has_work(struct ur_qp *qp)
@@ -100,7 +100,7 @@ bool ur_req_has_work(struct ur_qp *qp)
 		return false;
 	if (st == UR_QPS_SQD && sq_wqe(qp, rq->wqe)->state == UR_WQE_POSTED)
 		return false; /* draining: finish what started, start nothing new */
-	if (qp->type == UR_QPT_RC &&
+	if (qp->svc->acknowledged &&
 	    ur_psn_diff(rq->psn, rq->una) >= (int32_t)qp->dev->cfg.max_inflight)
 		return false;
 	/* selective repeat: never beyond what either side's PSN maps cover */
@@ -147,7 +147,7 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 	} else if ((w->flags & UR_SEND_FENCE) && rq->rd_out) {
 		return 1; /* fence: wait for earlier READs and atomics (10.8.3.3) */
 	}
-	if (qp->type == UR_QPT_UD && w->length > qp->mtu) {
+	if (!qp->svc->connected && w->length > qp->mtu) {
 		/* C10-93.1.1: a UD message longer than the MTU emits no packet and
 		 * raises no error; it completes as if sent (as Soft-RoCE does) */
 		ur_count(qp->dev, UR_CTR_ud_send_too_long);
@@ -214,7 +214,7 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 	}
 	opcode = opcode_for(qp, w, first, last);
 	op = ur_opcode_get(opcode);
-	if (qp->type == UR_QPT_UD)
+	if (!qp->svc->connected)
 		ur_ud_prepare(qp, w);
 	err = ur_pkt_begin(qp, &o, opcode, psn, ext);
 	if (err)
@@ -267,7 +267,7 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 
 	if (last && ur_wr_has(w->opcode, UR_WRF_RECV))
 		ur_bth_set_se(bth, w->flags & UR_SEND_SOLICITED);
-	if (qp->type == UR_QPT_RC) {
+	if (qp->svc->acknowledged) {
 		/* a paced QP also asks at least every eighth of its ACK timeout, and
 		 * on every packet when the next may be that far off, so that a slow
 		 * rate never looks like a lost packet */
@@ -305,7 +305,7 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 	err = build_packet(qp, w, psn, rq->off, false, &consumed, &last);
 	if (err)
 		return err;
-	if (qp->type == UR_QPT_RC && rq->psn == rq->una)
+	if (qp->svc->acknowledged && rq->psn == rq->una)
 		rq->progress_ns = now; /* the ACK timeout runs from the first unacknowledged packet */
 	rq->psn = ur_psn_add(psn, consumed);
 	if (ur_psn_gt(rq->psn, rq->max_psn))
@@ -315,13 +315,13 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 		w->state = UR_WQE_SENT;
 		rq->wqe++;
 		rq->off = 0;
-		if (qp->type != UR_QPT_RC) {
+		if (!qp->svc->acknowledged) {
 			/* nothing to wait for: the SQ is drained once a message is out */
 			rq->una = rq->psn;
 			complete_unreliable(qp, w);
 		}
 	}
-	if (qp->type == UR_QPT_RC) {
+	if (qp->svc->acknowledged) {
 		arm_retx(qp);
 		if (qp->sr)
 			ur_sr_sent(qp, psn, first ? UR_SR_TX_FIRST : UR_SR_TX_AGAIN, now);

@@ -32,7 +32,7 @@ void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t n
 {
 	struct ur_responder *rs = &qp->resp;
 
-	if (qp->type == UR_QPT_UC) {
+	if (qp->svc->drops_messages) {
 		/* UC has no NAK and stays up: the message is dropped whole (class D1) */
 		ur_count(qp->dev, UR_CTR_rx_drop_uc_message);
 		ur_uc_drop_message(qp);
@@ -50,7 +50,7 @@ void ur_resp_class_c_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t n
  */
 static void local_error(struct ur_qp *qp, const struct ur_pkt *pkt, uint8_t nak, const char *why)
 {
-	if (qp->type == UR_QPT_RC) {
+	if (qp->svc->acknowledged) {
 		ur_resp_class_c_error(qp, pkt, nak, why);
 		return;
 	}
@@ -82,10 +82,10 @@ static bool take_rwqe(struct ur_qp *qp)
 void ur_resp_rnr_nak(struct ur_qp *qp)
 {
 	ur_count(qp->dev, UR_CTR_out_of_buffer);
-	if (qp->type != UR_QPT_RC) {
+	if (!qp->svc->acknowledged) {
 		/* unacknowledged services drop the message instead (class D) */
 		ur_count(qp->dev, UR_CTR_rx_drop_no_buffer);
-		if (qp->type == UR_QPT_UC)
+		if (qp->svc->drops_messages)
 			ur_uc_drop_message(qp);
 		return;
 	}
@@ -114,7 +114,7 @@ static void request_done(struct ur_qp *qp, const struct ur_pkt *pkt, bool msg_en
 		rs->msn = (rs->msn + 1) & UR_PSN_MASK;
 		rs->in_msg = 0;
 	}
-	if (qp->type != UR_QPT_RC || !ur_bth_ackreq(pkt->bth))
+	if (!qp->svc->acknowledged || !ur_bth_ackreq(pkt->bth))
 		return;
 	if (msg_end)
 		ur_resp_ack_message(qp, pkt->psn);
@@ -277,7 +277,7 @@ static enum ur_resp_state check_qp(struct ur_qp *qp, struct resp_pkt *rx)
 			return UR_RESP_ERR_UNSUPPORTED;
 		rx->sreth = (const struct ur_sreth *)rx->pkt->sr_ext;
 	}
-	return qp->type == UR_QPT_UD ? UR_RESP_DATAGRAM : UR_RESP_CHECK_PSN;
+	return qp->svc->connected ? UR_RESP_CHECK_PSN : UR_RESP_DATAGRAM;
 }
 
 /* The unreliable datagram service has steps of its own (ud.c): no PSN, no message. */
@@ -299,7 +299,7 @@ static enum ur_resp_state check_psn(struct ur_qp *qp, struct resp_pkt *rx)
 		if (!ur_sr_psn_accept(qp, pkt, d))
 			return UR_RESP_DONE;
 		rx->ahead = (uint32_t)d;
-	} else if (qp->type == UR_QPT_UC) {
+	} else if (qp->svc->drops_messages) {
 		/* a message with a gap is dropped whole (class D1), its sequence with it */
 		if (!ur_uc_accept(qp, pkt, d))
 			return UR_RESP_DONE;
@@ -347,7 +347,7 @@ static enum ur_resp_state check_opcode_seq(struct ur_qp *qp, struct resp_pkt *rx
 	const struct ur_opcode_info *op = pkt->op;
 
 	if (!rx->sreth) {
-		if (qp->type == UR_QPT_RC && !opcode_in_sequence(qp, pkt)) {
+		if (qp->svc->acknowledged && !opcode_in_sequence(qp, pkt)) {
 			rx->why = "opcode out of sequence";
 			return UR_RESP_ERR_OPCODE_SEQ;
 		}
@@ -564,7 +564,7 @@ static void fail_rwqe(struct ur_qp *qp, struct resp_pkt *rx, enum ur_wc_status s
 static enum ur_resp_state err_local_length(struct ur_qp *qp, struct resp_pkt *rx)
 {
 	ur_count(qp->dev, UR_CTR_resp_local_length_error);
-	if (qp->type == UR_QPT_UC) {
+	if (qp->svc->drops_messages) {
 		ur_uc_drop_message(qp);
 		return UR_RESP_DONE;
 	}

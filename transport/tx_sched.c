@@ -27,7 +27,7 @@ void ur_dev_account(struct ur_dev *dev, struct ur_qp *qp)
 	int32_t out = 0;
 	uint32_t room;
 
-	if (qp->type == UR_QPT_RC && (st == UR_QPS_RTS || st == UR_QPS_SQD || st == UR_QPS_SQE))
+	if (qp->svc->acknowledged && (st == UR_QPS_RTS || st == UR_QPS_SQD || st == UR_QPS_SQE))
 		out = UR_MAX(ur_psn_diff(qp->req.psn, qp->req.una), 0);
 	dev->inflight += (uint32_t)out - qp->inflight_counted;
 	qp->inflight_counted = (uint32_t)out;
@@ -49,7 +49,7 @@ void ur_dev_account(struct ur_dev *dev, struct ur_qp *qp)
 
 bool ur_dev_room(struct ur_dev *dev, struct ur_qp *qp)
 {
-	if (qp->type != UR_QPT_RC)
+	if (!qp->svc->acknowledged)
 		return true;
 	ur_dev_account(dev, qp); /* count what it sent in this turn */
 	if (dev->inflight < dev->cfg.max_dev_inflight)
