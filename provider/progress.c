@@ -34,6 +34,7 @@
  * config.h).
  */
 #define RX_BURST 32                   /* frames taken in per pass */
+#define RX_DEFER_PASSES 128           /* timers wait at most this many full bursts */
 #define TX_BURST 64                   /* frames sent per pass */
 #define BACKOFF_NS 1000ull            /* first nap when the application drives (memif) */
 #define FD_BACKOFF_NS 16000ull        /* the same over a port with an fd (af_packet) */
@@ -164,7 +165,18 @@ static unsigned run_pass(struct uroce_context *ctx, uint64_t now)
 	 * timers and the transmit stage (held ACKs start there) see that time */
 	if (n)
 		now = uroce_now_ns();
-	ur_dev_poll(ctx->engine, now);
+	/* A full burst leaves frames in the ring: after this process was not
+	 * scheduled for a while, they hold the ACKs that the overdue timers
+	 * would otherwise give up on, costing a retry each. The timers wait
+	 * until a burst comes in short (the ring is drained), for a bounded
+	 * number of passes; doorbells run every pass. */
+	if (n == RX_BURST && ctx->timers_deferred < RX_DEFER_PASSES) {
+		ctx->timers_deferred++;
+		ur_dev_run_doorbells(ctx->engine, now);
+	} else {
+		ctx->timers_deferred = 0;
+		ur_dev_poll(ctx->engine, now);
+	}
 	n += ur_dev_tx(ctx->engine, now, TX_BURST);
 	uroce_dp_tx_flush(ctx->dp, now);
 	return n;

@@ -46,6 +46,7 @@ struct uroce_context {
 	_Atomic uint64_t sleep_until; /* when the sleeping progress thread wakes on its own */
 	_Atomic uint64_t app_pass_ns; /* when an application thread last ran a pass */
 	atomic_bool events_used;      /* a CQ was armed: the application may block */
+	unsigned timers_deferred;     /* passes the timers waited for the ring to drain */
 
 	int async_wr;              /* write end of the async event socket */
 	uint32_t next_pd;

@@ -190,6 +190,12 @@ static const struct {
     [UR_TIMER_ACK] = {ack_qp, send_turn},
 };
 
+void ur_dev_run_doorbells(struct ur_dev *dev, uint64_t now)
+{
+	dev->now = now;
+	run_doorbells(dev);
+}
+
 void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 {
 	struct ur_timer *t;

@@ -131,6 +131,8 @@ const struct ur_dev_config *ur_dev_config(const struct ur_dev *dev);
 void ur_dev_rx(struct ur_dev *dev, const uint8_t *frame, uint32_t len, uint64_t now);
 /* Run doorbells and due timers. */
 void ur_dev_poll(struct ur_dev *dev, uint64_t now);
+/* Run doorbells only: the host defers the timers (ur_dev_poll) a while. */
+void ur_dev_run_doorbells(struct ur_dev *dev, uint64_t now);
 /* Build and hand over up to `budget` frames; returns how many. */
 unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget);
 /* True when ur_dev_tx would send something now. */
