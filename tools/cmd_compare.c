@@ -82,6 +82,7 @@ struct sample {
 struct round_load {
 	struct host_load before, after;
 	double steal_pct, iowait_pct;
+	double rtt_us; /* ib_write_lat's, at the start of the round; 0 if it failed */
 };
 
 struct compare_opts {
@@ -160,7 +161,8 @@ static void usage(FILE *f)
 		"  --live-duration N    seconds per ib_write_bw run (3)\n"
 		"  --rounds N           rounds of every mode x loss cell, interleaved (5);\n"
 		"                       the default, 6 losses x 2 modes x 5 rounds of ~3+3 s\n"
-		"                       (run + setup), takes about 6 minutes\n"
+		"                       (run + setup) and an RTT probe per round, takes\n"
+		"                       about 6 minutes\n"
 		"  --live-mtu N         veth MTU; 9000 gives path MTU 4096 (9000)\n"
 		"\n"
 		"Columns: goodput, its fraction of lossless (simulator: of the link's lossless\n"
@@ -179,7 +181,8 @@ static void usage(FILE *f)
 		"order statistics x(k)..x(n+1-k) around the median (sign-test interval,\n"
 		"distribution-free; below 6 rounds it is min..max and covers less than 95%%,\n"
 		"the table says how much), and sim: the simulator's fraction at the live\n"
-		"lossless goodput, the RTT ib_write_lat measured and the same loss.\n"
+		"lossless goodput, the median RTT of one ib_write_lat per round and the\n"
+		"same loss (perftest's 128 messages in flight, timeout exponent 14).\n"
 		"Notes follow the table: a cell whose max/min goodput exceeds 1.25, GBN and\n"
 		"SR whose intervals overlap, a simulator figure outside the live interval,\n"
 		"with the host's CPU steal, iowait and runnable threads per round\n"
@@ -653,6 +656,36 @@ static bool round_busy(const struct round_load *l, long ncpu)
 	       (long)l->before.runnable > ncpu || (long)l->after.runnable > ncpu;
 }
 
+/* The round trip for the simulator: the median of the rounds' probes; 0 if none ran. */
+static uint64_t median_rtt_ps(const struct round_load *load, unsigned rounds)
+{
+	double rtts[MAX_ROUNDS];
+	struct round_spread rs;
+	unsigned nr = 0;
+
+	for (unsigned k = 0; k < rounds; k++)
+		if (load[k].rtt_us > 0)
+			rtts[nr++] = load[k].rtt_us;
+	if (!nr) {
+		fprintf(stderr,
+			"uroce-lab compare: ib_write_lat failed; no simulator predictions\n");
+		return 0;
+	}
+	round_stats_spread(rtts, nr, &rs);
+	printf("live: round trip %.1f us, the median of %u rounds' ib_write_lat (%.1f..%.1f; "
+	       "twice its typical latency)\n",
+	       rs.median, nr, rs.min, rs.max);
+	return rs.median * 1e6 < 4000 ? 4000 : (uint64_t)(rs.median * 1e6); /* the sim's least */
+}
+
+/* A cell's fraction of its round's lossless run of the same mode; 0 if either failed. */
+static double round_fraction(const struct sample *round, unsigned c)
+{
+	const struct sample *s = &round[c], *b = &round[c % 2];
+
+	return s->ok && b->ok && b->gbps > 0 ? s->gbps / b->gbps : 0;
+}
+
 /* The notes under the table: what the spread allows one to conclude, and why not. */
 static void live_notes(const struct live_cells *lc, const struct sample *smp,
 		       const struct round_load *load, unsigned rounds, struct row *rows)
@@ -771,7 +804,7 @@ static int run_live(const struct compare_opts *o, struct row *rows, unsigned *n)
 		return 1;
 	}
 	fprintf(rf, "round,position,mode,loss,goodput_gbps,baseline_gbps,fraction,ok,steal_pct,"
-		    "iowait_pct,runnable_before,runnable_after,load1_before,load1_after\n");
+		    "iowait_pct,runnable_before,runnable_after,load1_before,load1_after,rtt_us\n");
 	if (live_up(o)) {
 		fprintf(stderr, "uroce-lab compare: cannot set up the namespaces\n");
 		live_down();
@@ -779,18 +812,12 @@ static int run_live(const struct compare_opts *o, struct row *rows, unsigned *n)
 		fclose(rf);
 		return 1;
 	}
-	rtt_ps = live_rtt_ps(o);
-	if (rtt_ps)
-		printf("live: round trip %.1f us (ib_write_lat -s 64, twice its typical latency)\n",
-		       (double)rtt_ps / 1e6);
-	else
-		fprintf(stderr,
-			"uroce-lab compare: ib_write_lat failed; no simulator predictions\n");
 	for (; rounds < o->rounds && !interrupted; rounds++) {
 		struct round_load *l = &load[rounds];
 		unsigned r = rounds;
 
 		host_load_read(&l->before);
+		l->rtt_us = (double)live_rtt_ps(o) / 1e6;
 		for (unsigned i = 0; i < lc.ncells && !interrupted; i++) {
 			unsigned c = round_stats_cell(r, i, lc.ncells);
 
@@ -804,31 +831,31 @@ static int run_live(const struct compare_opts *o, struct row *rows, unsigned *n)
 		host_load_read(&l->after);
 		host_load_between(&l->before, &l->after, &l->steal_pct, &l->iowait_pct);
 		printf(
-		    "round %u: steal %.1f%%, iowait %.1f%%, runnable %u -> %u, load %.2f -> %.2f; "
-		    "at loss %g SR %.3f, GBN %.3f\n",
+		    "round %u: steal %.1f%%, iowait %.1f%%, runnable %u -> %u, load %.2f -> %.2f, "
+		    "RTT %.1f us; at loss %g SR %.3f, GBN %.3f\n",
 		    r + 1, l->steal_pct, l->iowait_pct, l->before.runnable, l->after.runnable,
-		    l->before.load1, l->after.load1, lc.losses[lc.nlosses - 1],
-		    smp[r * lc.ncells + lc.ncells - 1].gbps /
-			(smp[r * lc.ncells + 1].gbps > 0 ? smp[r * lc.ncells + 1].gbps : 1),
-		    smp[r * lc.ncells + lc.ncells - 2].gbps /
-			(smp[r * lc.ncells].gbps > 0 ? smp[r * lc.ncells].gbps : 1));
+		    l->before.load1, l->after.load1, l->rtt_us, lc.losses[lc.nlosses - 1],
+		    round_fraction(&smp[r * lc.ncells], lc.ncells - 1),
+		    round_fraction(&smp[r * lc.ncells], lc.ncells - 2));
 		fflush(stdout);
 		for (unsigned i = 0; i < lc.ncells; i++) {
 			unsigned c = round_stats_cell(r, i, lc.ncells);
 			const struct sample *s = &smp[r * lc.ncells + c];
 			const struct sample *b = &smp[r * lc.ncells + c % 2];
 
-			fprintf(rf, "%u,%u,%s,%g,%.4f,%.4f,%.5f,%d,%.2f,%.2f,%u,%u,%.2f,%.2f\n",
+			fprintf(rf,
+				"%u,%u,%s,%g,%.4f,%.4f,%.5f,%d,%.2f,%.2f,%u,%u,%.2f,%.2f,%.1f\n",
 				r + 1, i + 1, sim_mode_name(live_modes[c % 2]), lc.losses[c / 2],
 				s->ok ? s->gbps : 0, b->ok ? b->gbps : 0,
-				s->ok && b->ok && b->gbps > 0 ? s->gbps / b->gbps : 0, s->ok,
-				l->steal_pct, l->iowait_pct, l->before.runnable, l->after.runnable,
-				l->before.load1, l->after.load1);
+				round_fraction(&smp[r * lc.ncells], c), s->ok, l->steal_pct,
+				l->iowait_pct, l->before.runnable, l->after.runnable,
+				l->before.load1, l->after.load1, l->rtt_us);
 		}
 	}
 	live_down();
 	fclose(rf);
 	printf("rounds: %s\n", path);
+	rtt_ps = median_rtt_ps(load, rounds);
 
 	for (unsigned c = 0; c < lc.ncells; c++) {
 		struct row *r = &rows[*n + c];
