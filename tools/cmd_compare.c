@@ -759,9 +759,17 @@ static void live_notes(const struct live_cells *lc, const struct sample *smp,
 			add_note(gbn, "overlap");
 			add_note(sr, "overlap");
 			printf("note: loss %g: GBN %.3f..%.3f and SR %.3f..%.3f overlap: cannot "
-			       "tell them "
-			       "apart at %u rounds\n",
+			       "tell them apart at %u rounds\n",
 			       lc->losses[i], gbn->f.lo, gbn->f.hi, sr->f.lo, sr->f.hi, rounds);
+		} else {
+			printf("note: loss %g: %s %.3f..%.3f above %s %.3f..%.3f: the intervals "
+			       "do not overlap\n",
+			       lc->losses[i], sr->f.lo > gbn->f.hi ? "SR" : "GBN",
+			       sr->f.lo > gbn->f.hi ? sr->f.lo : gbn->f.lo,
+			       sr->f.lo > gbn->f.hi ? sr->f.hi : gbn->f.hi,
+			       sr->f.lo > gbn->f.hi ? "GBN" : "SR",
+			       sr->f.lo > gbn->f.hi ? gbn->f.lo : sr->f.lo,
+			       sr->f.lo > gbn->f.hi ? gbn->f.hi : sr->f.hi);
 		}
 	}
 	if (busy)
