@@ -160,9 +160,10 @@ static void usage(FILE *f)
 		"  --live-size S        ib_write_bw message size (65536)\n"
 		"  --live-duration N    seconds per ib_write_bw run (3)\n"
 		"  --rounds N           rounds of every mode x loss cell, interleaved (5);\n"
-		"                       the default, 6 losses x 2 modes x 5 rounds of ~3+3 s\n"
-		"                       (run + setup) and an RTT probe per round, takes\n"
-		"                       about 6 minutes\n"
+		"                       each cell ~7 s here (3 s run, setup, counters), so\n"
+		"                       the default 6 losses x 2 modes x 5 rounds and an\n"
+		"                       RTT probe per round take about 8 minutes\n"
+		"                       (--loss 0,1e-3,1e-2: about 4.5)\n"
 		"  --live-mtu N         veth MTU; 9000 gives path MTU 4096 (9000)\n"
 		"\n"
 		"Columns: goodput, its fraction of lossless (simulator: of the link's lossless\n"
@@ -898,15 +899,17 @@ static void plot(const struct compare_opts *o, const struct row *rows, unsigned 
 {
 	double w_sim = 0, w_live = 0;
 	unsigned nlive = 0;
-	bool have_live = false;
+	bool have_live = false, have_sim = false;
 	char png[PATH_MAX];
 	FILE *g;
 
 	for (unsigned i = 0; i < n; i++) {
 		have_live |= !strcmp(rows[i].where, "live");
+		have_sim |= !strcmp(rows[i].where, "sim");
 		if (!strcmp(rows[i].where, "sim"))
 			w_sim = rows[i].window;
-		else if (rows[i].mode == UR_RETX_GBN && rows[i].ok && rows[i].window > 0) {
+		else if (rows[i].mode == UR_RETX_GBN && rows[i].ok && rows[i].loss > 0 &&
+			 rows[i].window > 0) {
 			w_live += rows[i].window;
 			nlive++;
 		}
@@ -920,32 +923,34 @@ static void plot(const struct compare_opts *o, const struct row *rows, unsigned 
 		return;
 	}
 	fprintf(g,
-		"set terminal pngcairo size 1000,600 noenhanced\n"
+		"set terminal pngcairo size 1000,700 noenhanced\n"
 		"set output '%s'\n"
 		"set datafile separator ','\n"
 		"set logscale x\nset xrange [5e-6:0.1]\nset yrange [0:*]\nset format x '%%g'\n"
 		"set xlabel 'loss probability p'\nset ylabel 'goodput / lossless goodput'\n"
-		"set key bottom left\nset grid\n"
+		"set key below maxrows 4\nset grid\n"
 		"set title 'go-back-N vs selective repeat (sim: %g Gb/s, %g us RTT, MTU %llu; "
 		"live: ib_write_bw -s %llu)'\n"
 		"gbn(x) = 1 / (1 + x * %g)\ngbn_live(x) = 1 / (1 + x * %g)\nsr(x) = 1 - x\n"
-		"plot gbn(x) with lines lw 2 lc rgb '#c03030' title 'model 1/(1+pW), W = %.0f (sim "
-		"BDP)', \\\n"
-		"     sr(x) with lines lw 2 lc rgb '#3060c0' title 'model 1-p', \\\n",
+		"plot sr(x) with lines lw 2 lc rgb '#3060c0' title 'model 1-p'",
 		png, o->sim.rate_bps / 1e9, (double)o->sim.rtt_ps / 1e6,
-		(unsigned long long)o->sim.mtu, (unsigned long long)o->live_size, w_sim, w_live,
-		w_sim);
+		(unsigned long long)o->sim.mtu, (unsigned long long)o->live_size, w_sim, w_live);
+	if (have_sim)
+		fprintf(g,
+			", \\\n"
+			"     gbn(x) with lines lw 2 lc rgb '#c03030' title 'model 1/(1+pW), "
+			"W = %.0f (sim BDP)', \\\n"
+			"     '%s' using ($3>0 && strcol(1) eq 'sim' && strcol(2) eq 'gbn' ? $3 : "
+			"1/0):5 with points pt 7 ps 1.5 lc rgb '#c03030' title 'sim gbn', \\\n"
+			"     '%s' using ($3>0 && strcol(1) eq 'sim' && strcol(2) eq 'sr' ? $3 : "
+			"1/0):5 with points pt 7 ps 1.5 lc rgb '#3060c0' title 'sim sr'",
+			w_sim, csv, csv);
 	if (nlive)
 		fprintf(g,
+			", \\\n"
 			"     gbn_live(x) with lines dt 2 lc rgb '#c03030' title 'model 1/(1+pW), "
-			"W = %.1f (live, measured)', \\\n",
+			"W = %.1f (live, measured)'",
 			w_live);
-	fprintf(g,
-		"     '%s' using ($3>0 && strcol(1) eq 'sim' && strcol(2) eq 'gbn' ? $3 : 1/0):5 "
-		"with points pt 7 ps 1.5 lc rgb '#c03030' title 'sim gbn', \\\n"
-		"     '%s' using ($3>0 && strcol(1) eq 'sim' && strcol(2) eq 'sr' ? $3 : 1/0):5 "
-		"with points pt 7 ps 1.5 lc rgb '#3060c0' title 'sim sr'",
-		csv, csv);
 	if (have_live)
 		fprintf(g,
 			", \\\n"
