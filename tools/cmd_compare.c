@@ -175,7 +175,7 @@ static void usage(FILE *f)
 		"retransmitted bytes, NAKs, SACKs, timeouts, and message completion time\n"
 		"p50/p99 (simulator only: ib_write_bw does not time single messages).\n"
 		"Live figures are medians of --rounds rounds. In each round every cell runs\n"
-		"once, forwards in even rounds and backwards in odd ones, and each mode's\n"
+		"once, forwards in rounds 1, 3, .. and backwards in 2, 4, ..; each mode's\n"
 		"lossless run is part of every round: a lossy cell's fraction is taken\n"
 		"against its own round's lossless run before the median. Live columns: n\n"
 		"(rounds that ran), the fraction's min and max, and its 95%% interval: the\n"
