@@ -342,7 +342,7 @@ static int perftest_pair(const struct compare_opts *o, enum ur_retx_mode mode, d
 			 const char *tool, const char *args,
 			 void (*parse)(const char *line, void *ctx), void *ctx)
 {
-	char cmd[PATH_MAX + 1024], line[512];
+	char cmd[PATH_MAX + 1024], line[512], last[512] = "";
 	pid_t server;
 	int st, rc = -1;
 	FILE *p;
@@ -363,13 +363,24 @@ static int perftest_pair(const struct compare_opts *o, enum ur_retx_mode mode, d
 	perftest_cmd(cmd, sizeof(cmd), o, mode, loss, NS_A, NET ".2", tool, args);
 	p = popen(cmd, "r");
 	if (p) {
-		while (fgets(line, sizeof(line), p))
+		while (fgets(line, sizeof(line), p)) {
 			parse(line, ctx);
+			if (line[0] != '\n')
+				memcpy(last, line, sizeof(last));
+		}
 		rc = pclose(p) == 0 ? 0 : -1;
 	}
 	waitpid(server, &st, 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		rc = -1;
+	/* A failed cell only lowers its n: say why, or a round's gap is a mystery. */
+	if (rc)
+		fprintf(
+		    stderr,
+		    "uroce-lab compare: %s %s loss %g failed (server %s); client's last line: %s",
+		    tool, sim_mode_name(mode), loss,
+		    WIFEXITED(st) ? (WEXITSTATUS(st) ? "exit nonzero" : "ok") : "killed",
+		    last[0] ? last : "(none)\n");
 	return rc;
 }
 
