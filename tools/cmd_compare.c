@@ -20,8 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sim_run.h"
+#include "host_load.h"
 #include "lab.h"
+#include "round_stats.h"
+#include "sim_run.h"
 
 /* The live playground: two namespaces on a veth pair, removed afterwards. */
 #define PERFTEST_TIMEOUT_EXP 14 /* ib_write_bw -u: its default local ACK timeout */
@@ -30,6 +32,15 @@
 #define IF_A "urcmpa0"
 #define IF_B "urcmpb0"
 #define NET "10.79.0"
+#define MAX_ROUNDS 32
+#define PERFTEST_TX_DEPTH 128 /* ib_write_bw -t: its default messages in flight */
+/* A cell's spread is too wide to conclude from when its slowest round is this much slower. */
+#define WIDE_RATIO 1.25
+/* A round is called busy past these (percent of CPU time; runnable threads per CPU). */
+#define BUSY_STEAL_PCT 2.0
+#define BUSY_IOWAIT_PCT 5.0
+/* The simulator disagrees with a live cell when it lies this far outside the cell's interval. */
+#define SIM_SLACK 0.01
 
 struct row {
 	const char *where; /* "sim" or "live" */
@@ -37,15 +48,41 @@ struct row {
 	double loss;
 	bool ok;
 	double gbps;
-	double fraction;   /* of the lossless goodput (sim: the link's; live: this mode's at p = 0) */
-	double model;      /* the analytic fraction */
-	double window;     /* W in packets: the BDP (sim), or resent per loss event (live, gbn) */
+	double fraction; /* of the lossless goodput (sim: the link's; live: this mode's at p = 0) */
+	double model;	 /* the analytic fraction */
+	double window;	 /* W in packets: the BDP (sim), or resent per loss event (live, gbn) */
 	uint64_t retx_bytes;
 	uint64_t naks;
 	uint64_t sacks;
 	uint64_t timeouts;
 	double fct_p50_us; /* sim only */
 	double fct_p99_us;
+	/* live only: the rounds behind the medians above, and what to make of them */
+	struct round_spread g; /* goodput, Gb/s */
+	struct round_spread f; /* fraction of the same round's lossless run */
+	bool sim_ok;
+	double sim_fraction;  /* the simulator at the live rate, RTT and loss */
+	double sim_gbps;      /* ... times the live lossless goodput */
+	double steal_max_pct; /* the busiest round's steal, iowait, runnable threads */
+	double iowait_max_pct;
+	unsigned runnable_max;
+	char note[64]; /* wide;overlap;sim-outside;busy (CSV), ';'-separated */
+};
+
+/* One cell of one round. */
+struct sample {
+	bool ok;
+	double gbps;
+	struct counters_delta {
+		uint64_t retx_pkts, naks, sacks, timeouts;
+	} c;
+};
+
+/* One round: where its cells ran and how busy the host was. */
+struct round_load {
+	struct host_load before, after;
+	double steal_pct, iowait_pct;
+	double rtt_us; /* ib_write_lat's, at the start of the round; 0 if it failed */
 };
 
 struct compare_opts {
@@ -55,7 +92,8 @@ struct compare_opts {
 	bool sim_on, live_on;
 	uint64_t live_size;
 	uint64_t live_secs;
-	uint64_t live_mtu;     /* veth MTU */
+	uint64_t rounds;
+	uint64_t live_mtu; /* veth MTU */
 	uint64_t seed;
 	const char *out_dir;
 	bool plot;
@@ -97,7 +135,8 @@ static void usage(FILE *f)
 		"namespaces (" NS_A ", " NS_B ", created and removed; needs root) under\n"
 		"loss injected by uroce's dataplane on the frames the sender transmits\n"
 		"(data; ACKs and NAKs are not lost unless asked, as in the simulator).\n"
-		"Prints a table, writes DIR/compare.csv and DIR/compare.png (gnuplot).\n"
+		"Prints a table, writes DIR/compare.csv, DIR/compare-rounds.csv (live, one\n"
+		"line per cell per round) and DIR/compare.png (gnuplot).\n"
 		"\n"
 		"  --loss P[,..]        loss rates (0,1e-5,1e-4,1e-3,1e-2,5e-2)\n"
 		"  --sim-only           skip the live runs\n"
@@ -119,7 +158,12 @@ static void usage(FILE *f)
 		"  --messages N         messages per run (200)\n"
 		" live:\n"
 		"  --live-size S        ib_write_bw message size (65536)\n"
-		"  --live-duration N    seconds per ib_write_bw run (5)\n"
+		"  --live-duration N    seconds per ib_write_bw run (3)\n"
+		"  --rounds N           rounds of every mode x loss cell, interleaved (5);\n"
+		"                       each cell ~7 s here (3 s run, setup, counters), so\n"
+		"                       the default 6 losses x 2 modes x 5 rounds and an\n"
+		"                       RTT probe per round take about 8 minutes\n"
+		"                       (--loss 0,1e-3,1e-2: about 4.5)\n"
 		"  --live-mtu N         veth MTU; 9000 gives path MTU 4096 (9000)\n"
 		"\n"
 		"Columns: goodput, its fraction of lossless (simulator: of the link's lossless\n"
@@ -130,8 +174,26 @@ static void usage(FILE *f)
 		"ACK timeouts, each 4.096 us x 2^14 with perftest's default),\n"
 		"retransmitted bytes, NAKs, SACKs, timeouts, and message completion time\n"
 		"p50/p99 (simulator only: ib_write_bw does not time single messages).\n"
+		"Live figures are medians of --rounds rounds. In each round every cell runs\n"
+		"once, forwards in rounds 1, 3, .. and backwards in 2, 4, ..; each mode's\n"
+		"lossless run is part of every round: a lossy cell's fraction is taken\n"
+		"against its own round's lossless run before the median. Live columns: n\n"
+		"(rounds that ran), the fraction's min and max, and its 95%% interval: the\n"
+		"order statistics x(k)..x(n+1-k) around the median (sign-test interval,\n"
+		"distribution-free; below 6 rounds it is min..max and covers less than 95%%,\n"
+		"the table says how much), and sim: the simulator's fraction at the live\n"
+		"lossless goodput, the median RTT of one ib_write_lat per round and the\n"
+		"same loss (perftest's 128 messages in flight, timeout exponent 14).\n"
+		"Notes follow the table: a cell whose max/min goodput exceeds 1.25, GBN and\n"
+		"SR whose intervals overlap, a simulator figure outside the live interval,\n"
+		"with the host's CPU steal, iowait and runnable threads per round\n"
+		"(/proc/stat, /proc/loadavg, read before and after each round).\n"
 		"CSV columns: source,mode,loss,goodput_gbps,goodput_fraction,model_fraction,\n"
-		"window_pkts,retx_bytes,naks,sacks,timeouts,fct_p50_us,fct_p99_us,ok\n");
+		"window_pkts,retx_bytes,naks,sacks,timeouts,fct_p50_us,fct_p99_us,ok, then\n"
+		"(live) rounds,fraction_min,fraction_max,fraction_ci_lo,fraction_ci_hi,\n"
+		"ci_coverage,goodput_min_gbps,goodput_max_gbps,goodput_ci_lo_gbps,\n"
+		"goodput_ci_hi_gbps,sim_fraction,sim_goodput_gbps,steal_max_pct,\n"
+		"iowait_max_pct,runnable_max,note\n");
 }
 
 static bool one_loss(const char *s, double *p)
@@ -232,9 +294,13 @@ static void read_counters(const char *ns, struct counters *c)
 	pclose(p);
 }
 
-/* The ib_write_bw command line in a namespace, with uroce's environment. */
+/*
+ * A perftest command line in a namespace, with uroce's environment: TOOL
+ * with ARGS, then SERVER (the peer's address, or "" for the server side).
+ */
 static void perftest_cmd(char *buf, size_t size, const struct compare_opts *o,
-			 enum ur_retx_mode mode, double loss, const char *ns, const char *server)
+			 enum ur_retx_mode mode, double loss, const char *ns, const char *server,
+			 const char *tool, const char *args)
 {
 	char impair[192] = "";
 	double p, r;
@@ -263,28 +329,25 @@ static void perftest_cmd(char *buf, size_t size, const struct compare_opts *o,
 			 (unsigned long long)o->seed + (server[0] ? 0 : 1));
 	snprintf(buf, size,
 		 "ip netns exec %s env UROCE_MODE=%s UROCE_IMPAIR=%s sh -c "
-		 "'eval \"$(\"%s\" env)\"; exec timeout %llu ib_write_bw -d uroce0 -x 1 -F "
-		 "--report_gbits -s %llu -D %llu %s' 2>&1",
+		 "'eval \"$(\"%s\" env)\"; exec timeout %llu %s -d uroce0 -x 1 -F %s %s' 2>&1",
 		 ns, sim_mode_name(mode), impair, uroce_path,
-		 (unsigned long long)(o->live_secs + 40), (unsigned long long)o->live_size,
-		 (unsigned long long)o->live_secs, server);
+		 (unsigned long long)(o->live_secs + 40), tool, args, server);
 }
 
-/* One live run: returns goodput in Gb/s, or -1 if ib_write_bw failed. */
-static double live_run(const struct compare_opts *o, enum ur_retx_mode mode, double loss,
-		       struct row *r)
+/*
+ * Run TOOL's server in NS_B and its client in NS_A; the client's output
+ * goes to parse(), line by line. 0 if both ended well.
+ */
+static int perftest_pair(const struct compare_opts *o, enum ur_retx_mode mode, double loss,
+			 const char *tool, const char *args,
+			 void (*parse)(const char *line, void *ctx), void *ctx)
 {
-	char cmd[PATH_MAX + 1024], line[512];
-	struct counters a0, b0, a1, b1;
-	double gbps = -1;
-	bool header = false;
+	char cmd[PATH_MAX + 1024], line[512], last[512] = "";
 	pid_t server;
+	int st, rc = -1;
 	FILE *p;
-	int st;
 
-	read_counters(NS_A, &a0);
-	read_counters(NS_B, &b0);
-	perftest_cmd(cmd, sizeof(cmd), o, mode, loss, NS_B, "");
+	perftest_cmd(cmd, sizeof(cmd), o, mode, loss, NS_B, "", tool, args);
 	server = fork();
 	if (server == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -297,60 +360,120 @@ static double live_run(const struct compare_opts *o, enum ur_retx_mode mode, dou
 	if (server < 0)
 		return -1;
 	sleep(1); /* the server listens on its TCP port */
-	perftest_cmd(cmd, sizeof(cmd), o, mode, loss, NS_A, NET ".2");
+	perftest_cmd(cmd, sizeof(cmd), o, mode, loss, NS_A, NET ".2", tool, args);
 	p = popen(cmd, "r");
 	if (p) {
 		while (fgets(line, sizeof(line), p)) {
-			double size, iters, peak, avg;
-
-			if (strstr(line, "#bytes")) {
-				header = true;
-				continue;
-			}
-			if (header && sscanf(line, "%lf %lf %lf %lf", &size, &iters, &peak, &avg) == 4) {
-				gbps = avg;
-				header = false;
-			}
+			parse(line, ctx);
+			if (line[0] != '\n')
+				memcpy(last, line, sizeof(last));
 		}
-		if (pclose(p) != 0)
-			gbps = -1;
+		rc = pclose(p) == 0 ? 0 : -1;
 	}
 	waitpid(server, &st, 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		gbps = -1;
+		rc = -1;
+	/* A failed cell only lowers its n: say why, or a round's gap is a mystery. */
+	if (rc)
+		fprintf(
+		    stderr,
+		    "uroce-lab compare: %s %s loss %g failed (server %s); client's last line: %s",
+		    tool, sim_mode_name(mode), loss,
+		    WIFEXITED(st) ? (WEXITSTATUS(st) ? "exit nonzero" : "ok") : "killed",
+		    last[0] ? last : "(none)\n");
+	return rc;
+}
+
+/* perftest's result line: the one after the "#bytes" header; `col` of it. */
+struct perftest_parse {
+	bool header;
+	unsigned col; /* 0-based column wanted */
+	double value;
+};
+
+static void parse_result(const char *line, void *ctx)
+{
+	struct perftest_parse *pp = ctx;
+	double v[6];
+
+	if (strstr(line, "#bytes")) {
+		pp->header = true;
+		return;
+	}
+	if (pp->header && sscanf(line, "%lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+				 &v[5]) > (int)pp->col) {
+		pp->value = v[pp->col];
+		pp->header = false;
+	}
+}
+
+/* One ib_write_bw run: goodput (-1 if it failed) and the counters it moved. */
+static void live_run(const struct compare_opts *o, enum ur_retx_mode mode, double loss,
+		     struct sample *s)
+{
+	struct perftest_parse pp = {.col = 3, .value = -1}; /* BW average[Gb/sec] */
+	struct counters a0, b0, a1, b1;
+	char args[128];
+
+	snprintf(args, sizeof(args), "--report_gbits -s %llu -D %llu",
+		 (unsigned long long)o->live_size, (unsigned long long)o->live_secs);
+	read_counters(NS_A, &a0);
+	read_counters(NS_B, &b0);
+	s->ok =
+	    !perftest_pair(o, mode, loss, "ib_write_bw", args, parse_result, &pp) && pp.value >= 0;
+	s->gbps = pp.value;
 	read_counters(NS_A, &a1);
 	read_counters(NS_B, &b1);
-	r->retx_bytes = (a1.retx - a0.retx) * 4096; /* path MTU 4096 on a 9000-byte veth */
-	r->naks = b1.naks - b0.naks;
-	r->sacks = b1.sacks - b0.sacks;
-	r->timeouts = a1.timeouts - a0.timeouts;
-	if (mode == UR_RETX_GBN && r->naks + r->timeouts)
-		r->window = (double)(a1.retx - a0.retx) / (double)(r->naks + r->timeouts);
-	return gbps;
+	s->c.retx_pkts = a1.retx - a0.retx;
+	s->c.naks = b1.naks - b0.naks;
+	s->c.sacks = b1.sacks - b0.sacks;
+	s->c.timeouts = a1.timeouts - a0.timeouts;
+}
+
+/*
+ * The live round trip for the simulator's prediction: ib_write_lat's typical
+ * latency is half a write's round trip through both uroce dataplanes, the
+ * same path a NAK takes. 0 if it could not be measured.
+ */
+static uint64_t live_rtt_ps(const struct compare_opts *o)
+{
+	struct perftest_parse pp = {.col = 4, .value = -1}; /* t_typical[usec] */
+
+	if (perftest_pair(o, UR_RETX_GBN, 0, "ib_write_lat", "-s 64 -n 2000", parse_result, &pp) ||
+	    pp.value <= 0)
+		return 0;
+	return (uint64_t)(2 * pp.value * 1e6);
 }
 
 static void print_header(void)
 {
-	printf("%-5s %-4s %-7s %9s %8s %8s %7s %10s %7s %8s %8s %9s %9s\n", "where", "mode",
-	       "loss", "Gb/s", "fraction", "model", "W", "retx MB", "NAKs", "SACKs", "timeouts",
-	       "fct p50", "fct p99");
+	printf("%-5s %-4s %-7s %9s %8s %8s %7s %10s %7s %8s %8s %9s %9s %3s %6s %6s %6s %6s %6s\n",
+	       "where", "mode", "loss", "Gb/s", "fraction", "model", "W", "retx MB", "NAKs",
+	       "SACKs", "timeouts", "fct p50", "fct p99", "n", "min", "max", "ci lo", "ci hi",
+	       "sim");
 }
 
 static void print_row(const struct row *r)
 {
 	if (!r->ok) {
-		printf("%-5s %-4s %-7g %9s   (failed: see above)\n", r->where, sim_mode_name(r->mode),
-		       r->loss, "-");
+		printf("%-5s %-4s %-7g %9s   (failed: see above)\n", r->where,
+		       sim_mode_name(r->mode), r->loss, "-");
 		return;
 	}
 	printf("%-5s %-4s %-7g %9.2f %8.3f %8.3f %7.1f %10.1f %7llu %8llu %8llu", r->where,
 	       sim_mode_name(r->mode), r->loss, r->gbps, r->fraction, r->model, r->window,
 	       (double)r->retx_bytes / 1e6, (unsigned long long)r->naks,
 	       (unsigned long long)r->sacks, (unsigned long long)r->timeouts);
-	if (!strcmp(r->where, "sim"))
+	if (!strcmp(r->where, "sim")) {
 		printf(" %9.1f %9.1f\n", r->fct_p50_us, r->fct_p99_us);
-	else
-		printf(" %9s %9s\n", "-", "-");
+	} else {
+		printf(" %9s %9s %3u %6.3f %6.3f %6.3f %6.3f", "-", "-", r->f.n, r->f.min, r->f.max,
+		       r->f.lo, r->f.hi);
+		if (r->sim_ok)
+			printf(" %6.3f\n", r->sim_fraction);
+		else
+			printf(" %6s\n", "-");
+	}
 	fflush(stdout);
 }
 
@@ -358,13 +481,20 @@ static void write_csv(FILE *f, const struct row *r)
 {
 	fprintf(f, "%s,%s,%g,%.4f,%.5f,%.5f,%.2f,%llu,%llu,%llu,%llu,", r->where,
 		sim_mode_name(r->mode), r->loss, r->ok ? r->gbps : 0, r->ok ? r->fraction : 0,
-		r->model, r->window, (unsigned long long)r->retx_bytes,
-		(unsigned long long)r->naks, (unsigned long long)r->sacks,
-		(unsigned long long)r->timeouts);
-	if (!strcmp(r->where, "sim"))
-		fprintf(f, "%.3f,%.3f,%d\n", r->fct_p50_us, r->fct_p99_us, r->ok);
+		r->model, r->window, (unsigned long long)r->retx_bytes, (unsigned long long)r->naks,
+		(unsigned long long)r->sacks, (unsigned long long)r->timeouts);
+	if (!strcmp(r->where, "sim")) {
+		fprintf(f, "%.3f,%.3f,%d,,,,,,,,,,,,,,,,\n", r->fct_p50_us, r->fct_p99_us, r->ok);
+		return;
+	}
+	fprintf(f, ",,%d,%u,%.5f,%.5f,%.5f,%.5f,%.4f,%.4f,%.4f,%.4f,%.4f,", r->ok, r->f.n, r->f.min,
+		r->f.max, r->f.lo, r->f.hi, r->f.coverage, r->g.min, r->g.max, r->g.lo, r->g.hi);
+	if (r->sim_ok)
+		fprintf(f, "%.5f,%.4f,", r->sim_fraction, r->sim_gbps);
 	else
-		fprintf(f, ",,%d\n", r->ok);
+		fprintf(f, ",,");
+	fprintf(f, "%.2f,%.2f,%u,%s\n", r->steal_max_pct, r->iowait_max_pct, r->runnable_max,
+		r->note);
 }
 
 static int run_sim(const struct compare_opts *o, struct row *rows, unsigned *n)
@@ -377,7 +507,8 @@ static int run_sim(const struct compare_opts *o, struct row *rows, unsigned *n)
 			struct row *r = &rows[(*n)++];
 			struct sim_result s;
 
-			fprintf(stderr, "[sim %s loss %g]\n", sim_mode_name(modes[m]), o->losses[i]);
+			fprintf(stderr, "[sim %s loss %g]\n", sim_mode_name(modes[m]),
+				o->losses[i]);
 			*r = (struct row){.where = "sim", .mode = modes[m], .loss = o->losses[i]};
 			if (sim_run_one(&o->sim, modes[m], o->losses[i], &s)) {
 				rc = 1;
@@ -418,67 +549,378 @@ static double gbn_live_model(const struct compare_opts *o, const struct row *r)
 	return (flowing > 0 ? flowing : 0) / (1 + r->loss * r->window);
 }
 
+/* The live cells: each mode at each loss, the lossless one first. */
+struct live_cells {
+	double losses[MAX_LIST + 1];
+	unsigned nlosses;
+	unsigned ncells; /* 2 * nlosses: cell c is mode c % 2 at losses[c / 2] */
+};
+
+static const enum ur_retx_mode live_modes[] = {UR_RETX_GBN, UR_RETX_SR};
+
+static void live_cells(const struct compare_opts *o, struct live_cells *lc)
+{
+	bool have0 = false;
+
+	lc->nlosses = 0;
+	for (unsigned i = 0; i < o->nlosses; i++)
+		have0 |= o->losses[i] == 0;
+	if (!have0)
+		lc->losses[lc->nlosses++] = 0; /* every round needs its lossless baseline */
+	for (unsigned i = 0; i < o->nlosses; i++)
+		lc->losses[lc->nlosses++] = o->losses[i];
+	lc->ncells = 2 * lc->nlosses;
+}
+
+/* The simulator's fraction in the live setting: its rate, round trip and loss. */
+static bool sim_predict(const struct compare_opts *o, enum ur_retx_mode mode, double loss,
+			double gbps, uint64_t rtt_ps, double *fraction)
+{
+	struct sim_opts so = o->sim;
+	struct sim_result s;
+
+	so.rate_bps = (uint64_t)(gbps * 1e9);
+	so.rtt_ps = rtt_ps;
+	so.mtu = 4096;
+	while (so.mtu > 256 && so.mtu + 100 > o->live_mtu) /* Ethernet, IP, UDP, BTH, RETH, ICRC */
+		so.mtu /= 2;
+	so.msg_size = o->live_size;
+	/* About 256 MiB: a few hundred losses at 1e-3, enough to settle the fraction. */
+	so.messages = (256u << 20) / o->live_size;
+	if (so.messages < 200)
+		so.messages = 200;
+	so.flows = 1;
+	so.depth = PERFTEST_TX_DEPTH;
+	so.timeout = PERFTEST_TIMEOUT_EXP;
+	so.quiet = true;
+	so.csv = false;
+	so.pcap = NULL;
+	if (so.rate_bps < 1000000 || sim_run_one(&so, mode, loss, &s))
+		return false;
+	*fraction = s.fraction;
+	return true;
+}
+
+static void add_note(struct row *r, const char *flag)
+{
+	size_t k = strlen(r->note);
+
+	snprintf(r->note + k, sizeof(r->note) - k, "%s%s", k ? ";" : "", flag);
+}
+
+/*
+ * One cell's rounds into a row: medians, spreads, and the round whose
+ * goodput was lowest with how busy the host was then.
+ */
+static void live_row(const struct compare_opts *o, const struct live_cells *lc,
+		     const struct sample *smp, const struct round_load *load, unsigned rounds,
+		     unsigned c, struct row *r)
+{
+	double g[MAX_ROUNDS], f[MAX_ROUNDS];
+	uint64_t retx = 0, naks = 0, sacks = 0, timeouts = 0, events = 0;
+	unsigned ng = 0, nf = 0, base = c % 2; /* the same mode's lossless cell */
+
+	*r = (struct row){.where = "live", .mode = live_modes[c % 2], .loss = lc->losses[c / 2]};
+	for (unsigned k = 0; k < rounds; k++) {
+		const struct sample *s = &smp[k * lc->ncells + c];
+		const struct sample *b = &smp[k * lc->ncells + base];
+
+		if (!s->ok)
+			continue;
+		g[ng++] = s->gbps;
+		if (b->ok && b->gbps > 0)
+			f[nf++] = s->gbps / b->gbps;
+		retx += s->c.retx_pkts;
+		naks += s->c.naks;
+		sacks += s->c.sacks;
+		timeouts += s->c.timeouts;
+		if (load[k].steal_pct > r->steal_max_pct)
+			r->steal_max_pct = load[k].steal_pct;
+		if (load[k].iowait_pct > r->iowait_max_pct)
+			r->iowait_max_pct = load[k].iowait_pct;
+		if (load[k].before.runnable > r->runnable_max)
+			r->runnable_max = load[k].before.runnable;
+		if (load[k].after.runnable > r->runnable_max)
+			r->runnable_max = load[k].after.runnable;
+	}
+	round_stats_spread(g, ng, &r->g);
+	round_stats_spread(f, nf, &r->f);
+	r->ok = ng > 0 && nf > 0;
+	r->gbps = r->g.median;
+	r->fraction = r->f.median;
+	/* Counters per run: the mean over the rounds that ran. */
+	if (ng) {
+		r->retx_bytes = retx * 4096 / ng; /* path MTU 4096 on a 9000-byte veth */
+		r->naks = naks / ng;
+		r->sacks = sacks / ng;
+		r->timeouts = timeouts / ng;
+	}
+	events = naks + timeouts;
+	if (r->mode == UR_RETX_GBN && events)
+		r->window = (double)retx / (double)events;
+	r->model = r->mode == UR_RETX_SR ? 1 - r->loss : gbn_live_model(o, r);
+}
+
+/* Whether round k was busy: CPU stolen, waiting on I/O, or more runnable threads than CPUs. */
+static bool round_busy(const struct round_load *l, long ncpu)
+{
+	return l->steal_pct > BUSY_STEAL_PCT || l->iowait_pct > BUSY_IOWAIT_PCT ||
+	       (long)l->before.runnable > ncpu || (long)l->after.runnable > ncpu;
+}
+
+/* The round trip for the simulator: the median of the rounds' probes; 0 if none ran. */
+static uint64_t median_rtt_ps(const struct round_load *load, unsigned rounds)
+{
+	double rtts[MAX_ROUNDS];
+	struct round_spread rs;
+	unsigned nr = 0;
+
+	for (unsigned k = 0; k < rounds; k++)
+		if (load[k].rtt_us > 0)
+			rtts[nr++] = load[k].rtt_us;
+	if (!nr) {
+		fprintf(stderr,
+			"uroce-lab compare: ib_write_lat failed; no simulator predictions\n");
+		return 0;
+	}
+	round_stats_spread(rtts, nr, &rs);
+	printf("live: round trip %.1f us, the median of %u rounds' ib_write_lat (%.1f..%.1f; "
+	       "twice its typical latency)\n",
+	       rs.median, nr, rs.min, rs.max);
+	return rs.median * 1e6 < 4000 ? 4000 : (uint64_t)(rs.median * 1e6); /* the sim's least */
+}
+
+/* A cell's fraction of its round's lossless run of the same mode; 0 if either failed. */
+static double round_fraction(const struct sample *round, unsigned c)
+{
+	const struct sample *s = &round[c], *b = &round[c % 2];
+
+	return s->ok && b->ok && b->gbps > 0 ? s->gbps / b->gbps : 0;
+}
+
+/* The notes under the table: what the spread allows one to conclude, and why not. */
+static void live_notes(const struct live_cells *lc, const struct sample *smp,
+		       const struct round_load *load, unsigned rounds, struct row *rows)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned busy = 0;
+
+	printf("\nlive: medians of %u rounds; interval x(k)..x(n+1-k), coverage %.1f%%%s\n", rounds,
+	       rows[0].f.coverage * 100,
+	       rows[0].f.coverage < ROUND_STATS_CONFIDENCE ? " (min..max: 95% needs 6 rounds)"
+							   : "");
+	for (unsigned k = 0; k < rounds; k++)
+		busy += round_busy(&load[k], ncpu);
+	for (unsigned c = 0; c < lc->ncells; c++) {
+		struct row *r = &rows[c];
+
+		if (!r->ok)
+			continue;
+		if (r->g.min > 0 && r->g.max / r->g.min > WIDE_RATIO) {
+			unsigned slow = 0;
+
+			for (unsigned k = 0; k < rounds; k++)
+				if (smp[k * lc->ncells + c].ok &&
+				    smp[k * lc->ncells + c].gbps == r->g.min)
+					slow = k;
+			add_note(r, "wide");
+			printf("note: %s %g: goodput %.2f..%.2f Gb/s, max/min %.2f > %.2f: too "
+			       "wide to "
+			       "conclude; slowest in round %u, ",
+			       sim_mode_name(r->mode), r->loss, r->g.min, r->g.max,
+			       r->g.max / r->g.min, WIDE_RATIO, slow + 1);
+			if (round_busy(&load[slow], ncpu)) {
+				add_note(r, "busy");
+				printf("a busy one (steal %.1f%%, iowait %.1f%%, runnable %u -> %u "
+				       "on %ld CPUs)\n",
+				       load[slow].steal_pct, load[slow].iowait_pct,
+				       load[slow].before.runnable, load[slow].after.runnable, ncpu);
+			} else {
+				printf("not busier than the others by steal, iowait or runnable "
+				       "threads\n");
+			}
+		}
+		if (r->loss > 0 && r->sim_ok &&
+		    (r->sim_fraction < r->f.lo - SIM_SLACK ||
+		     r->sim_fraction > r->f.hi + SIM_SLACK)) {
+			add_note(r, "sim-outside");
+			printf("note: %s %g: the simulator's %.3f is outside the live interval "
+			       "%.3f..%.3f",
+			       sim_mode_name(r->mode), r->loss, r->sim_fraction, r->f.lo, r->f.hi);
+			if (r->mode == UR_RETX_GBN && r->timeouts)
+				printf(
+				    " (live go-back-N waited out %llu local ACK timeouts per run)",
+				    (unsigned long long)r->timeouts);
+			else if (r->f.lo > 1)
+				printf(" (live ran faster than its own lossless runs: those were "
+				       "slowed "
+				       "by something the loss removes, or by the host)");
+			else if (r->sim_fraction > r->f.hi && r->f.hi < 1 - r->loss)
+				printf(" (live lost more than the loss alone explains: the "
+				       "dataplane's "
+				       "recovery, not the wire, set the pace)");
+			printf("\n");
+		}
+	}
+	for (unsigned i = 0; i < lc->nlosses; i++) {
+		struct row *gbn = &rows[2 * i], *sr = &rows[2 * i + 1];
+
+		if (lc->losses[i] == 0 || !gbn->ok || !sr->ok)
+			continue;
+		if (round_stats_overlap(&gbn->f, &sr->f)) {
+			add_note(gbn, "overlap");
+			add_note(sr, "overlap");
+			printf("note: loss %g: GBN %.3f..%.3f and SR %.3f..%.3f overlap: cannot "
+			       "tell them apart at %u rounds\n",
+			       lc->losses[i], gbn->f.lo, gbn->f.hi, sr->f.lo, sr->f.hi, rounds);
+		} else {
+			printf("note: loss %g: %s %.3f..%.3f above %s %.3f..%.3f: the intervals "
+			       "do not overlap\n",
+			       lc->losses[i], sr->f.lo > gbn->f.hi ? "SR" : "GBN",
+			       sr->f.lo > gbn->f.hi ? sr->f.lo : gbn->f.lo,
+			       sr->f.lo > gbn->f.hi ? sr->f.hi : gbn->f.hi,
+			       sr->f.lo > gbn->f.hi ? "GBN" : "SR",
+			       sr->f.lo > gbn->f.hi ? gbn->f.lo : sr->f.lo,
+			       sr->f.lo > gbn->f.hi ? gbn->f.hi : sr->f.hi);
+		}
+	}
+	if (busy)
+		printf(
+		    "note: %u of %u rounds ran on a busy host (steal > %.0f%%, iowait > %.0f%% or "
+		    "more runnable threads than the %ld CPUs)\n",
+		    busy, rounds, BUSY_STEAL_PCT, BUSY_IOWAIT_PCT, ncpu);
+}
+
 static int run_live(const struct compare_opts *o, struct row *rows, unsigned *n)
 {
-	static const enum ur_retx_mode modes[] = {UR_RETX_GBN, UR_RETX_SR};
+	struct live_cells lc;
+	struct round_load load[MAX_ROUNDS] = {0};
+	struct sample *smp;
+	unsigned rounds = 0;
+	uint64_t rtt_ps;
+	char path[PATH_MAX];
+	FILE *rf;
 	int rc = 0;
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "uroce-lab compare: the live runs need root (namespaces); skipping them\n");
+		fprintf(stderr,
+			"uroce-lab compare: the live runs need root (namespaces); skipping them\n");
 		return 0;
 	}
 	if (sh("command -v ib_write_bw >/dev/null")) {
-		fprintf(stderr, "uroce-lab compare: ib_write_bw (perftest) is not installed; skipping the live runs\n");
+		fprintf(stderr, "uroce-lab compare: ib_write_bw (perftest) is not installed; "
+				"skipping the live runs\n");
 		return 0;
 	}
+	live_cells(o, &lc);
+	smp = calloc((size_t)o->rounds * lc.ncells, sizeof(*smp));
+	snprintf(path, sizeof(path), "%s/compare-rounds.csv", o->out_dir);
+	rf = fopen(path, "w");
+	if (!smp || !rf) {
+		fprintf(stderr, "uroce-lab compare: cannot write %s\n", path);
+		free(smp);
+		if (rf)
+			fclose(rf);
+		return 1;
+	}
+	fprintf(rf, "round,position,mode,loss,goodput_gbps,baseline_gbps,fraction,ok,steal_pct,"
+		    "iowait_pct,runnable_before,runnable_after,load1_before,load1_after,rtt_us\n");
 	if (live_up(o)) {
 		fprintf(stderr, "uroce-lab compare: cannot set up the namespaces\n");
 		live_down();
+		free(smp);
+		fclose(rf);
 		return 1;
 	}
-	for (unsigned m = 0; m < 2; m++) {
-		double lossless = 0;
+	for (; rounds < o->rounds && !interrupted; rounds++) {
+		struct round_load *l = &load[rounds];
+		unsigned r = rounds;
 
-		for (unsigned i = 0; i < o->nlosses && !interrupted; i++) {
-			struct row *r = &rows[(*n)++];
-			double g;
+		host_load_read(&l->before);
+		l->rtt_us = (double)live_rtt_ps(o) / 1e6;
+		for (unsigned i = 0; i < lc.ncells && !interrupted; i++) {
+			unsigned c = round_stats_cell(r, i, lc.ncells);
 
-			fprintf(stderr, "[live %s loss %g] ib_write_bw -s %llu for %llu s\n",
-				sim_mode_name(modes[m]), o->losses[i],
+			fprintf(stderr,
+				"[live round %u/%llu, %s loss %g] ib_write_bw -s %llu for %llu s\n",
+				r + 1, (unsigned long long)o->rounds,
+				sim_mode_name(live_modes[c % 2]), lc.losses[c / 2],
 				(unsigned long long)o->live_size, (unsigned long long)o->live_secs);
-			*r = (struct row){.where = "live", .mode = modes[m], .loss = o->losses[i]};
-			g = live_run(o, modes[m], o->losses[i], r);
-			r->ok = g >= 0;
-			r->gbps = g;
-			if (o->losses[i] == 0 && g > 0)
-				lossless = g;
-			r->fraction = lossless > 0 ? g / lossless : 0;
-			r->model = modes[m] == UR_RETX_SR ? 1 - o->losses[i]
-							   : gbn_live_model(o, r);
-			if (!r->ok)
-				rc = 1;
-			print_row(r);
+			live_run(o, live_modes[c % 2], lc.losses[c / 2], &smp[r * lc.ncells + c]);
+		}
+		host_load_read(&l->after);
+		host_load_between(&l->before, &l->after, &l->steal_pct, &l->iowait_pct);
+		printf(
+		    "round %u: steal %.1f%%, iowait %.1f%%, runnable %u -> %u, load %.2f -> %.2f, "
+		    "RTT %.1f us; at loss %g SR %.3f, GBN %.3f\n",
+		    r + 1, l->steal_pct, l->iowait_pct, l->before.runnable, l->after.runnable,
+		    l->before.load1, l->after.load1, l->rtt_us, lc.losses[lc.nlosses - 1],
+		    round_fraction(&smp[r * lc.ncells], lc.ncells - 1),
+		    round_fraction(&smp[r * lc.ncells], lc.ncells - 2));
+		fflush(stdout);
+		for (unsigned i = 0; i < lc.ncells; i++) {
+			unsigned c = round_stats_cell(r, i, lc.ncells);
+			const struct sample *s = &smp[r * lc.ncells + c];
+			const struct sample *b = &smp[r * lc.ncells + c % 2];
+
+			fprintf(rf,
+				"%u,%u,%s,%g,%.4f,%.4f,%.5f,%d,%.2f,%.2f,%u,%u,%.2f,%.2f,%.1f\n",
+				r + 1, i + 1, sim_mode_name(live_modes[c % 2]), lc.losses[c / 2],
+				s->ok ? s->gbps : 0, b->ok ? b->gbps : 0,
+				round_fraction(&smp[r * lc.ncells], c), s->ok, l->steal_pct,
+				l->iowait_pct, l->before.runnable, l->after.runnable,
+				l->before.load1, l->after.load1, l->rtt_us);
 		}
 	}
 	live_down();
+	fclose(rf);
+	printf("rounds: %s\n", path);
+	rtt_ps = median_rtt_ps(load, rounds);
+
+	for (unsigned c = 0; c < lc.ncells; c++) {
+		struct row *r = &rows[*n + c];
+
+		live_row(o, &lc, smp, load, rounds, c, r);
+		if (!r->ok)
+			rc = 1;
+		if (r->ok && rtt_ps && !interrupted) {
+			double lossless = rows[*n + c % 2].g.median;
+
+			fprintf(stderr, "[sim for live %s loss %g]\n", sim_mode_name(r->mode),
+				r->loss);
+			r->sim_ok =
+			    rows[*n + c % 2].ok &&
+			    sim_predict(o, r->mode, r->loss, lossless, rtt_ps, &r->sim_fraction);
+			r->sim_gbps = r->sim_fraction * lossless;
+		}
+	}
+	printf("\n");
+	print_header();
+	for (unsigned c = 0; c < lc.ncells; c++)
+		print_row(&rows[*n + c]);
+	if (rounds)
+		live_notes(&lc, smp, load, rounds, &rows[*n]);
+	*n += lc.ncells;
+	free(smp);
 	return rc;
 }
 
 /* The PNG: measured fractions as points, the models as curves, loss on a log axis. */
-static void plot(const struct compare_opts *o, const struct row *rows, unsigned n,
-		 const char *csv)
+static void plot(const struct compare_opts *o, const struct row *rows, unsigned n, const char *csv)
 {
 	double w_sim = 0, w_live = 0;
 	unsigned nlive = 0;
-	bool have_live = false;
+	bool have_live = false, have_sim = false;
 	char png[PATH_MAX];
 	FILE *g;
 
 	for (unsigned i = 0; i < n; i++) {
 		have_live |= !strcmp(rows[i].where, "live");
+		have_sim |= !strcmp(rows[i].where, "sim");
 		if (!strcmp(rows[i].where, "sim"))
 			w_sim = rows[i].window;
-		else if (rows[i].mode == UR_RETX_GBN && rows[i].ok && rows[i].window > 0) {
+		else if (rows[i].mode == UR_RETX_GBN && rows[i].ok && rows[i].loss > 0 &&
+			 rows[i].window > 0) {
 			w_live += rows[i].window;
 			nlive++;
 		}
@@ -492,31 +934,50 @@ static void plot(const struct compare_opts *o, const struct row *rows, unsigned 
 		return;
 	}
 	fprintf(g,
-		"set terminal pngcairo size 1000,600 noenhanced\n"
+		"set terminal pngcairo size 1000,700 noenhanced\n"
 		"set output '%s'\n"
 		"set datafile separator ','\n"
-		"set logscale x\nset xrange [5e-6:0.1]\nset yrange [0:1.05]\nset format x '%%g'\n"
+		"set logscale x\nset xrange [5e-6:0.1]\nset yrange [0:*]\nset format x '%%g'\n"
 		"set xlabel 'loss probability p'\nset ylabel 'goodput / lossless goodput'\n"
-		"set key bottom left\nset grid\n"
-		"set title 'go-back-N vs selective repeat (sim: %g Gb/s, %g us RTT, MTU %llu; live: ib_write_bw -s %llu)'\n"
+		"set key below maxrows 4\nset grid\n"
+		"set title 'go-back-N vs selective repeat (sim: %g Gb/s, %g us RTT, MTU %llu; "
+		"live: ib_write_bw -s %llu)'\n"
 		"gbn(x) = 1 / (1 + x * %g)\ngbn_live(x) = 1 / (1 + x * %g)\nsr(x) = 1 - x\n"
-		"plot gbn(x) with lines lw 2 lc rgb '#c03030' title 'model 1/(1+pW), W = %.0f (sim BDP)', \\\n"
-		"     sr(x) with lines lw 2 lc rgb '#3060c0' title 'model 1-p', \\\n",
+		"plot sr(x) with lines lw 2 lc rgb '#3060c0' title 'model 1-p'",
 		png, o->sim.rate_bps / 1e9, (double)o->sim.rtt_ps / 1e6,
-		(unsigned long long)o->sim.mtu, (unsigned long long)o->live_size, w_sim, w_live,
-		w_sim);
+		(unsigned long long)o->sim.mtu, (unsigned long long)o->live_size, w_sim, w_live);
+	if (have_sim)
+		fprintf(g,
+			", \\\n"
+			"     gbn(x) with lines lw 2 lc rgb '#c03030' title 'model 1/(1+pW), "
+			"W = %.0f (sim BDP)', \\\n"
+			"     '%s' using ($3>0 && strcol(1) eq 'sim' && strcol(2) eq 'gbn' ? $3 : "
+			"1/0):5 with points pt 7 ps 1.5 lc rgb '#c03030' title 'sim gbn', \\\n"
+			"     '%s' using ($3>0 && strcol(1) eq 'sim' && strcol(2) eq 'sr' ? $3 : "
+			"1/0):5 with points pt 7 ps 1.5 lc rgb '#3060c0' title 'sim sr'",
+			w_sim, csv, csv);
 	if (nlive)
-		fprintf(g, "     gbn_live(x) with lines dt 2 lc rgb '#c03030' title 'model 1/(1+pW), W = %.1f (live, measured)', \\\n",
+		fprintf(g,
+			", \\\n"
+			"     gbn_live(x) with lines dt 2 lc rgb '#c03030' title 'model 1/(1+pW), "
+			"W = %.1f (live, measured)'",
 			w_live);
-	fprintf(g,
-		"     '%s' using ($3>0 && strcol(1) eq 'sim' && strcol(2) eq 'gbn' ? $3 : 1/0):5 with points pt 7 ps 1.5 lc rgb '#c03030' title 'sim gbn', \\\n"
-		"     '%s' using ($3>0 && strcol(1) eq 'sim' && strcol(2) eq 'sr' ? $3 : 1/0):5 with points pt 7 ps 1.5 lc rgb '#3060c0' title 'sim sr'",
-		csv, csv);
 	if (have_live)
-		fprintf(g, ", \\\n"
-			"     '%s' using ($3>0 && strcol(1) eq 'live' && strcol(2) eq 'gbn' ? $3 : 1/0):5 with points pt 6 ps 2 lw 2 lc rgb '#c03030' title 'live gbn', \\\n"
-			"     '%s' using ($3>0 && strcol(1) eq 'live' && strcol(2) eq 'sr' ? $3 : 1/0):5 with points pt 6 ps 2 lw 2 lc rgb '#3060c0' title 'live sr'",
-			csv, csv);
+		fprintf(g,
+			", \\\n"
+			"     '%s' using ($3>0 && strcol(1) eq 'live' && strcol(2) eq 'gbn' ? $3 : "
+			"1/0):5:18:19 with yerrorbars pt 6 ps 2 lw 2 lc rgb '#c03030' title 'live "
+			"gbn (median, 95%% interval)', \\\n"
+			"     '%s' using ($3>0 && strcol(1) eq 'live' && strcol(2) eq 'sr' ? "
+			"$3*1.08 : 1/0):5:18:19 with yerrorbars pt 6 ps 2 lw 2 lc rgb '#3060c0' "
+			"title 'live sr (median, 95%% interval; drawn 8%% right)', \\\n"
+			"     '%s' using ($3>0 && strcol(1) eq 'live' && strcol(2) eq 'gbn' && "
+			"strcol(25) ne '' ? $3 : 1/0):25 with points pt 2 ps 1.5 lc rgb '#c03030' "
+			"title 'sim at the live rate/RTT, gbn', \\\n"
+			"     '%s' using ($3>0 && strcol(1) eq 'live' && strcol(2) eq 'sr' && "
+			"strcol(25) ne '' ? $3*1.08 : 1/0):25 with points pt 2 ps 1.5 lc rgb "
+			"'#3060c0' title 'sim at the live rate/RTT, sr'",
+			csv, csv, csv, csv);
 	fputc('\n', g);
 	if (pclose(g) == 0)
 		printf("plot: %s\n", png);
@@ -527,24 +988,42 @@ static void plot(const struct compare_opts *o, const struct row *rows, unsigned 
 int cmd_compare(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"loss", required_argument, NULL, 'l'},      {"sim-only", no_argument, NULL, 'S'},
-		{"live-only", no_argument, NULL, 'L'},       {"out", required_argument, NULL, 'o'},
-		{"no-plot", no_argument, NULL, 'P'},         {"seed", required_argument, NULL, 's'},
-		{"rate", required_argument, NULL, 'r'},      {"rtt", required_argument, NULL, 't'},
-		{"mtu", required_argument, NULL, 'u'},       {"msg-size", required_argument, NULL, 'm'},
-		{"messages", required_argument, NULL, 'n'},  {"live-size", required_argument, NULL, 'z'},
-		{"live-duration", required_argument, NULL, 'D'},
-		{"live-mtu", required_argument, NULL, 'M'}, {"help", no_argument, NULL, 'h'},
-		{"reorder", required_argument, NULL, 'R'},   {"loss-back", required_argument, NULL, 'B'},
-		{"reorder-back", required_argument, NULL, 'O'}, {"two-way", no_argument, NULL, 'W'},
-		{NULL, 0, NULL, 0},
+	    {"loss", required_argument, NULL, 'l'},
+	    {"sim-only", no_argument, NULL, 'S'},
+	    {"live-only", no_argument, NULL, 'L'},
+	    {"out", required_argument, NULL, 'o'},
+	    {"no-plot", no_argument, NULL, 'P'},
+	    {"seed", required_argument, NULL, 's'},
+	    {"rate", required_argument, NULL, 'r'},
+	    {"rtt", required_argument, NULL, 't'},
+	    {"mtu", required_argument, NULL, 'u'},
+	    {"msg-size", required_argument, NULL, 'm'},
+	    {"messages", required_argument, NULL, 'n'},
+	    {"live-size", required_argument, NULL, 'z'},
+	    {"live-duration", required_argument, NULL, 'D'},
+	    {"live-mtu", required_argument, NULL, 'M'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"reorder", required_argument, NULL, 'R'},
+	    {"loss-back", required_argument, NULL, 'B'},
+	    {"reorder-back", required_argument, NULL, 'O'},
+	    {"two-way", no_argument, NULL, 'W'},
+	    {"rounds", required_argument, NULL, 'N'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct compare_opts o = {
-		.losses = {0, 1e-5, 1e-4, 1e-3, 1e-2, 5e-2}, .nlosses = 6,
-		.sim_on = true, .live_on = true, .live_size = 65536, .live_secs = 5,
-		.live_mtu = 9000, .seed = 1, .out_dir = "compare-out", .plot = true,
+	    .losses = {0, 1e-5, 1e-4, 1e-3, 1e-2, 5e-2},
+	    .nlosses = 6,
+	    .sim_on = true,
+	    .live_on = true,
+	    .live_size = 65536,
+	    .live_secs = 3,
+	    .rounds = 5,
+	    .live_mtu = 9000,
+	    .seed = 1,
+	    .out_dir = "compare-out",
+	    .plot = true,
 	};
-	struct row rows[4 * MAX_LIST];
+	struct row rows[2 * MAX_LIST + 2 * (MAX_LIST + 1)];
 	unsigned n = 0;
 	char csv[PATH_MAX];
 	FILE *f;
@@ -582,8 +1061,8 @@ int cmd_compare(int argc, char **argv)
 			ok = parse_time_ps(optarg, &o.sim.rtt_ps) && o.sim.rtt_ps >= 4000;
 			break;
 		case 'u':
-			ok = parse_u64(optarg, &o.sim.mtu) && o.sim.mtu >= 256 && o.sim.mtu <= 4096 &&
-			     !(o.sim.mtu & (o.sim.mtu - 1));
+			ok = parse_u64(optarg, &o.sim.mtu) && o.sim.mtu >= 256 &&
+			     o.sim.mtu <= 4096 && !(o.sim.mtu & (o.sim.mtu - 1));
 			break;
 		case 'm':
 			ok = parse_size(optarg, &o.sim.msg_size) && o.sim.msg_size <= (1u << 30);
@@ -596,7 +1075,8 @@ int cmd_compare(int argc, char **argv)
 			     o.live_size <= (1u << 30);
 			break;
 		case 'D':
-			ok = parse_u64(optarg, &o.live_secs) && o.live_secs > 0 && o.live_secs <= 3600;
+			ok = parse_u64(optarg, &o.live_secs) && o.live_secs > 0 &&
+			     o.live_secs <= 3600;
 			break;
 		case 'M':
 			ok = parse_u64(optarg, &o.live_mtu) && o.live_mtu >= 1280 &&
@@ -613,6 +1093,9 @@ int cmd_compare(int argc, char **argv)
 			break;
 		case 'W':
 			o.sim.two_way = true;
+			break;
+		case 'N':
+			ok = parse_u64(optarg, &o.rounds) && o.rounds > 0 && o.rounds <= MAX_ROUNDS;
 			break;
 		case 'h':
 			usage(stdout);
@@ -637,7 +1120,8 @@ int cmd_compare(int argc, char **argv)
 	o.sim.quiet = !isatty(STDERR_FILENO);
 	err = make_dirs(o.out_dir);
 	if (err) {
-		fprintf(stderr, "uroce-lab compare: cannot create %s: %s\n", o.out_dir, strerror(-err));
+		fprintf(stderr, "uroce-lab compare: cannot create %s: %s\n", o.out_dir,
+			strerror(-err));
 		return 1;
 	}
 	signal(SIGINT, on_signal);
@@ -656,9 +1140,10 @@ int cmd_compare(int argc, char **argv)
 		       o.sim.reorder, (unsigned long long)o.sim.reorder_depth, back, rb,
 		       (unsigned long long)db);
 	}
-	print_header();
-	if (o.sim_on)
+	if (o.sim_on) {
+		print_header();
 		rc |= run_sim(&o, rows, &n);
+	}
 	if (o.live_on && !interrupted)
 		rc |= run_live(&o, rows, &n);
 	if (interrupted) {
@@ -674,7 +1159,10 @@ int cmd_compare(int argc, char **argv)
 		return 1;
 	}
 	fprintf(f, "source,mode,loss,goodput_gbps,goodput_fraction,model_fraction,window_pkts,"
-		   "retx_bytes,naks,sacks,timeouts,fct_p50_us,fct_p99_us,ok\n");
+		   "retx_bytes,naks,sacks,timeouts,fct_p50_us,fct_p99_us,ok,rounds,fraction_min,"
+		   "fraction_max,fraction_ci_lo,fraction_ci_hi,ci_coverage,goodput_min_gbps,"
+		   "goodput_max_gbps,goodput_ci_lo_gbps,goodput_ci_hi_gbps,sim_fraction,"
+		   "sim_goodput_gbps,steal_max_pct,iowait_max_pct,runnable_max,note\n");
 	for (unsigned i = 0; i < n; i++)
 		write_csv(f, &rows[i]);
 	fclose(f);
