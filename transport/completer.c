@@ -169,24 +169,25 @@ static int wqe_scatter(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t o
  * Drops are counted where they are found; COMP_UPDATE runs after every
  * response that reached a WQE (or could have).
  */
-#define UR_COMP_STATES(X)                                                       \
-	X(COMP_CHECK_PSN)   /* C9-102: no response to a PSN never sent */        \
-	X(COMP_CHECK_KIND)  /* ACK, READ response or atomic acknowledge */       \
-	X(COMP_AETH)        /* an ACK's syndrome: ACK, RNR NAK or NAK (9.7.5.2) */ \
-	X(COMP_ACK)         /* 9.7.5.2.1: everything up to the PSN is done */    \
-	X(COMP_NAK)         /* 9.7.5.2.2: a NAK acknowledges what is before it */ \
-	X(COMP_SEQ_NAK)     /* 9.7.5.2.3: PSN sequence error, go back */         \
-	X(COMP_RNR_NAK)     /* 9.7.5.2.8: wait the RNR timer, then go back */    \
-	X(COMP_ERROR_NAK)   /* 9.7.5.2.2: the WQE fails with the NAK's status */  \
-	X(COMP_READ_RESP)   /* 9.7.5.2.4 */                                     \
-	X(COMP_ATOMIC_ACK)  /* 9.7.5.2.5 */                                     \
-	X(COMP_UPDATE)      /* the ACK timer and the transmit round robin */     \
-	X(COMP_DONE)
+/* step, function: each function returns the next step (COMP_DONE ends) */
+#define UR_COMP_STATES(X)                                                                  \
+	X(COMP_CHECK_PSN, check_psn)	/* C9-102: no response to a PSN never sent */         \
+	X(COMP_CHECK_KIND, check_kind)	/* ACK, READ response or atomic acknowledge */        \
+	X(COMP_AETH, check_aeth)	/* an ACK's syndrome: ACK, RNR NAK or NAK (9.7.5.2) */ \
+	X(COMP_ACK, positive_ack)	/* 9.7.5.2.1: everything up to the PSN is done */     \
+	X(COMP_NAK, any_nak)		/* 9.7.5.2.2: a NAK acknowledges what is before it */ \
+	X(COMP_SEQ_NAK, seq_nak)	/* 9.7.5.2.3: PSN sequence error, go back */          \
+	X(COMP_RNR_NAK, rnr_nak)	/* 9.7.5.2.8: wait the RNR timer, then go back */     \
+	X(COMP_ERROR_NAK, error_nak)	/* 9.7.5.2.2: the WQE fails with the NAK's status */  \
+	X(COMP_READ_RESP, read_response) /* 9.7.5.2.4 */                                     \
+	X(COMP_ATOMIC_ACK, atomic_ack)	/* 9.7.5.2.5 */                                      \
+	X(COMP_UPDATE, update)		/* the ACK timer and the transmit round robin */
 
 enum comp_state {
-#define UR_COMP_ENUM(s) s,
+#define UR_COMP_ENUM(name, fn) name,
 	UR_COMP_STATES(UR_COMP_ENUM)
 #undef UR_COMP_ENUM
+	COMP_DONE,
 };
 
 static uint8_t aeth_syndrome(const struct ur_pkt *pkt)
@@ -195,8 +196,9 @@ static uint8_t aeth_syndrome(const struct ur_pkt *pkt)
 }
 
 /* A response for a PSN never sent is a ghost (C9-102). */
-static enum comp_state check_psn(struct ur_qp *qp, const struct ur_pkt *pkt)
+static enum comp_state check_psn(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
+	(void)now;
 	if (!ur_psn_lt(pkt->psn, qp->req.max_psn)) {
 		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack);
 		return COMP_DONE;
@@ -204,8 +206,9 @@ static enum comp_state check_psn(struct ur_qp *qp, const struct ur_pkt *pkt)
 	return COMP_CHECK_KIND;
 }
 
-static enum comp_state check_kind(struct ur_qp *qp, const struct ur_pkt *pkt)
+static enum comp_state check_kind(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
+	(void)now;
 	switch (pkt->op->kind) {
 	case UR_KIND_ACK:
 		return COMP_AETH;
@@ -225,8 +228,9 @@ static enum comp_state check_kind(struct ur_qp *qp, const struct ur_pkt *pkt)
 	}
 }
 
-static enum comp_state check_aeth(struct ur_qp *qp, const struct ur_pkt *pkt)
+static enum comp_state check_aeth(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
+	(void)now;
 	switch (aeth_syndrome(pkt) & UR_AETH_TYPE_MASK) {
 	case UR_AETH_ACK:
 		return COMP_ACK;
@@ -290,11 +294,12 @@ static enum comp_state rnr_nak(struct ur_qp *qp, const struct ur_pkt *pkt, uint6
 	return COMP_UPDATE;
 }
 
-static enum comp_state seq_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
+static enum comp_state seq_nak(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
 	uint32_t psn = pkt->psn;
 	struct ur_send_wqe *w;
+	(void)now;
 
 	ur_count(qp->dev, UR_CTR_packet_seq_err);
 	if (rq->rnr_wait)
@@ -316,10 +321,11 @@ static enum comp_state seq_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
 	return COMP_UPDATE;
 }
 
-static enum comp_state error_nak(struct ur_qp *qp, const struct ur_pkt *pkt)
+static enum comp_state error_nak(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	struct ur_send_wqe *w;
 	enum ur_wc_status st;
+	(void)now;
 
 	switch (aeth_syndrome(pkt) & UR_AETH_VALUE_MASK) {
 	case UR_NAK_INVALID_REQ:
@@ -437,9 +443,11 @@ static enum comp_state atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, ui
 }
 
 /* Nothing outstanding: the ACK timer stops; more to send: the QP takes a turn. */
-static enum comp_state update(struct ur_qp *qp)
+static enum comp_state update(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
+	(void)pkt;
+	(void)now;
 
 	if (!ur_psn_lt(rq->una, rq->psn))
 		ur_timer_cancel(&qp->dev->timers, &rq->retx);
@@ -452,42 +460,17 @@ void ur_comp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	enum comp_state st = COMP_CHECK_PSN;
 
+	/* a switch, not a table of pointers: each step is inlined into the loop */
 	while (st != COMP_DONE) {
 		switch (st) {
-		case COMP_CHECK_PSN:
-			st = check_psn(qp, pkt);
-			break;
-		case COMP_CHECK_KIND:
-			st = check_kind(qp, pkt);
-			break;
-		case COMP_AETH:
-			st = check_aeth(qp, pkt);
-			break;
-		case COMP_ACK:
-			st = positive_ack(qp, pkt, now);
-			break;
-		case COMP_NAK:
-			st = any_nak(qp, pkt, now);
-			break;
-		case COMP_SEQ_NAK:
-			st = seq_nak(qp, pkt);
-			break;
-		case COMP_RNR_NAK:
-			st = rnr_nak(qp, pkt, now);
-			break;
-		case COMP_ERROR_NAK:
-			st = error_nak(qp, pkt);
-			break;
-		case COMP_READ_RESP:
-			st = read_response(qp, pkt, now);
-			break;
-		case COMP_ATOMIC_ACK:
-			st = atomic_ack(qp, pkt, now);
-			break;
-		case COMP_UPDATE:
-			st = update(qp);
-			break;
-		case COMP_DONE:
+#define UR_COMP_STEP(name, fn)                                                                     \
+	case name:                                                                                 \
+		st = fn(qp, pkt, now);                                                             \
+		break;
+			UR_COMP_STATES(UR_COMP_STEP)
+#undef UR_COMP_STEP
+		default:
+			st = COMP_DONE;
 			break;
 		}
 	}
