@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The device's QP number -> QP map: multiplicative hash, linear probing, tombstone-free deletion.
- */
+/* The device's QP number -> QP map: multiplicative hash, linear probing,
+ * tombstone-free deletion. */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "qp.h"
 
-static uint32_t qp_slot(const struct ur_dev *dev, uint32_t qpn)
+static uint32_t slot_of(uint32_t qpn, uint32_t mask)
 {
-	return (qpn * 2654435761u) >> 8 & dev->qp_hash_mask;
+	return (qpn * 2654435761u) >> 8 & mask;
 }
 
 struct ur_qp *ur_dev_find_qp(const struct ur_dev *dev, uint32_t qpn)
 {
-	for (uint32_t i = qp_slot(dev, qpn);; i = (i + 1) & dev->qp_hash_mask) {
+	for (uint32_t i = slot_of(qpn, dev->qp_hash_mask);; i = (i + 1) & dev->qp_hash_mask) {
 		struct ur_qp *qp = dev->qp_hash[i];
 
 		if (!qp || qp->qpn == qpn)
@@ -21,12 +21,10 @@ struct ur_qp *ur_dev_find_qp(const struct ur_dev *dev, uint32_t qpn)
 	}
 }
 
-static void hash_insert(struct ur_qp **tab, uint32_t mask, struct ur_qp *qp,
-			const struct ur_dev *dev)
+static void hash_insert(struct ur_qp **tab, uint32_t mask, struct ur_qp *qp)
 {
-	uint32_t i = (qp->qpn * 2654435761u) >> 8 & mask;
+	uint32_t i = slot_of(qp->qpn, mask);
 
-	(void)dev;
 	while (tab[i])
 		i = (i + 1) & mask;
 	tab[i] = qp;
@@ -42,19 +40,19 @@ int ur_dev_add_qp(struct ur_dev *dev, struct ur_qp *qp)
 			return -ENOMEM;
 		for (uint32_t i = 0; i <= dev->qp_hash_mask; i++)
 			if (dev->qp_hash[i])
-				hash_insert(tab, mask, dev->qp_hash[i], dev);
+				hash_insert(tab, mask, dev->qp_hash[i]);
 		free(dev->qp_hash);
 		dev->qp_hash = tab;
 		dev->qp_hash_mask = mask;
 	}
-	hash_insert(dev->qp_hash, dev->qp_hash_mask, qp, dev);
+	hash_insert(dev->qp_hash, dev->qp_hash_mask, qp);
 	dev->nqp++;
 	return 0;
 }
 
 void ur_dev_del_qp(struct ur_dev *dev, struct ur_qp *qp)
 {
-	uint32_t mask = dev->qp_hash_mask, i = qp_slot(dev, qp->qpn);
+	uint32_t mask = dev->qp_hash_mask, i = slot_of(qp->qpn, dev->qp_hash_mask);
 
 	while (dev->qp_hash[i] != qp) {
 		if (!dev->qp_hash[i])
@@ -68,6 +66,6 @@ void ur_dev_del_qp(struct ur_dev *dev, struct ur_qp *qp)
 		struct ur_qp *moved = dev->qp_hash[i];
 
 		dev->qp_hash[i] = NULL;
-		hash_insert(dev->qp_hash, mask, moved, dev);
+		hash_insert(dev->qp_hash, mask, moved);
 	}
 }
