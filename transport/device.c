@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,46 +129,6 @@ static void run_doorbells(struct ur_dev *dev)
 	}
 }
 
-static struct ur_qp *retx_qp(struct ur_timer *t)
-{
-	return ur_container_of(t, struct ur_qp, req.retx);
-}
-
-static struct ur_qp *rnr_qp(struct ur_timer *t)
-{
-	return ur_container_of(t, struct ur_qp, req.rnr);
-}
-
-static struct ur_qp *pace_qp(struct ur_timer *t)
-{
-	return ur_container_of(t, struct ur_qp, pace);
-}
-
-static struct ur_qp *rate_qp(struct ur_timer *t)
-{
-	return ur_container_of(t, struct ur_qp, cc.rate_timer);
-}
-
-static struct ur_qp *cut_qp(struct ur_timer *t)
-{
-	return ur_container_of(t, struct ur_qp, cc.cut_timer);
-}
-
-static struct ur_qp *sr_hello_qp(struct ur_timer *t)
-{
-	return ur_container_of(t, struct ur_sr, hello_timer)->qp;
-}
-
-static struct ur_qp *sr_rto_qp(struct ur_timer *t)
-{
-	return ur_container_of(t, struct ur_sr, rto)->qp;
-}
-
-static struct ur_qp *ack_qp(struct ur_timer *t)
-{
-	return ur_container_of(t, struct ur_qp, resp.ack.hold);
-}
-
 /* A paced packet may leave, or a held ACK is due: the QP has a turn to take. */
 static void send_turn(struct ur_qp *qp, uint64_t now)
 {
@@ -175,20 +136,29 @@ static void send_turn(struct ur_qp *qp, uint64_t now)
 	ur_dev_schedule(qp->dev, qp);
 }
 
-/* Every timer kind: where its QP is and what its expiry does. */
+/* Every timer kind: where it sits in its owner (the QP, or the QP's
+ * selective-repeat state) and what its expiry does. */
 static const struct {
-	struct ur_qp *(*qp_of)(struct ur_timer *t);
+	size_t off;
+	bool in_sr;
 	void (*fire)(struct ur_qp *qp, uint64_t now);
 } timer_kinds[] = {
-    [UR_TIMER_RETX] = {retx_qp, ur_req_retx_timer},
-    [UR_TIMER_RNR] = {rnr_qp, ur_req_rnr_timer},
-    [UR_TIMER_PACE] = {pace_qp, send_turn},
-    [UR_TIMER_RATE] = {rate_qp, ur_cc_rate_timer},
-    [UR_TIMER_CUT] = {cut_qp, ur_cc_cut_timer},
-    [UR_TIMER_SR_HELLO] = {sr_hello_qp, ur_sr_hello_timer},
-    [UR_TIMER_SR_RTO] = {sr_rto_qp, ur_req_sr_rto_timer},
-    [UR_TIMER_ACK] = {ack_qp, send_turn},
+    [UR_TIMER_RETX] = {offsetof(struct ur_qp, req.retx), false, ur_req_retx_timer},
+    [UR_TIMER_RNR] = {offsetof(struct ur_qp, req.rnr), false, ur_req_rnr_timer},
+    [UR_TIMER_PACE] = {offsetof(struct ur_qp, pace), false, send_turn},
+    [UR_TIMER_RATE] = {offsetof(struct ur_qp, cc.rate_timer), false, ur_cc_rate_timer},
+    [UR_TIMER_CUT] = {offsetof(struct ur_qp, cc.cut_timer), false, ur_cc_cut_timer},
+    [UR_TIMER_SR_HELLO] = {offsetof(struct ur_sr, hello_timer), true, ur_sr_hello_timer},
+    [UR_TIMER_SR_RTO] = {offsetof(struct ur_sr, rto), true, ur_req_sr_rto_timer},
+    [UR_TIMER_ACK] = {offsetof(struct ur_qp, resp.ack.hold), false, send_turn},
 };
+
+static struct ur_qp *timer_qp(struct ur_timer *t)
+{
+	char *owner = (char *)t - timer_kinds[t->kind].off;
+
+	return timer_kinds[t->kind].in_sr ? ((struct ur_sr *)owner)->qp : (struct ur_qp *)owner;
+}
 
 void ur_dev_run_doorbells(struct ur_dev *dev, uint64_t now)
 {
@@ -207,7 +177,7 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 
 		if (t->kind >= UR_ARRAY_SIZE(timer_kinds) || !timer_kinds[t->kind].fire)
 			continue;
-		qp = timer_kinds[t->kind].qp_of(t);
+		qp = timer_qp(t);
 		timer_kinds[t->kind].fire(qp, now);
 		ur_dev_account(dev, qp); /* a retry may have gone back */
 	}
