@@ -57,6 +57,8 @@ void uroce_dp_close(struct uroce_dp *dp);
 typedef void (*uroce_dp_rx_fn)(void *arg, const uint8_t *frame, uint32_t len);
 unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
 		     uint64_t now_ns);
+/* Frames to our own MAC wait in the loopback ring: no fd will say so, pass again. */
+bool uroce_dp_loop_pending(const struct uroce_dp *dp);
 
 /* Transmit: borrow a frame buffer, fill it, give it back with its length (0 = unused). */
 int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie);

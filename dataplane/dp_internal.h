@@ -14,6 +14,9 @@
 #include "memif.h"
 
 #define DP_BURST 64
+/* Loopback frames in flight: a few transmit passes' worth, as a port's ring
+ * holds frames its reader has not taken yet. */
+#define DP_LOOP_SLOTS 1024
 #define DP_NEIGH_MAX 256
 
 #include "dp_counters.h"
@@ -62,9 +65,10 @@ struct uroce_dp {
 
 	struct rte_mbuf *tx[DP_BURST];
 	unsigned ntx;
-	/* frames to our own MAC, delivered on the next receive */
-	struct rte_mbuf *loop[DP_BURST];
-	unsigned nloop;
+	/* frames to our own MAC (one context's QP to another's), received
+	 * on the next passes: a ring, oldest at loop_head */
+	struct rte_mbuf *loop[DP_LOOP_SLOTS];
+	unsigned loop_head, nloop;
 
 	struct dp_neigh neigh[DP_NEIGH_MAX];
 	struct dp_impair *impair_tx; /* injected faults on transmit, or NULL */

@@ -377,13 +377,47 @@ err_free:
 	return err;
 }
 
+/* A frame to our own MAC joins the loopback ring, or is dropped, counted,
+ * when the ring is full: it must never reach the wire, where nobody takes it. */
+static void loop_push(struct uroce_dp *dp, struct rte_mbuf *m)
+{
+	if (dp->nloop == DP_LOOP_SLOTS) {
+		rte_pktmbuf_free(m);
+		dp_count(dp, DP_CTR_dp_tx_loopback_drops);
+		return;
+	}
+	dp->loop[(dp->loop_head + dp->nloop++) % DP_LOOP_SLOTS] = m;
+	dp_count(dp, DP_CTR_dp_tx_loopback);
+}
+
+static struct rte_mbuf *loop_pop(struct uroce_dp *dp)
+{
+	struct rte_mbuf *m = dp->loop[dp->loop_head];
+
+	dp->loop_head = (dp->loop_head + 1) % DP_LOOP_SLOTS;
+	dp->nloop--;
+	return m;
+}
+
+/* Up to n loopback frames to the receiver, oldest first. */
+static unsigned loop_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *l = loop_pop(dp);
+
+		fn(arg, rte_pktmbuf_mtod(l, const uint8_t *), rte_pktmbuf_data_len(l));
+		rte_pktmbuf_free(l);
+	}
+	return n;
+}
+
 void uroce_dp_close(struct uroce_dp *dp)
 {
 	if (!dp)
 		return;
 	uroce_dp_tx_flush(dp, 0);
-	for (unsigned i = 0; i < dp->nloop; i++)
-		rte_pktmbuf_free(dp->loop[i]);
+	while (dp->nloop)
+		rte_pktmbuf_free(loop_pop(dp));
 	dp_impair_close(dp);
 	dp_capture_close(dp);
 	close_port(dp);
@@ -538,15 +572,10 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 
 	if (max > DP_BURST)
 		max = DP_BURST;
-	/* loopback frames first: they were sent before anything now arriving */
-	while (dp->nloop && done < max) {
-		struct rte_mbuf *l = dp->loop[0];
-
-		memmove(dp->loop, dp->loop + 1, --dp->nloop * sizeof(dp->loop[0]));
-		fn(arg, rte_pktmbuf_mtod(l, const uint8_t *), rte_pktmbuf_data_len(l));
-		rte_pktmbuf_free(l);
-		done++;
-	}
+	/* loopback frames first (they were sent before anything now arriving),
+	 * but at most half the burst while the port may have frames: a busy
+	 * local pair must not starve the wire's ACKs */
+	done = loop_rx(dp, fn, arg, dp->nloop > max / 2 ? max / 2 : dp->nloop);
 	switch (dp->kind) {
 	case DP_PORT_AFP:
 		done += rx_afp(dp, fn, arg, max - done, now);
@@ -558,6 +587,8 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 		done += rx_dpdk(dp, fn, arg, max - done, now);
 		break;
 	}
+	if (dp->nloop && done < max)
+		done += loop_rx(dp, fn, arg, dp->nloop < max - done ? dp->nloop : max - done);
 	if (unlikely(dp->impair_rx != NULL)) {
 		unsigned late = dp_impair_release(dp->impair_rx, m, DP_BURST, now);
 
@@ -614,14 +645,10 @@ static void memif_put(struct uroce_dp *dp, uint32_t len)
 	const uint8_t *f = dp->memif.tx_buf;
 
 	if (len && is_own_mac(dp, f)) {
-		if (dp->nloop < DP_BURST) {
-			struct rte_mbuf *l = ring_frame_copy(dp, f, len);
+		struct rte_mbuf *l = ring_frame_copy(dp, f, len);
 
-			if (l) {
-				dp->loop[dp->nloop++] = l;
-				dp_count(dp, DP_CTR_dp_tx_loopback);
-			}
-		}
+		if (l)
+			loop_push(dp, l);
 		len = 0;
 	}
 	dp_memif_tx_commit(&dp->memif, len);
@@ -694,9 +721,8 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 			dp_capture_frame(dp, f, m->data_len, now);
 		if (dp->impair_tx && dp_impair_frame(dp, dp->impair_tx, m, now))
 			continue; /* dropped or held back */
-		if (is_own_mac(dp, f) && dp->nloop < DP_BURST) {
-			dp->loop[dp->nloop++] = m;
-			dp_count(dp, DP_CTR_dp_tx_loopback);
+		if (is_own_mac(dp, f)) {
+			loop_push(dp, m);
 			continue;
 		}
 		out[n++] = m;
@@ -732,6 +758,11 @@ void uroce_dp_housekeeping(struct uroce_dp *dp)
 		dp->ctr[DP_CTR_dp_rx_ring_drops] += st.tp_drops;
 	dp->ctr[DP_CTR_dp_memif_bad_desc] += dp->memif.bad_desc;
 	dp->memif.bad_desc = 0;
+}
+
+bool uroce_dp_loop_pending(const struct uroce_dp *dp)
+{
+	return dp->nloop != 0;
 }
 
 int uroce_dp_wait_fd(struct uroce_dp *dp)

@@ -23,7 +23,7 @@
 
 #include "uroce.h"
 
-static void rewrite(struct uroce_context *ctx)
+static void rewrite(struct uroce_nic *nic)
 {
 	uint64_t totals[UROCE_ROW_COUNTERS];
 	char sys[PATH_MAX], hw[PATH_MAX + 64];
@@ -31,20 +31,20 @@ static void rewrite(struct uroce_context *ctx)
 	/* the rows this process has mapped since it opened the device: mapping
 	 * the 2.9 MB again every half second cost a fault per page, each a trip
 	 * to the hypervisor on this VM (0.5-1% of samples in profiles) */
-	uroce_shared_sum(ctx->shared.rows, totals);
+	uroce_shared_sum(nic->shared.rows, totals);
 	if (uroce_sysfs_dir(sys, sizeof(sys)) ||
 	    (size_t)snprintf(hw, sizeof(hw), "%s/class/infiniband/%s/ports/1/hw_counters", sys,
-			     ctx->conf.name) >= sizeof(hw))
+			     nic->conf.name) >= sizeof(hw))
 		return;
-	uroce_counter_files_write(hw, totals, ctx->counters_written);
+	uroce_counter_files_write(hw, totals, nic->counters_written);
 }
 
-void uroce_counters_write(struct uroce_context *ctx, bool final)
+void uroce_counters_write(struct uroce_nic *nic, bool final)
 {
-	if (!final && !ctx->shared.writer)
-		return; /* another process writes the files (elected under ctx->lock) */
-	if (uroce_shared_files_lock(&ctx->shared))
+	if (!final && !nic->shared.writer)
+		return; /* another process writes the files (elected under nic->lock) */
+	if (uroce_shared_files_lock(&nic->shared))
 		return;
-	rewrite(ctx);
-	uroce_shared_files_unlock(&ctx->shared);
+	rewrite(nic);
+	uroce_shared_files_unlock(&nic->shared);
 }

@@ -10,39 +10,39 @@
 struct ibv_cq *uroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *ch,
 			       int vector)
 {
-	struct uroce_context *ctx = to_uctx(ibctx);
+	struct uroce_nic *nic = to_unic(ibctx);
 	struct uroce_cq *ucq;
 	int err;
 
 	if (cqe < 1 || (unsigned)cqe > UR_MAX_CQE) {
-		errno = uroce_refuse(ctx, EINVAL, "create_cq", "cqe %d is not in 1..max_cqe %u",
+		errno = uroce_refuse(nic, EINVAL, "create_cq", "cqe %d is not in 1..max_cqe %u",
 				     cqe, UR_MAX_CQE);
 		return NULL;
 	}
 	if (ch && ch->context != ibctx) {
-		errno = uroce_refuse(ctx, EINVAL, "create_cq",
+		errno = uroce_refuse(nic, EINVAL, "create_cq",
 				     "the completion channel belongs to another context");
 		return NULL;
 	}
 	/* as the kernel's uverbs: a vector the context does not have is EINVAL */
 	if (vector < 0 || vector >= ibctx->num_comp_vectors) {
 		errno =
-		    uroce_refuse(ctx, EINVAL, "create_cq",
+		    uroce_refuse(nic, EINVAL, "create_cq",
 				 "comp_vector %d is not below the context's num_comp_vectors %d",
 				 vector, ibctx->num_comp_vectors);
 		return NULL;
 	}
-	err = uroce_obj_get(ctx, UROCE_OBJ_CQ);
+	err = uroce_obj_get(nic, UROCE_OBJ_CQ);
 	if (err) {
-		errno = uroce_refuse(ctx, err, "create_cq", "max_cq %u CQs exist already",
-				     ctx->limit[UROCE_OBJ_CQ]);
+		errno = uroce_refuse(nic, err, "create_cq", "max_cq %u CQs exist already",
+				     nic->limit[UROCE_OBJ_CQ]);
 		return NULL;
 	}
 	ucq = calloc(1, sizeof(*ucq));
 	if (!ucq || ur_cq_init(&ucq->cq, (uint32_t)cqe + 1, ucq)) {
-		uroce_obj_put(ctx, UROCE_OBJ_CQ);
+		uroce_obj_put(nic, UROCE_OBJ_CQ);
 		free(ucq);
-		errno = uroce_refuse(ctx, ENOMEM, "create_cq", "no memory for %d CQEs", cqe);
+		errno = uroce_refuse(nic, ENOMEM, "create_cq", "no memory for %d CQEs", cqe);
 		return NULL;
 	}
 	pthread_spin_init(&ucq->poll_lock, PTHREAD_PROCESS_PRIVATE);
@@ -54,19 +54,19 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_co
 int uroce_destroy_cq(struct ibv_cq *cq)
 {
 	struct uroce_cq *ucq = to_ucq(cq);
-	struct uroce_context *ctx = to_uctx(cq->context);
+	struct uroce_nic *nic = to_unic(cq->context);
 	unsigned dropped = 0;
 
 	if (atomic_load(&ucq->refs))
-		return uroce_refuse(ctx, EBUSY, "destroy_cq", "%u QPs still complete into the CQ",
+		return uroce_refuse(nic, EBUSY, "destroy_cq", "%u QPs still complete into the CQ",
 				    atomic_load(&ucq->refs));
 	/* Events the application never read must not name the freed CQ. */
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&nic->lock);
 	if (cq->channel)
 		dropped = uroce_drain_events(cq->channel->fd, ucq->chan_wr, (uintptr_t)cq,
 					     sizeof(struct ur_uverbs_comp_event_desc));
 	ucq->chan_wr = -1;
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&nic->lock);
 	/* As the kernel does: wait until every event handed out was acknowledged. */
 	pthread_mutex_lock(&cq->mutex);
 	while (cq->comp_events_completed + dropped < ucq->events_sent)
@@ -75,7 +75,7 @@ int uroce_destroy_cq(struct ibv_cq *cq)
 	ur_cq_fini(&ucq->cq);
 	pthread_spin_destroy(&ucq->poll_lock);
 	free(ucq);
-	uroce_obj_put(ctx, UROCE_OBJ_CQ);
+	uroce_obj_put(nic, UROCE_OBJ_CQ);
 	return 0;
 }
 
@@ -117,7 +117,7 @@ static int poll_ring(struct uroce_cq *ucq, int n, struct ibv_wc *wc)
 
 int uroce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
-	struct uroce_context *ctx = to_uctx(cq->context);
+	struct uroce_nic *nic = to_unic(cq->context);
 	struct uroce_cq *ucq = to_ucq(cq);
 	unsigned moved;
 	int got;
@@ -126,13 +126,13 @@ int uroce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		return n < 0 ? -1 : 0;
 	got = poll_ring(ucq, n, wc);
 	if (got) {
-		uroce_progress_idle(ctx, true);
+		uroce_progress_idle(nic, true);
 		return got;
 	}
 	/* nothing yet: move the engine along ourselves, then look again */
-	moved = uroce_progress_kick(ctx);
+	moved = uroce_progress_kick(nic);
 	got = poll_ring(ucq, n, wc);
-	uroce_progress_idle(ctx, moved || got);
+	uroce_progress_idle(nic, moved || got);
 	return got;
 }
 
@@ -144,7 +144,7 @@ int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	 * seq_cst pairs with the engine's fence after publishing a CQE. */
 	atomic_store_explicit(&ucq->cq.arm, solicited_only ? UR_CQ_ARM_SOLICITED : UR_CQ_ARM_NEXT,
 			      memory_order_seq_cst);
-	atomic_store_explicit(&to_uctx(cq->context)->events_used, true, memory_order_relaxed);
+	atomic_store_explicit(&to_unic(cq->context)->events_used, true, memory_order_relaxed);
 	return 0;
 }
 
@@ -156,25 +156,25 @@ void uroce_cq_event(struct ibv_cq *cq)
 int uroce_resize_cq(struct ibv_cq *cq, int cqe)
 {
 	struct uroce_cq *ucq = to_ucq(cq);
-	struct uroce_context *ctx = to_uctx(cq->context);
+	struct uroce_nic *nic = to_unic(cq->context);
 	struct ur_cq fresh;
 	uint32_t cons, prod, n = 0;
 
 	if (cqe < 1 || (unsigned)cqe > UR_MAX_CQE)
-		return uroce_refuse(ctx, EINVAL, "resize_cq", "cqe %d is not in 1..max_cqe %u", cqe,
+		return uroce_refuse(nic, EINVAL, "resize_cq", "cqe %d is not in 1..max_cqe %u", cqe,
 				    UR_MAX_CQE);
 	if (ur_cq_init(&fresh, (uint32_t)cqe + 1, ucq))
-		return uroce_refuse(ctx, ENOMEM, "resize_cq", "no memory for %d CQEs", cqe);
+		return uroce_refuse(nic, ENOMEM, "resize_cq", "no memory for %d CQEs", cqe);
 	/* Stop both the engine (producer) and pollers (consumer) while moving. */
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&nic->lock);
 	pthread_spin_lock(&ucq->poll_lock);
 	cons = atomic_load(&ucq->cq.cons);
 	prod = atomic_load(&ucq->cq.prod);
 	if (prod - cons > fresh.mask) {
 		pthread_spin_unlock(&ucq->poll_lock);
-		pthread_mutex_unlock(&ctx->lock);
+		pthread_mutex_unlock(&nic->lock);
 		ur_cq_fini(&fresh);
-		return uroce_refuse(ctx, EINVAL, "resize_cq",
+		return uroce_refuse(nic, EINVAL, "resize_cq",
 				    "cqe %d is fewer than the %u CQEs it holds", cqe, prod - cons);
 	}
 	for (; cons != prod; cons++)
@@ -186,6 +186,6 @@ int uroce_resize_cq(struct ibv_cq *cq, int cqe)
 	atomic_store(&ucq->cq.prod, n);
 	cq->cqe = (int)fresh.mask;
 	pthread_spin_unlock(&ucq->poll_lock);
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&nic->lock);
 	return 0;
 }

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Device discovery and contexts: libibverbs finds our devices in the sysfs
- * tree `uroce link add` wrote; opening one starts the transport engine, the
- * DPDK port and the progress thread for this process.
+ * tree `uroce link add` wrote; a context is its verbs objects and event
+ * queue on the process's NIC for the device (nic.c), which the first open
+ * starts and every later one shares.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -59,36 +59,36 @@ static int uroce_query_device_ex(struct ibv_context *ibctx,
 				 const struct ibv_query_device_ex_input *input,
 				 struct ibv_device_attr_ex *attr, size_t attr_size)
 {
-	struct uroce_context *ctx = to_uctx(ibctx);
+	struct uroce_nic *nic = to_unic(ibctx);
 	struct ibv_device_attr_ex a;
 
 	(void)input;
 	memset(&a, 0, sizeof(a));
 	snprintf(a.orig_attr.fw_ver, sizeof(a.orig_attr.fw_ver), "%s", "0.1.0");
-	a.orig_attr.node_guid = guid_from_mac(ctx->conf.mac);
+	a.orig_attr.node_guid = guid_from_mac(nic->conf.mac);
 	a.orig_attr.sys_image_guid = a.orig_attr.node_guid;
 	a.orig_attr.max_mr_size = 1ull << 46;
 	a.orig_attr.page_size_cap = 0xfffff000;
 	a.orig_attr.vendor_id = 0xffffff;   /* no IEEE OUI: a software device, like Soft-RoCE */
 	a.orig_attr.vendor_part_id = 0x5552; /* "UR" */
 	a.orig_attr.hw_ver = 0;
-	a.orig_attr.max_qp = (int)ctx->limit[UROCE_OBJ_QP];
+	a.orig_attr.max_qp = (int)nic->limit[UROCE_OBJ_QP];
 	a.orig_attr.max_qp_wr = UR_MAX_WR;
 	a.orig_attr.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
 				       IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_N_NOTIFY_CQ;
 	a.orig_attr.max_sge = UR_MAX_SGE;
 	a.orig_attr.max_sge_rd = UR_MAX_SGE;
-	a.orig_attr.max_cq = (int)ctx->limit[UROCE_OBJ_CQ];
+	a.orig_attr.max_cq = (int)nic->limit[UROCE_OBJ_CQ];
 	a.orig_attr.max_cqe = UR_MAX_CQE;
-	a.orig_attr.max_mr = (int)ctx->limit[UROCE_OBJ_MR];
-	a.orig_attr.max_pd = (int)ctx->limit[UROCE_OBJ_PD];
+	a.orig_attr.max_mr = (int)nic->limit[UROCE_OBJ_MR];
+	a.orig_attr.max_pd = (int)nic->limit[UROCE_OBJ_PD];
 	/* what the engine holds and issues: the link's rd_atom, 16 by default */
-	a.orig_attr.max_qp_rd_atom = (int)ur_dev_config(ctx->engine)->max_qp_rd_atom;
+	a.orig_attr.max_qp_rd_atom = (int)ur_dev_config(nic->engine)->max_qp_rd_atom;
 	a.orig_attr.max_res_rd_atom = a.orig_attr.max_qp_rd_atom * a.orig_attr.max_qp;
-	a.orig_attr.max_qp_init_rd_atom = (int)ur_dev_config(ctx->engine)->max_qp_init_rd_atom;
+	a.orig_attr.max_qp_init_rd_atom = (int)ur_dev_config(nic->engine)->max_qp_init_rd_atom;
 	a.orig_attr.atomic_cap = IBV_ATOMIC_HCA;
-	a.orig_attr.max_ah = (int)ctx->limit[UROCE_OBJ_AH];
-	a.orig_attr.max_srq = (int)ctx->limit[UROCE_OBJ_SRQ];
+	a.orig_attr.max_ah = (int)nic->limit[UROCE_OBJ_AH];
+	a.orig_attr.max_srq = (int)nic->limit[UROCE_OBJ_SRQ];
 	a.orig_attr.max_srq_wr = UR_MAX_WR;
 	a.orig_attr.max_srq_sge = UR_MAX_SGE;
 	a.orig_attr.max_pkeys = 1;
@@ -102,15 +102,15 @@ static int uroce_query_device_ex(struct ibv_context *ibctx,
 
 static int uroce_query_port(struct ibv_context *ibctx, uint8_t port, struct ibv_port_attr *attr)
 {
-	struct uroce_context *ctx = to_uctx(ibctx);
+	struct uroce_nic *nic = to_unic(ibctx);
 
 	if (port != 1)
-		return uroce_refuse(ctx, EINVAL, "query_port",
+		return uroce_refuse(nic, EINVAL, "query_port",
 				    "port %u: the device has port 1 only", port);
 	attr->state = IBV_PORT_ACTIVE;
 	attr->max_mtu = IBV_MTU_4096;
-	attr->active_mtu = ur_mtu_enum(ctx->active_mtu);
-	attr->gid_tbl_len = (int)ctx->conf.ngids;
+	attr->active_mtu = ur_mtu_enum(nic->active_mtu);
+	attr->gid_tbl_len = (int)nic->conf.ngids;
 	attr->port_cap_flags = IBV_PORT_CM_SUP;
 	attr->max_msg_sz = 1u << 31;
 	attr->pkey_tbl_len = 1;
@@ -122,124 +122,42 @@ static int uroce_query_port(struct ibv_context *ibctx, uint8_t port, struct ibv_
 	return 0;
 }
 
-/* The dataplane's own lines (ports, rings, neighbours) at the debug log's second level */
-static void dp_log_line(void *arg, const char *line)
-{
-	uroce_log(arg, 2, "%s", line);
-}
-
-static int open_dataplane(struct uroce_context *ctx)
-{
-	struct uroce_dp_config dc;
-
-	memset(&dc, 0, sizeof(dc));
-	dc.name = ctx->conf.name;
-	dc.port = ctx->conf.port;
-	dc.netdev = ctx->conf.netdev;
-	memcpy(dc.mac, ctx->conf.mac, 6);
-	dc.eth_mtu = ctx->conf.netdev_mtu;
-	for (unsigned i = 0; i < ctx->conf.ngids && i < UROCE_DP_MAX_ADDRS; i++)
-		memcpy(dc.addrs[dc.naddrs++], ctx->conf.gids[i].raw, 16);
-	/* memif has no kernel behind it to answer ARP for our addresses */
-	dc.answer_neigh = !strncmp(ctx->conf.port, "memif", 5);
-	dc.capture = ctx->cfg.capture[0] ? ctx->cfg.capture : NULL;
-	dc.impair = ctx->cfg.impair[0] ? ctx->cfg.impair : NULL;
-	dc.counters = uroce_shared_row(&ctx->shared) + UR_CTR_COUNT;
-	dc.seed = ctx->cfg.seed;
-	dc.debug = ctx->cfg.debug;
-	dc.keep_dpdk_log = ctx->cfg.debug_set;
-	dc.no_huge = ctx->cfg.no_huge;
-	dc.log = dp_log_line;
-	dc.log_arg = ctx;
-	return uroce_dp_open(&dc, &ctx->dp);
-}
-
-/* The configuration's complaints, in this context's debug log. */
-static void config_report(void *arg, int level, const char *line)
-{
-	uroce_log(arg, level, "%s", line);
-}
-
 static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 						 void *private_data)
 {
 	struct uroce_device *dev = to_type(verbs_get_device(ibdev), struct uroce_device, vdev);
 	struct uroce_context *ctx;
-	int sv[2] = {-1, -1}, err;
+	int sv[2], err;
 
 	(void)private_data;
 	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, vctx, 0);
 	if (!ctx)
 		return NULL;
-	ctx->async_wr = -1;
-	ctx->wake_fd = -1;
-	ctx->shared.lock_fd = -1;
-	pthread_mutex_init(&ctx->lock, NULL);
-	/* the device's file and the environment, read once, here */
-	err = uroce_config_load(&ctx->cfg, dev->name, &ctx->conf, config_report, ctx);
-	if (err)
-		goto err_free;
-	uroce_limits_init(ctx);
-	uroce_dev_dir(dev->name, ctx->devdir, sizeof(ctx->devdir));
-	ctx->active_mtu = ctx->cfg.active_mtu;
-	uroce_log(ctx, 1, "open %s: netdev %s port %s, active MTU %u (interface MTU %u), mode %s, %u GIDs",
-		  dev->name, ctx->conf.netdev, ctx->conf.port, ctx->active_mtu, ctx->conf.netdev_mtu,
-		  ctx->cfg.engine.retx_mode == UR_RETX_SR ? "sr" : "gbn", ctx->conf.ngids);
-
-	err = uroce_shared_open(ctx->devdir, &ctx->shared);
-	if (err) {
-		uroce_log(ctx, 0, "cannot claim QP numbers on %s: %s", dev->name, strerror(-err));
-		goto err_free;
-	}
-	uroce_log(ctx, 1, "%s: congestion control %s, line rate %u Mb/s", dev->name,
-		  ctx->cfg.engine.dcqcn ? "dcqcn" : ctx->cfg.engine.ecn_np ? "np" : "none",
-		  ctx->cfg.engine.link_rate_mbps);
-	err = ur_dev_create(&ctx->cfg.engine, &uroce_host_ops, ctx, uroce_shared_row(&ctx->shared),
-			    &ctx->engine);
-	if (err)
-		goto err_shared;
-	uroce_qpn_init(ctx);
-	err = open_dataplane(ctx);
-	if (err) {
-		uroce_log(ctx, 0, "cannot start the dataplane on %s (port %s): %s",
-			  ctx->conf.netdev, ctx->conf.port, strerror(-err));
-		goto err_engine;
-	}
-	/* from here on the port takes only frames for our QP numbers */
-	uroce_shared_try_writer(&ctx->shared);
-	err = uroce_steer_update(ctx);
-	if (err)
-		goto err_dp;
+	uroce_link_init(&ctx->qps);
+	uroce_link_init(&ctx->srqs);
+	uroce_link_init(&ctx->mrs);
 	/* async events: ibv_get_async_event reads whole 16-byte records from async_fd */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-		goto err_dp;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		err = -errno;
+		goto err_free;
+	}
 	ctx->vctx.context.async_fd = sv[0];
 	ctx->async_wr = sv[1];
-	ctx->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (ctx->wake_fd < 0)
-		goto err_dp;
+	err = uroce_nic_get(dev->name, &ctx->nic);
+	if (err)
+		goto err_sock;
 	verbs_set_ops(&ctx->vctx, &uroce_ctx_ops);
 	ctx->vctx.context.num_comp_vectors = 1;
-	err = uroce_progress_start(ctx);
-	if (err)
-		goto err_dp;
 	uroce_async_event(ctx, IBV_EVENT_PORT_ACTIVE, 1);
 	return &ctx->vctx;
 
-err_dp:
-	uroce_dp_close(ctx->dp);
-err_engine:
-	ur_dev_destroy(ctx->engine);
-err_shared:
-	uroce_shared_close(&ctx->shared);
+err_sock:
+	close(sv[0]);
+	close(sv[1]);
 err_free:
-	if (ctx->async_wr >= 0)
-		close(ctx->async_wr);
-	if (ctx->wake_fd >= 0)
-		close(ctx->wake_fd);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
-	errno = err ? (err < 0 ? -err : err) : EIO;
+	errno = err < 0 ? -err : EIO;
 	return NULL;
 }
 
@@ -247,13 +165,8 @@ static void uroce_free_context(struct ibv_context *ibctx)
 {
 	struct uroce_context *ctx = to_uctx(ibctx);
 
-	uroce_progress_stop(ctx);
-	uroce_dp_close(ctx->dp);
-	ur_dev_destroy(ctx->engine);
-	uroce_shared_close(&ctx->shared);
+	uroce_nic_put(ctx->nic, ctx);
 	close(ctx->async_wr);
-	close(ctx->wake_fd);
-	uroce_log(ctx, 1, "closed %s", ctx->conf.name);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }

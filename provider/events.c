@@ -69,7 +69,7 @@ ibv_create_comp_channel(struct ibv_context *context)
 	c->ch.fd = sv[0];
 	c->ch.refcnt = 0;
 	c->wr_fd = sv[1];
-	uroce_log(to_uctx(context), 1, "completion channel fd %d", sv[0]);
+	uroce_log(to_unic(context), 1, "completion channel fd %d", sv[0]);
 	return &c->ch;
 }
 
@@ -87,7 +87,7 @@ __attribute__((visibility("default"))) int ibv_destroy_comp_channel(struct ibv_c
 	pthread_mutex_lock(&context->mutex);
 	if (ch->refcnt) {
 		/* CQs still use it, as libibverbs' own rule */
-		ret = uroce_refuse(to_uctx(context), EBUSY, "destroy_comp_channel",
+		ret = uroce_refuse(to_unic(context), EBUSY, "destroy_comp_channel",
 				   "%d CQs still use the channel", ch->refcnt);
 		goto out;
 	}
@@ -104,10 +104,10 @@ bool uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint
 	struct ur_uverbs_async_event_desc ev = {.element = element, .event_type = type};
 
 	if (send(ctx->async_wr, &ev, sizeof(ev), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(ev)) {
-		uroce_log(ctx, 1, "async event %d lost: %s", type, strerror(errno));
+		uroce_log(ctx->nic, 1, "async event %d lost: %s", type, strerror(errno));
 		return false;
 	}
-	uroce_log(ctx, 1, "async event %s", ibv_event_type_str(type));
+	uroce_log(ctx->nic, 1, "async event %s", ibv_event_type_str(type));
 	return true;
 }
 

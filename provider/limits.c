@@ -13,26 +13,26 @@
 #include "uroce.h"
 
 /* The limits the configuration settled (config.c: defaults, lowered by UROCE_LIMITS). */
-void uroce_limits_init(struct uroce_context *ctx)
+void uroce_limits_init(struct uroce_nic *nic)
 {
 	for (unsigned i = 0; i < UROCE_OBJ_COUNT; i++) {
-		ctx->limit[i] = ctx->cfg.limit[i];
-		atomic_init(&ctx->nobj[i], 0);
+		nic->limit[i] = nic->cfg.limit[i];
+		atomic_init(&nic->nobj[i], 0);
 	}
 }
 
-int uroce_obj_get(struct uroce_context *ctx, enum uroce_obj o)
+int uroce_obj_get(struct uroce_nic *nic, enum uroce_obj o)
 {
-	unsigned n = atomic_fetch_add(&ctx->nobj[o], 1);
+	unsigned n = atomic_fetch_add(&nic->nobj[o], 1);
 
-	if (n >= ctx->limit[o]) {
-		atomic_fetch_sub(&ctx->nobj[o], 1);
+	if (n >= nic->limit[o]) {
+		atomic_fetch_sub(&nic->nobj[o], 1);
 		return ENOMEM;
 	}
 	return 0;
 }
 
-void uroce_obj_put(struct uroce_context *ctx, enum uroce_obj o)
+void uroce_obj_put(struct uroce_nic *nic, enum uroce_obj o)
 {
-	atomic_fetch_sub(&ctx->nobj[o], 1);
+	atomic_fetch_sub(&nic->nobj[o], 1);
 }

@@ -4,7 +4,7 @@
  * and MTU choice, neighbour resolution, every QP transition and the first
  * error completion of each QP; 2 adds more detail. Level-0 messages (why a
  * device could not be opened) always print. UROCE_DEBUG_FILE redirects it.
- * A context logs at its own level (ctx->cfg), lines without one at the
+ * A device logs at its own level (nic->cfg), lines without one at the
  * process's (config.c reads both).
  */
 #define _GNU_SOURCE
@@ -17,9 +17,9 @@
 
 #include "uroce.h"
 
-static int debug_level(const struct uroce_context *ctx)
+static int debug_level(const struct uroce_nic *nic)
 {
-	return ctx ? ctx->cfg.debug : uroce_process_config()->debug;
+	return nic ? nic->cfg.debug : uroce_process_config()->debug;
 }
 
 static FILE *log_file(void)
@@ -37,14 +37,14 @@ static FILE *log_file(void)
 	return f;
 }
 
-void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
+void uroce_log(struct uroce_nic *nic, int level, const char *fmt, ...)
 {
 	struct timespec ts;
 	char line[512];
 	va_list ap;
 	FILE *f;
 
-	if (level > debug_level(ctx))
+	if (level > debug_level(nic))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
@@ -52,7 +52,7 @@ void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	f = log_file();
 	fprintf(f, "uroce[%d] %ld.%06ld %s: %s\n", (int)getpid(), (long)ts.tv_sec,
-		ts.tv_nsec / 1000, ctx ? ctx->conf.name : "-", line);
+		ts.tv_nsec / 1000, nic ? nic->conf.name : "-", line);
 	fflush(f);
 }
 
@@ -61,17 +61,17 @@ void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
  * behind it, so `ibv_modify_qp: Invalid argument` comes with its reason.
  * Returns err, for `return uroce_refuse(...)` and `errno = uroce_refuse(...)`.
  */
-int uroce_refuse(struct uroce_context *ctx, int err, const char *call, const char *fmt, ...)
+int uroce_refuse(struct uroce_nic *nic, int err, const char *call, const char *fmt, ...)
 {
 	char why[384];
 	va_list ap;
 
-	if (debug_level(ctx) < 1)
+	if (debug_level(nic) < 1)
 		return err;
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	uroce_log(ctx, 1, "%s refused, %s (%s): %s", call, strerrorname_np(err), strerror(err),
+	uroce_log(nic, 1, "%s refused, %s (%s): %s", call, strerrorname_np(err), strerror(err),
 		  why);
 	return err;
 }

@@ -16,12 +16,12 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 		     const struct ibv_send_wr *wr)
 {
 	struct ibv_qp *qp = &uqp->vqp.qp;
-	struct uroce_context *ctx = to_uctx(qp->context);
+	struct uroce_nic *nic = to_unic(qp->context);
 	const struct ur_wr_opcode_info *op = ur_wr_opcode_get(wr->opcode);
 	uint64_t total = 0;
 
 	if (!ur_wr_allowed(wr->opcode, qp->qp_type))
-		return uroce_refuse(ctx, EINVAL, "post_send",
+		return uroce_refuse(nic, EINVAL, "post_send",
 				    "qp %#x: opcode %s (%d) is not offered on a %s QP", qp->qp_num,
 				    op->name, wr->opcode,
 				    qp->qp_type == IBV_QPT_RC	? "RC"
@@ -29,13 +29,13 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 								: "UD");
 	if (wr->num_sge < 0 ||
 	    ((uint32_t)wr->num_sge > sq->max_sge && !(wr->send_flags & IBV_SEND_INLINE)))
-		return uroce_refuse(ctx, EINVAL, "post_send",
+		return uroce_refuse(nic, EINVAL, "post_send",
 				    "qp %#x: num_sge %d, the QP's max_send_sge is %u", qp->qp_num,
 				    wr->num_sge, sq->max_sge);
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
 	if (total > (1ull << 31))
-		return uroce_refuse(ctx, EINVAL, "post_send",
+		return uroce_refuse(nic, EINVAL, "post_send",
 				    "qp %#x: %llu bytes, above max_msg_sz 2^31", qp->qp_num,
 				    (unsigned long long)total);
 	memset(w, 0, sizeof(*w));
@@ -51,7 +51,7 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 		/* one 8-byte local buffer receives the original value (10.7.3.3) */
 		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
 			return uroce_refuse(
-			    ctx, EINVAL, "post_send",
+			    nic, EINVAL, "post_send",
 			    "qp %#x: an atomic needs one 8-byte SGE (num_sge %d) (IBTA 10.7.3.3)",
 			    qp->qp_num, wr->num_sge);
 		w->remote_addr = wr->wr.atomic.remote_addr;
@@ -65,7 +65,7 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 		w->imm = wr->invalidate_rkey;
 	if (qp->qp_type == IBV_QPT_UD) {
 		if (!wr->wr.ud.ah)
-			return uroce_refuse(ctx, EINVAL, "post_send",
+			return uroce_refuse(nic, EINVAL, "post_send",
 					    "qp %#x: a UD send without wr.ud.ah", qp->qp_num);
 		w->ud_av = &to_uah(wr->wr.ud.ah)->av;
 		w->ud_qpn = wr->wr.ud.remote_qpn;
@@ -77,7 +77,7 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 
 		if (total > uqp->max_inline)
 			return uroce_refuse(
-			    ctx, EINVAL, "post_send",
+			    nic, EINVAL, "post_send",
 			    "qp %#x: %llu inline bytes, the QP's max_inline_data is %u", qp->qp_num,
 			    (unsigned long long)total, uqp->max_inline);
 		/* inline: the data is copied now, the buffers may be reused at once */
@@ -108,7 +108,7 @@ int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 	/* Sends need RTS (or a state that flushes them); IBTA 10.8.1 */
 	if (st == UR_QPS_RESET || st == UR_QPS_INIT || st == UR_QPS_RTR) {
 		*bad = wr;
-		return uroce_refuse(to_uctx(qp->context), EINVAL, "post_send",
+		return uroce_refuse(to_unic(qp->context), EINVAL, "post_send",
 				    "qp %#x is in %s: sends need RTS (IBTA 10.8.1)", qp->qp_num,
 				    ur_qp_state_name(st));
 	}
@@ -117,7 +117,7 @@ int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 		struct ur_send_wqe *w = ur_wq_reserve(sq, n);
 
 		if (!w) {
-			err = uroce_refuse(to_uctx(qp->context), ENOMEM, "post_send",
+			err = uroce_refuse(to_unic(qp->context), ENOMEM, "post_send",
 					   "qp %#x: the send queue is full (max_send_wr %u)",
 					   qp->qp_num, ur_wq_size(sq));
 			break;
@@ -134,12 +134,12 @@ int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 		*bad = wr;
 	if (n) {
 		ur_qp_doorbell(uqp->qp);
-		uroce_progress_post(to_uctx(qp->context));
+		uroce_progress_post(to_unic(qp->context));
 	}
 	return err;
 }
 
-static int post_recv_to(struct uroce_context *ctx, const char *call, struct ur_wq *rq,
+static int post_recv_to(struct uroce_nic *nic, const char *call, struct ur_wq *rq,
 			pthread_spinlock_t *lock, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad,
 			uint32_t *posted)
 {
@@ -153,13 +153,13 @@ static int post_recv_to(struct uroce_context *ctx, const char *call, struct ur_w
 
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
 			err =
-			    uroce_refuse(ctx, EINVAL, call, "num_sge %d, the queue's max_sge is %u",
+			    uroce_refuse(nic, EINVAL, call, "num_sge %d, the queue's max_sge is %u",
 					 wr->num_sge, rq->max_sge);
 			break;
 		}
 		r = ur_wq_reserve(rq, n);
 		if (!r) {
-			err = uroce_refuse(ctx, ENOMEM, call,
+			err = uroce_refuse(nic, ENOMEM, call,
 					   "the receive queue is full (max_wr %u)", ur_wq_size(rq));
 			break;
 		}
@@ -190,16 +190,16 @@ int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	if (qp->srq || st == UR_QPS_RESET) {
 		*bad = wr;
 		return uroce_refuse(
-		    to_uctx(qp->context), EINVAL, "post_recv", "qp %#x %s", qp->qp_num,
+		    to_unic(qp->context), EINVAL, "post_recv", "qp %#x %s", qp->qp_num,
 		    qp->srq ? "takes its receives from an SRQ: post them there" : "is in RESET");
 	}
-	err = post_recv_to(to_uctx(qp->context), "post_recv", ur_qp_rq(uqp->qp), &uqp->rq_lock, wr,
+	err = post_recv_to(to_unic(qp->context), "post_recv", ur_qp_rq(uqp->qp), &uqp->rq_lock, wr,
 			   bad, &n);
 	/* the responder takes receive WQEs when SENDs arrive: only a QP in
 	 * the error state needs telling, to flush them */
 	if (n && st == UR_QPS_ERR) {
 		ur_qp_doorbell(uqp->qp);
-		uroce_progress_kick(to_uctx(qp->context));
+		uroce_progress_kick(to_unic(qp->context));
 	}
 	return err;
 }
@@ -209,6 +209,6 @@ int uroce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 	struct uroce_srq *usrq = to_usrq(srq);
 	uint32_t n;
 
-	return post_recv_to(to_uctx(srq->context), "post_srq_recv", ur_srq_wq(usrq->srq),
+	return post_recv_to(to_unic(srq->context), "post_srq_recv", ur_srq_wq(usrq->srq),
 			    &usrq->lock, wr, bad, &n);
 }

@@ -26,19 +26,19 @@ static void wr_fail(struct uroce_qp *uqp, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void wr_fail(struct uroce_qp *uqp, int err, const char *fmt, ...)
 {
-	struct uroce_context *ctx = to_uctx(uqp->vqp.qp.context);
+	struct uroce_nic *nic = to_unic(uqp->vqp.qp.context);
 	char why[256];
 	va_list ap;
 
 	if (uqp->wr_err)
 		return;
 	uqp->wr_err = err;
-	if (ctx->cfg.debug < 1)
+	if (nic->cfg.debug < 1)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	uroce_refuse(ctx, err, "ibv_wr_*", "qp %#x: %s", uqp->vqp.qp.qp_num, why);
+	uroce_refuse(nic, err, "ibv_wr_*", "qp %#x: %s", uqp->vqp.qp.qp_num, why);
 }
 
 /* The request being built is finished: check what only now is complete. */
@@ -305,7 +305,7 @@ static int wr_complete(struct ibv_qp_ex *ex)
 	pthread_spin_unlock(&uqp->sq_lock);
 	if (n) {
 		ur_qp_doorbell(uqp->qp);
-		uroce_progress_post(to_uctx(ex->qp_base.context));
+		uroce_progress_post(to_unic(ex->qp_base.context));
 	}
 	return 0;
 }

@@ -2,7 +2,7 @@
 /*
  * Progress: who runs the engine and the port, and when.
  *
- * Whoever holds ctx->lock runs one pass: receive a burst, run doorbells and
+ * Whoever holds nic->lock runs one pass: receive a burst, run doorbells and
  * timers, transmit a burst. Application threads take a pass opportunistically
  * (trylock) when they post or find a CQ empty, which gives the lowest
  * latency and no cross-thread handoff. A progress thread takes passes when
@@ -30,7 +30,7 @@
  * The timings, in one place. Each was chosen by measurement on a 2-vCPU VM
  * where a thread's wake-up costs tens of microseconds of a core under load:
  * docs/progress-and-cpu.md gives each one's commands, commits and figures.
- * Two are tunable (UROCE_SPIN_NS, UROCE_YIELD_NS: ctx->cfg, defaults in
+ * Two are tunable (UROCE_SPIN_NS, UROCE_YIELD_NS: nic->cfg, defaults in
  * config.h).
  */
 #define RX_BURST 32                   /* frames taken in per pass */
@@ -66,16 +66,16 @@ uint64_t uroce_now_ns(void)
 
 static int host_tx_get(void *host, struct ur_txbuf *b)
 {
-	struct uroce_context *ctx = host;
+	struct uroce_nic *nic = host;
 
-	return uroce_dp_tx_get(ctx->dp, &b->data, &b->cap, &b->cookie);
+	return uroce_dp_tx_get(nic->dp, &b->data, &b->cap, &b->cookie);
 }
 
 static void host_tx_put(void *host, struct ur_txbuf *b, uint32_t len)
 {
-	struct uroce_context *ctx = host;
+	struct uroce_nic *nic = host;
 
-	uroce_dp_tx_put(ctx->dp, b->cookie, len);
+	uroce_dp_tx_put(nic->dp, b->cookie, len);
 }
 
 static void host_cq_event(void *host, struct ur_cq *cq)
@@ -91,29 +91,34 @@ static void host_cq_event(void *host, struct ur_cq *cq)
 		ucq->events_sent++;
 }
 
+/* Each event goes to the context that made its object, as on a NIC. */
 static void host_async_event(void *host, enum ur_async_event ev, void *obj)
 {
-	struct uroce_context *ctx = host;
-	uint64_t element = 0;
+	struct ibv_context *owner;
+	uint64_t element;
 
+	(void)host;
 	switch (ev) {
 	case UR_EVENT_CQ_ERR:
+		owner = ((struct uroce_cq *)obj)->vcq.cq.context;
 		element = (uintptr_t)&((struct uroce_cq *)obj)->vcq.cq;
 		break;
 	case UR_EVENT_SRQ_LIMIT_REACHED:
 	case UR_EVENT_SRQ_ERR:
+		owner = ((struct uroce_srq *)obj)->vsrq.srq.context;
 		element = (uintptr_t)&((struct uroce_srq *)obj)->vsrq.srq;
 		break;
 	default: {
 		struct uroce_qp *uqp = obj;
 
 		/* destroy_qp waits for the events handed out: count only those that were */
-		if (uroce_async_event(ctx, (enum ibv_event_type)ev, (uintptr_t)&uqp->vqp.qp))
+		if (uroce_async_event(to_uctx(uqp->vqp.qp.context), (enum ibv_event_type)ev,
+				      (uintptr_t)&uqp->vqp.qp))
 			uqp->events_sent++;
 		return;
 	}
 	}
-	uroce_async_event(ctx, (enum ibv_event_type)ev, element);
+	uroce_async_event(to_uctx(owner), (enum ibv_event_type)ev, element);
 }
 
 static uint64_t host_random(void *host)
@@ -143,7 +148,7 @@ const struct ur_host_ops uroce_host_ops = {
 /* ---- one pass ---- */
 
 struct rx_arg {
-	struct uroce_context *ctx;
+	struct uroce_nic *nic;
 	uint64_t now;
 };
 
@@ -151,16 +156,16 @@ static void rx_frame(void *arg, const uint8_t *frame, uint32_t len)
 {
 	struct rx_arg *a = arg;
 
-	ur_dev_rx(a->ctx->engine, frame, len, a->now);
+	ur_dev_rx(a->nic->engine, frame, len, a->now);
 }
 
-/* Called with ctx->lock held: receive, timers, transmit. Returns frames moved. */
-static unsigned run_pass(struct uroce_context *ctx, uint64_t now)
+/* Called with nic->lock held: receive, timers, transmit. Returns frames moved. */
+static unsigned run_pass(struct uroce_nic *nic, uint64_t now)
 {
-	struct rx_arg a = {ctx, now};
+	struct rx_arg a = {nic, now};
 	unsigned n;
 
-	n = uroce_dp_rx(ctx->dp, rx_frame, &a, RX_BURST, now);
+	n = uroce_dp_rx(nic->dp, rx_frame, &a, RX_BURST, now);
 	/* a burst of large frames takes tens of microseconds to take in: the
 	 * timers and the transmit stage (held ACKs start there) see that time */
 	if (n)
@@ -170,51 +175,55 @@ static unsigned run_pass(struct uroce_context *ctx, uint64_t now)
 	 * would otherwise give up on, costing a retry each. The timers wait
 	 * until a burst comes in short (the ring is drained), for a bounded
 	 * number of passes; doorbells run every pass. */
-	if (n == RX_BURST && ctx->timers_deferred < RX_DEFER_PASSES) {
-		ctx->timers_deferred++;
-		ur_dev_run_doorbells(ctx->engine, now);
+	if (n == RX_BURST && nic->timers_deferred < RX_DEFER_PASSES) {
+		nic->timers_deferred++;
+		ur_dev_run_doorbells(nic->engine, now);
 	} else {
-		ctx->timers_deferred = 0;
-		ur_dev_poll(ctx->engine, now);
+		nic->timers_deferred = 0;
+		ur_dev_poll(nic->engine, now);
 	}
-	n += ur_dev_tx(ctx->engine, now, TX_BURST);
-	uroce_dp_tx_flush(ctx->dp, now);
+	n += ur_dev_tx(nic->engine, now, TX_BURST);
+	uroce_dp_tx_flush(nic->dp, now);
 	return n;
 }
 
-/* Transmit what is ready, for a caller that holds ctx->lock already
+/* Transmit what is ready, for a caller that holds nic->lock already
  * (destroy_qp sends the ACK a QP held); nothing is received. */
-void uroce_progress_tx_locked(struct uroce_context *ctx)
+void uroce_progress_tx_locked(struct uroce_nic *nic)
 {
 	uint64_t now = uroce_now_ns();
 
-	ur_dev_tx(ctx->engine, now, TX_BURST);
-	uroce_dp_tx_flush(ctx->dp, now);
+	ur_dev_tx(nic->engine, now, TX_BURST);
+	uroce_dp_tx_flush(nic->dp, now);
 }
 
 /* Wake the sleeping progress thread if the engine now needs it earlier. */
-static void maybe_wake(struct uroce_context *ctx, uint64_t deadline)
+static void maybe_wake(struct uroce_nic *nic, uint64_t deadline)
 {
-	uint64_t until = atomic_load(&ctx->sleep_until);
+	uint64_t until = atomic_load(&nic->sleep_until);
 	uint64_t one = 1;
 
-	if (until && deadline < until && write(ctx->wake_fd, &one, sizeof(one)) < 0)
-		uroce_log(ctx, 2, "wake write: %s", strerror(errno));
+	if (until && deadline < until && write(nic->wake_fd, &one, sizeof(one)) < 0)
+		uroce_log(nic, 2, "wake write: %s", strerror(errno));
 }
 
-unsigned uroce_progress_kick(struct uroce_context *ctx)
+unsigned uroce_progress_kick(struct uroce_nic *nic)
 {
 	uint64_t now, deadline;
 	unsigned moved;
 
-	if (pthread_mutex_trylock(&ctx->lock))
+	if (pthread_mutex_trylock(&nic->lock))
 		return 0; /* the holder will see our doorbell before it lets go */
 	now = uroce_now_ns();
-	moved = run_pass(ctx, now);
-	deadline = ur_dev_next_deadline(ctx->engine);
-	pthread_mutex_unlock(&ctx->lock);
-	atomic_store_explicit(&ctx->app_pass_ns, now, memory_order_relaxed);
-	maybe_wake(ctx, deadline);
+	moved = run_pass(nic, now);
+	deadline = ur_dev_next_deadline(nic->engine);
+	/* frames one context sent another wait in the loopback ring: an
+	 * application about to block on its CQ's channel would not take them */
+	if (uroce_dp_loop_pending(nic->dp))
+		deadline = now;
+	pthread_mutex_unlock(&nic->lock);
+	atomic_store_explicit(&nic->app_pass_ns, now, memory_order_relaxed);
+	maybe_wake(nic, deadline);
 	return moved;
 }
 
@@ -226,15 +235,15 @@ unsigned uroce_progress_kick(struct uroce_context *ctx)
  * each. A progress thread asleep for longer would not see the doorbell in
  * time: kick then. It sleeps briefly while an application is passing.
  */
-void uroce_progress_post(struct uroce_context *ctx)
+void uroce_progress_post(struct uroce_nic *nic)
 {
 	uint64_t until;
 
 	/* the doorbell before the look at sleep_until; sleep_until() pairs */
 	atomic_thread_fence(memory_order_seq_cst);
-	until = atomic_load_explicit(&ctx->sleep_until, memory_order_seq_cst);
+	until = atomic_load_explicit(&nic->sleep_until, memory_order_seq_cst);
 	if (until && until > uroce_now_ns() + POST_WAIT_NS)
-		uroce_progress_kick(ctx);
+		uroce_progress_kick(nic);
 }
 
 /*
@@ -248,11 +257,11 @@ void uroce_progress_post(struct uroce_context *ctx)
  * the core away for a whole scheduler slice. sched_yield() returns at once
  * when nobody is, so an idle machine pays one system call per spell.
  */
-void uroce_progress_idle(struct uroce_context *ctx, bool moved)
+void uroce_progress_idle(struct uroce_nic *nic, bool moved)
 {
 	static __thread uint64_t idle_since;
 	static __thread unsigned empty;
-	uint64_t now, after = ctx->cfg.yield_after_ns;
+	uint64_t now, after = nic->cfg.yield_after_ns;
 
 	if (moved || !after) {
 		idle_since = 0;
@@ -298,21 +307,21 @@ static uint64_t nap_ns(uint64_t idle_ns)
  * Block until a frame may be there, the engine's deadline, or a wake-up.
  * irq_fd: memif's ring interrupt, armed (uroce_dp_arm_wakeup), or -1.
  */
-static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadline,
+static void sleep_until(struct uroce_nic *nic, uint64_t now, uint64_t deadline,
 			uint64_t idle_ns, int irq_fd)
 {
-	struct pollfd p[2] = {{.fd = ctx->wake_fd, .events = POLLIN},
-			      {.fd = irq_fd >= 0 ? irq_fd : uroce_dp_wait_fd(ctx->dp),
+	struct pollfd p[2] = {{.fd = nic->wake_fd, .events = POLLIN},
+			      {.fd = irq_fd >= 0 ? irq_fd : uroce_dp_wait_fd(nic->dp),
 			       .events = POLLIN}};
 	uint64_t wait = deadline > now ? deadline - now : 0, drain;
 
 	if (wait > MAX_SLEEP_NS)
 		wait = MAX_SLEEP_NS;
-	atomic_store(&ctx->sleep_until, now + wait);
+	atomic_store(&nic->sleep_until, now + wait);
 	/* Pairs with the doorbell push an application made before its trylock
 	 * failed: one of us sees the other (seq_cst on both sides). */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!ur_dev_doorbell_pending(ctx->engine)) {
+	if (!ur_dev_doorbell_pending(nic->engine)) {
 		/* no fd to say a frame came (memif unarmed): nap, however far
 		 * the deadline; an armed memif peer that is not uroce may miss
 		 * the flag (DPDK's PMD does not fence): look again in 10 ms */
@@ -324,9 +333,9 @@ static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadli
 
 		ppoll(p, p[1].fd >= 0 ? 2 : 1, &ts, NULL);
 	}
-	atomic_store(&ctx->sleep_until, 0);
-	if (read(ctx->wake_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
-		uroce_log(ctx, 2, "wake read: %s", strerror(errno));
+	atomic_store(&nic->sleep_until, 0);
+	if (read(nic->wake_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
+		uroce_log(nic, 2, "wake read: %s", strerror(errno));
 }
 
 /*
@@ -339,38 +348,38 @@ static void sleep_until(struct uroce_context *ctx, uint64_t now, uint64_t deadli
  * that arms CQs may block in ibv_get_cq_event right after a post, and
  * needs this thread for that post: it never drives.
  */
-static bool app_polls(struct uroce_context *ctx, uint64_t now)
+static bool app_polls(struct uroce_nic *nic, uint64_t now)
 {
-	return !atomic_load_explicit(&ctx->events_used, memory_order_relaxed) &&
-	       now - atomic_load_explicit(&ctx->app_pass_ns, memory_order_relaxed) < APP_DRIVES_NS;
+	return !atomic_load_explicit(&nic->events_used, memory_order_relaxed) &&
+	       now - atomic_load_explicit(&nic->app_pass_ns, memory_order_relaxed) < APP_DRIVES_NS;
 }
 
 static void *progress_thread(void *arg)
 {
-	struct uroce_context *ctx = arg;
+	struct uroce_nic *nic = arg;
 	uint64_t busy_until = 0, last_pass = 0;
 	int irq_fd;
 	/* While the application drives, the naps grow to the housekeeping pass:
 	 * each wake-up costs tens of microseconds of a core it needs. */
-	bool no_fd = uroce_dp_wait_fd(ctx->dp) < 0; /* memif: nothing wakes a nap early */
+	bool no_fd = uroce_dp_wait_fd(nic->dp) < 0; /* memif: nothing wakes a nap early */
 	/* Over af_packet the naps start longer: they restart each time the
 	 * application is seen off its core, hundreds of times a second. Over
 	 * memif, where nothing wakes a nap early, longer first naps lost. */
 	uint64_t first_nap = no_fd ? BACKOFF_NS : FD_BACKOFF_NS, backoff = first_nap;
-	uint64_t spin_ns = ctx->cfg.spin_ns;
+	uint64_t spin_ns = nic->cfg.spin_ns;
 
 	prctl(PR_SET_TIMERSLACK, TIMER_SLACK_NS, 0, 0, 0);
 	uroce_dp_thread_register();
 
-	while (!atomic_load(&ctx->stop)) {
+	while (!atomic_load(&nic->stop)) {
 		uint64_t now, deadline;
 		unsigned moved;
 		bool pending, polls, drives;
 
 		now = uroce_now_ns();
-		polls = app_polls(ctx, now);
+		polls = app_polls(nic, now);
 		drives = polls && now - last_pass < HOUSEKEEP_NS;
-		if (drives || pthread_mutex_trylock(&ctx->lock)) {
+		if (drives || pthread_mutex_trylock(&nic->lock)) {
 			/* the application is running passes and moves the packets
 			 * itself: waiting on the mutex would cost a futex sleep and
 			 * wake-up each time. Look again shortly, and less often the
@@ -382,11 +391,11 @@ static void *progress_thread(void *arg)
 			continue;
 		}
 		/* memif's interrupt, if this thread armed it before its sleep */
-		uroce_dp_disarm_wakeup(ctx->dp);
+		uroce_dp_disarm_wakeup(nic->dp);
 		/* the clock is read under the lock: the engine must never see time go back */
 		now = uroce_now_ns();
 		last_pass = now;
-		moved = run_pass(ctx, now);
+		moved = run_pass(nic, now);
 		/*
 		 * A housekeeping pass amid a memif application's driving: nap on
 		 * as long (restarting from 1 us made ten wake-ups a millisecond).
@@ -397,28 +406,28 @@ static void *progress_thread(void *arg)
 		 */
 		if (!polls || (moved && !no_fd))
 			backoff = first_nap;
-		uroce_neigh_poll(ctx, now);
-		pending = ur_dev_tx_pending(ctx->engine);
-		deadline = ur_dev_next_deadline(ctx->engine);
+		uroce_neigh_poll(nic, now);
+		pending = ur_dev_tx_pending(nic->engine) || uroce_dp_loop_pending(nic->dp);
+		deadline = ur_dev_next_deadline(nic->engine);
 		/* Sleeping past the ACK timeout would make each first send
 		 * after a lull wake us to arm its retransmit timer. */
-		if (deadline > now && deadline - now > ur_dev_quiet_ns(ctx->engine))
-			deadline = now + ur_dev_quiet_ns(ctx->engine);
-		if (now >= ctx->next_counter_write) {
-			uroce_dp_housekeeping(ctx->dp);
+		if (deadline > now && deadline - now > ur_dev_quiet_ns(nic->engine))
+			deadline = now + ur_dev_quiet_ns(nic->engine);
+		if (now >= nic->next_counter_write) {
+			uroce_dp_housekeeping(nic->dp);
 			/* the writer flag and steering change only here, under the
 			 * lock; a newly elected housekeeper also takes block 0 */
-			uroce_shared_try_writer(&ctx->shared);
-			if (ctx->shared.writer && !ctx->steer_block0 && !ctx->steer_unsupported)
-				uroce_steer_update(ctx);
+			uroce_shared_try_writer(&nic->shared);
+			if (nic->shared.writer && !nic->steer_block0 && !nic->steer_unsupported)
+				uroce_steer_update(nic);
 		}
-		pthread_mutex_unlock(&ctx->lock);
+		pthread_mutex_unlock(&nic->lock);
 		/* file I/O outside the lock: the engine never waits for the disk */
-		if (now >= ctx->next_counter_write) {
+		if (now >= nic->next_counter_write) {
 			/* the first pass writes whether elected or not: what a
 			 * program killed before we opened counted becomes final */
-			uroce_counters_write(ctx, !ctx->next_counter_write);
-			ctx->next_counter_write = now + COUNTER_FILE_NS;
+			uroce_counters_write(nic, !nic->next_counter_write);
+			nic->next_counter_write = now + COUNTER_FILE_NS;
 		}
 		if (moved || pending) {
 			busy_until = now + spin_ns;
@@ -430,44 +439,44 @@ static void *progress_thread(void *arg)
 			deadline = now + COUNTER_FILE_NS;
 		/* an application that just ran a pass will likely post again
 		 * and may not kick (uroce_progress_post): wake up soon */
-		if (now - atomic_load_explicit(&ctx->app_pass_ns, memory_order_relaxed) < APP_RECENT_NS &&
+		if (now - atomic_load_explicit(&nic->app_pass_ns, memory_order_relaxed) < APP_RECENT_NS &&
 		    deadline > now + POST_WAIT_NS / 2)
 			deadline = now + POST_WAIT_NS / 2;
 		/* memif: ask the peer to signal the next frame, under the lock
 		 * (a pass may take the link down meanwhile) */
 		irq_fd = -1;
-		if (no_fd && !pthread_mutex_trylock(&ctx->lock)) {
-			irq_fd = uroce_dp_arm_wakeup(ctx->dp, now);
-			pthread_mutex_unlock(&ctx->lock);
+		if (no_fd && !pthread_mutex_trylock(&nic->lock)) {
+			irq_fd = uroce_dp_arm_wakeup(nic->dp, now);
+			pthread_mutex_unlock(&nic->lock);
 			if (irq_fd == -EAGAIN)
 				continue; /* frames came meanwhile */
 		}
-		sleep_until(ctx, now, deadline, now - busy_until, irq_fd);
+		sleep_until(nic, now, deadline, now - busy_until, irq_fd);
 	}
 	uroce_dp_thread_unregister();
 	return NULL;
 }
 
-int uroce_progress_start(struct uroce_context *ctx)
+int uroce_progress_start(struct uroce_nic *nic)
 {
 	int err;
 
-	atomic_store(&ctx->stop, false);
-	err = pthread_create(&ctx->thread, NULL, progress_thread, ctx);
+	atomic_store(&nic->stop, false);
+	err = pthread_create(&nic->thread, NULL, progress_thread, nic);
 	if (err)
 		return -err;
-	pthread_setname_np(ctx->thread, "uroce-progress");
+	pthread_setname_np(nic->thread, "uroce-progress");
 	return 0;
 }
 
-void uroce_progress_stop(struct uroce_context *ctx)
+void uroce_progress_stop(struct uroce_nic *nic)
 {
 	uint64_t one = 1;
 
-	atomic_store(&ctx->stop, true);
-	if (write(ctx->wake_fd, &one, sizeof(one)) < 0)
-		uroce_log(ctx, 2, "wake write: %s", strerror(errno));
-	pthread_join(ctx->thread, NULL);
-	uroce_dp_housekeeping(ctx->dp);
-	uroce_counters_write(ctx, true);
+	atomic_store(&nic->stop, true);
+	if (write(nic->wake_fd, &one, sizeof(one)) < 0)
+		uroce_log(nic, 2, "wake write: %s", strerror(errno));
+	pthread_join(nic->thread, NULL);
+	uroce_dp_housekeeping(nic->dp);
+	uroce_counters_write(nic, true);
 }

@@ -32,7 +32,7 @@ static bool ll_gid_has_mac(const uint8_t g[16])
 	return !memcmp(g, ll, 8) && g[11] == 0xff && g[12] == 0xfe;
 }
 
-int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, struct ur_av *av,
+int uroce_av_from_attr(struct uroce_nic *nic, const struct ibv_ah_attr *ah, struct ur_av *av,
 		       const char *call)
 {
 	const struct ur_gid *sgid;
@@ -40,27 +40,27 @@ int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, 
 	/* RoCE addresses by GID: the GRH is required (A16.4.3) */
 	if (!ah->is_global)
 		return uroce_refuse(
-		    ctx, EINVAL, call,
+		    nic, EINVAL, call,
 		    "address without a GRH (ah_attr.is_global 0): RoCE needs one (IBTA A16.4.3)");
-	if (ah->grh.sgid_index >= ctx->conf.ngids)
-		return uroce_refuse(ctx, EINVAL, call,
+	if (ah->grh.sgid_index >= nic->conf.ngids)
+		return uroce_refuse(nic, EINVAL, call,
 				    "ah_attr.grh.sgid_index %u: the GID table has %u entries",
-				    ah->grh.sgid_index, ctx->conf.ngids);
+				    ah->grh.sgid_index, nic->conf.ngids);
 	if (ah->port_num != 1 && ah->port_num != 0)
-		return uroce_refuse(ctx, EINVAL, call,
+		return uroce_refuse(nic, EINVAL, call,
 				    "ah_attr.port_num %u: the device has port 1 only",
 				    ah->port_num);
 	memset(av, 0, sizeof(*av));
-	sgid = (const struct ur_gid *)ctx->conf.gids[ah->grh.sgid_index].raw;
+	sgid = (const struct ur_gid *)nic->conf.gids[ah->grh.sgid_index].raw;
 	av->path.sgid = *sgid;
 	memcpy(av->path.dgid.raw, ah->grh.dgid.raw, 16);
 	if (ur_gid_is_v4(&av->path.sgid) != ur_gid_is_v4(&av->path.dgid))
 		return uroce_refuse(
-		    ctx, EINVAL, call,
+		    nic, EINVAL, call,
 		    "source GID %u is IPv%c, the destination GID IPv%c: no route between them",
 		    ah->grh.sgid_index, ur_gid_is_v4(&av->path.sgid) ? '4' : '6',
 		    ur_gid_is_v4(&av->path.dgid) ? '4' : '6');
-	memcpy(av->path.smac, ctx->conf.mac, 6);
+	memcpy(av->path.smac, nic->conf.mac, 6);
 	av->path.tclass = ah->grh.traffic_class;
 	/* the kernel sets the hop limit from the route (64) whatever the caller asks */
 	av->path.hop_limit = 64;
@@ -71,15 +71,15 @@ int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, 
 	return 0;
 }
 
-static bool is_own_gid(struct uroce_context *ctx, const uint8_t g[16])
+static bool is_own_gid(struct uroce_nic *nic, const uint8_t g[16])
 {
-	for (unsigned i = 0; i < ctx->conf.ngids; i++)
-		if (!memcmp(ctx->conf.gids[i].raw, g, 16))
+	for (unsigned i = 0; i < nic->conf.ngids; i++)
+		if (!memcmp(nic->conf.gids[i].raw, g, 16))
 			return true;
 	return false;
 }
 
-int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_ns)
+int uroce_resolve_av(struct uroce_nic *nic, struct ur_av *av, uint64_t wait_ns)
 {
 	const uint8_t *dgid = av->path.dgid.raw;
 	uint64_t end = uroce_now_ns() + wait_ns;
@@ -91,8 +91,8 @@ int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_
 		av->resolved = 1;
 		return 0;
 	}
-	if (is_own_gid(ctx, dgid)) {
-		memcpy(av->path.dmac, ctx->conf.mac, 6); /* loopback */
+	if (is_own_gid(nic, dgid)) {
+		memcpy(av->path.dmac, nic->conf.mac, 6); /* loopback */
 		av->resolved = 1;
 		return 0;
 	}
@@ -100,15 +100,15 @@ int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_
 		uint64_t now = uroce_now_ns();
 		struct timespec nap = {.tv_nsec = 200000};
 
-		pthread_mutex_lock(&ctx->lock);
-		r = uroce_dp_neigh_lookup(ctx->dp, dgid, av->path.dmac, now);
-		pthread_mutex_unlock(&ctx->lock);
+		pthread_mutex_lock(&nic->lock);
+		r = uroce_dp_neigh_lookup(nic->dp, dgid, av->path.dmac, now);
+		pthread_mutex_unlock(&nic->lock);
 		if (r == 0) {
 			const uint8_t *m = av->path.dmac;
 
 			av->resolved = 1;
 			uroce_gid_format(dgid, txt, sizeof(txt));
-			uroce_log(ctx, 1, "neighbour %s is %02x:%02x:%02x:%02x:%02x:%02x", txt, m[0],
+			uroce_log(nic, 1, "neighbour %s is %02x:%02x:%02x:%02x:%02x:%02x", txt, m[0],
 				  m[1], m[2], m[3], m[4], m[5]);
 			return 0;
 		}
@@ -117,7 +117,7 @@ int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_
 		nanosleep(&nap, NULL);
 	}
 	uroce_gid_format(dgid, txt, sizeof(txt));
-	uroce_log(ctx, 0, "neighbour %s does not answer (ARP/ND): packets to it are dropped until it does",
+	uroce_log(nic, 0, "neighbour %s does not answer (ARP/ND): packets to it are dropped until it does",
 		  txt);
 	return -EHOSTUNREACH;
 }
@@ -128,45 +128,45 @@ int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_
  * with RETRY_EXC_ERR if the neighbour never shows up, and carries on if it
  * does.
  */
-void uroce_neigh_poll(struct uroce_context *ctx, uint64_t now)
+void uroce_neigh_poll(struct uroce_nic *nic, uint64_t now)
 {
 	unsigned kept = 0;
 
-	if (!ctx->nneigh_wait || now < ctx->next_neigh_poll)
+	if (!nic->nneigh_wait || now < nic->next_neigh_poll)
 		return;
-	ctx->next_neigh_poll = now + 100000000ull;
-	for (unsigned i = 0; i < ctx->nneigh_wait; i++) {
-		struct uroce_qp *uqp = ctx->neigh_wait[i];
+	nic->next_neigh_poll = now + 100000000ull;
+	for (unsigned i = 0; i < nic->nneigh_wait; i++) {
+		struct uroce_qp *uqp = nic->neigh_wait[i];
 		uint8_t mac[6];
 		char txt[48];
 
-		if (uroce_dp_neigh_lookup(ctx->dp, uqp->neigh_gid, mac, now)) {
-			ctx->neigh_wait[kept++] = uqp;
+		if (uroce_dp_neigh_lookup(nic->dp, uqp->neigh_gid, mac, now)) {
+			nic->neigh_wait[kept++] = uqp;
 			continue;
 		}
 		ur_qp_set_dmac(uqp->qp, mac);
 		uqp->neigh_pending = false;
 		uroce_gid_format(uqp->neigh_gid, txt, sizeof(txt));
-		uroce_log(ctx, 1, "qp %#x: neighbour %s answered late: %02x:%02x:%02x:%02x:%02x:%02x",
+		uroce_log(nic, 1, "qp %#x: neighbour %s answered late: %02x:%02x:%02x:%02x:%02x:%02x",
 			  uqp->vqp.qp.qp_num, txt, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 	}
-	ctx->nneigh_wait = kept;
+	nic->nneigh_wait = kept;
 }
 
-static void neigh_wait_add(struct uroce_context *ctx, struct uroce_qp *uqp)
+static void neigh_wait_add(struct uroce_nic *nic, struct uroce_qp *uqp)
 {
-	for (unsigned i = 0; i < ctx->nneigh_wait; i++)
-		if (ctx->neigh_wait[i] == uqp)
+	for (unsigned i = 0; i < nic->nneigh_wait; i++)
+		if (nic->neigh_wait[i] == uqp)
 			return;
-	if (ctx->nneigh_wait < UR_ARRAY_SIZE(ctx->neigh_wait))
-		ctx->neigh_wait[ctx->nneigh_wait++] = uqp;
+	if (nic->nneigh_wait < UR_ARRAY_SIZE(nic->neigh_wait))
+		nic->neigh_wait[nic->nneigh_wait++] = uqp;
 }
 
-static void neigh_wait_del(struct uroce_context *ctx, struct uroce_qp *uqp)
+static void neigh_wait_del(struct uroce_nic *nic, struct uroce_qp *uqp)
 {
-	for (unsigned i = 0; i < ctx->nneigh_wait; i++)
-		if (ctx->neigh_wait[i] == uqp)
-			ctx->neigh_wait[i] = ctx->neigh_wait[--ctx->nneigh_wait];
+	for (unsigned i = 0; i < nic->nneigh_wait; i++)
+		if (nic->neigh_wait[i] == uqp)
+			nic->neigh_wait[i] = nic->neigh_wait[--nic->nneigh_wait];
 }
 
 static enum ur_qp_type to_ur_type(enum ibv_qp_type t)
@@ -185,7 +185,7 @@ static enum ur_qp_type to_ur_type(enum ibv_qp_type t)
 
 struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr)
 {
-	struct uroce_context *ctx = to_uctx(ibctx);
+	struct uroce_nic *nic = to_unic(ibctx);
 	struct ur_qp_init init = {0};
 	struct uroce_qp *uqp;
 	struct ibv_qp *qp;
@@ -193,31 +193,31 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	int err;
 
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
-		errno = uroce_refuse(ctx, EINVAL, "create_qp", "no PD (IBV_QP_INIT_ATTR_PD)");
+		errno = uroce_refuse(nic, EINVAL, "create_qp", "no PD (IBV_QP_INIT_ATTR_PD)");
 		return NULL;
 	}
 	if (!attr->send_cq || !attr->recv_cq) {
-		errno = uroce_refuse(ctx, EINVAL, "create_qp", "no %s",
+		errno = uroce_refuse(nic, EINVAL, "create_qp", "no %s",
 				     attr->send_cq ? "recv_cq" : "send_cq");
 		return NULL;
 	}
 	if (attr->send_cq->context != ibctx || attr->recv_cq->context != ibctx ||
 	    (attr->srq && attr->srq->context != ibctx)) {
-		errno = uroce_refuse(ctx, EINVAL, "create_qp",
+		errno = uroce_refuse(nic, EINVAL, "create_qp",
 				     "send_cq, recv_cq or srq belongs to another context");
 		return NULL;
 	}
 	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
 				IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
 		errno = uroce_refuse(
-		    ctx, EOPNOTSUPP, "create_qp",
+		    nic, EOPNOTSUPP, "create_qp",
 		    "comp_mask %#x: only PD, CREATE_FLAGS and SEND_OPS_FLAGS are offered",
 		    attr->comp_mask);
 		return NULL;
 	}
 	/* no creation flag is offered; none at all is what every QP has (rxe: EOPNOTSUPP) */
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags) {
-		errno = uroce_refuse(ctx, EOPNOTSUPP, "create_qp",
+		errno = uroce_refuse(nic, EOPNOTSUPP, "create_qp",
 				     "create_flags %#x: no creation flag is offered",
 				     attr->create_flags);
 		return NULL;
@@ -225,7 +225,7 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	init.type = to_ur_type(attr->qp_type);
 	if (!init.type) {
 		/* XRC and raw packet QPs are not implemented */
-		errno = uroce_refuse(ctx, EOPNOTSUPP, "create_qp",
+		errno = uroce_refuse(nic, EOPNOTSUPP, "create_qp",
 				     "qp_type %d: only RC, UC and UD are offered", attr->qp_type);
 		return NULL;
 	}
@@ -235,32 +235,32 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 		const struct ibv_qp_cap *c = &attr->cap;
 
 		errno =
-		    uroce_refuse(ctx, EINVAL, "create_qp",
+		    uroce_refuse(nic, EINVAL, "create_qp",
 				 "cap max_send_wr %u max_recv_wr %u (max_qp_wr %u), max_send_sge "
 				 "%u max_recv_sge %u (max_sge %u), max_inline_data %u (at most %u)",
 				 c->max_send_wr, c->max_recv_wr, UR_MAX_WR, c->max_send_sge,
 				 c->max_recv_sge, UR_MAX_SGE, c->max_inline_data, UR_MAX_INLINE);
 		return NULL;
 	}
-	err = uroce_obj_get(ctx, UROCE_OBJ_QP);
+	err = uroce_obj_get(nic, UROCE_OBJ_QP);
 	if (err) {
-		errno = uroce_refuse(ctx, err, "create_qp", "max_qp %u QPs exist already",
-				     ctx->limit[UROCE_OBJ_QP]);
+		errno = uroce_refuse(nic, err, "create_qp", "max_qp %u QPs exist already",
+				     nic->limit[UROCE_OBJ_QP]);
 		return NULL;
 	}
 	uqp = calloc(1, sizeof(*uqp));
 	if (!uqp) {
-		uroce_obj_put(ctx, UROCE_OBJ_QP);
-		errno = uroce_refuse(ctx, ENOMEM, "create_qp", "no memory");
+		uroce_obj_put(nic, UROCE_OBJ_QP);
+		errno = uroce_refuse(nic, ENOMEM, "create_qp", "no memory");
 		return NULL;
 	}
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		err = uroce_qp_ex_init(uqp, attr->send_ops_flags);
 		if (err) {
-			uroce_obj_put(ctx, UROCE_OBJ_QP);
+			uroce_obj_put(nic, UROCE_OBJ_QP);
 			free(uqp);
 			errno =
-			    uroce_refuse(ctx, err, "create_qp",
+			    uroce_refuse(nic, err, "create_qp",
 					 "send_ops_flags %#llx asks for an operation not offered "
 					 "(memory windows, local invalidate, TSO, atomic write)",
 					 (unsigned long long)attr->send_ops_flags);
@@ -278,21 +278,24 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	init.max_inline_data = attr->cap.max_inline_data;
 	init.sq_sig_all = attr->sq_sig_all;
 	init.host_ctx = uqp;
+	uqp->vqp.qp.context = ibctx; /* its events go to this context (progress.c) */
 
-	pthread_mutex_lock(&ctx->lock);
-	err = uroce_qpn_alloc(ctx, &qpn);
+	pthread_mutex_lock(&nic->lock);
+	err = uroce_qpn_alloc(nic, &qpn);
 	if (!err) {
 		init.qpn = qpn;
-		err = ur_qp_create(ctx->engine, &init, &uqp->qp);
+		err = ur_qp_create(nic->engine, &init, &uqp->qp);
 		if (err)
-			uroce_qpn_free(ctx, qpn);
+			uroce_qpn_free(nic, qpn);
+		else
+			uroce_link_add(&to_uctx(ibctx)->qps, &uqp->link);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&nic->lock);
 	if (err) {
-		uroce_log(ctx, 0, "create qp: %s", strerror(-err));
-		uroce_obj_put(ctx, UROCE_OBJ_QP);
+		uroce_log(nic, 0, "create qp: %s", strerror(-err));
+		uroce_obj_put(nic, UROCE_OBJ_QP);
 		free(uqp);
-		errno = uroce_refuse(ctx, err == -ENOMEM ? ENOMEM : EINVAL, "create_qp", "%s",
+		errno = uroce_refuse(nic, err == -ENOMEM ? ENOMEM : EINVAL, "create_qp", "%s",
 				     err == -ENOMEM ? "no QP number or memory left"
 						    : "the engine refused the QP");
 		return NULL;
@@ -326,7 +329,7 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	attr->cap.max_send_sge = init.max_send_sge;
 	attr->cap.max_recv_sge = init.max_recv_sge;
 	attr->cap.max_inline_data = init.max_inline_data;
-	uroce_log(ctx, 1, "create %s qp %#x: send %u x %u sge, recv %u x %u sge, inline %u",
+	uroce_log(nic, 1, "create %s qp %#x: send %u x %u sge, recv %u x %u sge, inline %u",
 		  attr->qp_type == IBV_QPT_RC ? "RC" : attr->qp_type == IBV_QPT_UC ? "UC" : "UD",
 		  qpn, init.max_send_wr, init.max_send_sge, init.max_recv_wr, init.max_recv_sge,
 		  init.max_inline_data);
@@ -372,7 +375,7 @@ static void to_ur_attr(const struct ibv_qp_attr *a, struct ur_qp_attr *u)
 
 int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
-	struct uroce_context *ctx = to_uctx(qp->context);
+	struct uroce_nic *nic = to_unic(qp->context);
 	struct uroce_qp *uqp = to_uqp(qp);
 	struct ur_qp_attr ua, cur;
 	int err;
@@ -382,65 +385,65 @@ int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	if (mask & IBV_QP_PATH_MTU) {
 		/* a path MTU above the port's runs at the port's, as the wire allows */
 		if (attr->path_mtu < IBV_MTU_256 || attr->path_mtu > IBV_MTU_4096)
-			return uroce_refuse(ctx, EINVAL, "modify_qp",
+			return uroce_refuse(nic, EINVAL, "modify_qp",
 					    "qp %#x: path_mtu %d is not an IBV_MTU_* value",
 					    qp->qp_num, attr->path_mtu);
-		if (ur_mtu_bytes(attr->path_mtu) > ctx->active_mtu)
-			ua.path_mtu = ur_mtu_enum(ctx->active_mtu);
+		if (ur_mtu_bytes(attr->path_mtu) > nic->active_mtu)
+			ua.path_mtu = ur_mtu_enum(nic->active_mtu);
 	}
 	if (mask & IBV_QP_AV) {
 		uint32_t dqpn;
 
-		err = uroce_av_from_attr(ctx, &attr->ah_attr, &ua.av, "modify_qp (IBV_QP_AV)");
+		err = uroce_av_from_attr(nic, &attr->ah_attr, &ua.av, "modify_qp (IBV_QP_AV)");
 		if (err)
 			return err;
-		pthread_mutex_lock(&ctx->lock);
+		pthread_mutex_lock(&nic->lock);
 		ur_qp_query(uqp->qp, &cur);
-		pthread_mutex_unlock(&ctx->lock);
+		pthread_mutex_unlock(&nic->lock);
 		dqpn = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num : cur.dest_qp_num;
 		ua.av.path.udp_sport = ur_roce_udp_sport(ua.av.path.flow_label, qp->qp_num, dqpn);
-		uqp->neigh_pending = uroce_resolve_av(ctx, &ua.av, RESOLVE_WAIT_NS) != 0;
+		uqp->neigh_pending = uroce_resolve_av(nic, &ua.av, RESOLVE_WAIT_NS) != 0;
 		memcpy(uqp->neigh_gid, ua.av.path.dgid.raw, 16);
 	}
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&nic->lock);
 	err = ur_qp_modify(uqp->qp, &ua, (uint32_t)mask, uroce_now_ns());
 	if (!err && (mask & IBV_QP_AV)) {
 		if (uqp->neigh_pending)
-			neigh_wait_add(ctx, uqp);
+			neigh_wait_add(nic, uqp);
 		else
-			neigh_wait_del(ctx, uqp);
+			neigh_wait_del(nic, uqp);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&nic->lock);
 	if (err) {
 		char why[384] = "";
 
-		if (err == -EINVAL && ctx->cfg.debug >= 1) {
+		if (err == -EINVAL && nic->cfg.debug >= 1) {
 			/* the same checks again, this time for their reason */
-			pthread_mutex_lock(&ctx->lock);
+			pthread_mutex_lock(&nic->lock);
 			ur_qp_modify_check(uqp->qp, &ua, (uint32_t)mask, why, sizeof(why));
-			pthread_mutex_unlock(&ctx->lock);
+			pthread_mutex_unlock(&nic->lock);
 		}
 		return uroce_refuse(
-		    ctx, -err, "modify_qp", "qp %#x (mask %#x, to state %s): %s", qp->qp_num, mask,
+		    nic, -err, "modify_qp", "qp %#x (mask %#x, to state %s): %s", qp->qp_num, mask,
 		    (mask & IBV_QP_STATE) ? ur_qp_state_name((enum ur_qp_state)attr->qp_state)
 					  : "same",
 		    why[0] ? why : "no memory for the responder resources");
 	}
-	uroce_progress_kick(ctx);
+	uroce_progress_kick(nic);
 	return 0;
 }
 
 int uroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		   struct ibv_qp_init_attr *init)
 {
-	struct uroce_context *ctx = to_uctx(qp->context);
+	struct uroce_nic *nic = to_unic(qp->context);
 	struct uroce_qp *uqp = to_uqp(qp);
 	struct ur_qp_attr u;
 
 	(void)mask;
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&nic->lock);
 	ur_qp_query(uqp->qp, &u);
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&nic->lock);
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = (enum ibv_qp_state)u.qp_state;
 	attr->cur_qp_state = (enum ibv_qp_state)u.cur_qp_state;
@@ -492,19 +495,21 @@ int uroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 int uroce_destroy_qp(struct ibv_qp *qp)
 {
 	struct uroce_context *ctx = to_uctx(qp->context);
+	struct uroce_nic *nic = ctx->nic;
 	struct uroce_qp *uqp = to_uqp(qp);
 	unsigned dropped;
 
-	pthread_mutex_lock(&ctx->lock);
-	neigh_wait_del(ctx, uqp);
+	pthread_mutex_lock(&nic->lock);
+	neigh_wait_del(nic, uqp);
 	/* the peer's last request is ours, and it waits for the ACK we held */
 	if (ur_qp_release_ack(uqp->qp))
-		uroce_progress_tx_locked(ctx);
+		uroce_progress_tx_locked(nic);
 	ur_qp_destroy(uqp->qp);
-	uroce_qpn_free(ctx, qp->qp_num);
+	uroce_qpn_free(nic, qp->qp_num);
+	uroce_link_del(&uqp->link);
 	dropped = uroce_drain_events(ctx->vctx.context.async_fd, ctx->async_wr, (uintptr_t)qp,
 				     sizeof(struct ur_uverbs_async_event_desc));
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&nic->lock);
 	/* as the kernel does: wait for the events handed out to be acknowledged */
 	pthread_mutex_lock(&qp->mutex);
 	while (qp->events_completed + dropped < uqp->events_sent)
@@ -515,36 +520,47 @@ int uroce_destroy_qp(struct ibv_qp *qp)
 	atomic_fetch_sub(&to_upd(qp->pd)->refs, 1);
 	if (qp->srq)
 		atomic_fetch_sub(&to_usrq(qp->srq)->refs, 1);
-	uroce_obj_put(ctx, UROCE_OBJ_QP);
-	uroce_log(ctx, 1, "destroy qp %#x", qp->qp_num);
+	uroce_obj_put(nic, UROCE_OBJ_QP);
+	uroce_log(nic, 1, "destroy qp %#x", qp->qp_num);
 	pthread_spin_destroy(&uqp->sq_lock);
 	pthread_spin_destroy(&uqp->rq_lock);
 	free(uqp);
 	return 0;
 }
 
+/* A QP its context closed with (nic->lock held): gone from the engine, no waiting for events. */
+void uroce_qp_take_back(struct uroce_nic *nic, struct uroce_qp *uqp)
+{
+	neigh_wait_del(nic, uqp);
+	ur_qp_destroy(uqp->qp);
+	uroce_qpn_free(nic, uqp->vqp.qp.qp_num);
+	uroce_link_del(&uqp->link);
+	uroce_obj_put(nic, UROCE_OBJ_QP);
+	free(uqp);
+}
+
 struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	struct uroce_context *ctx = to_uctx(pd->context);
+	struct uroce_nic *nic = to_unic(pd->context);
 	struct uroce_ah *ah;
-	int err = uroce_obj_get(ctx, UROCE_OBJ_AH);
+	int err = uroce_obj_get(nic, UROCE_OBJ_AH);
 
 	if (err) {
-		errno = uroce_refuse(ctx, err, "create_ah", "max_ah %u AHs exist already",
-				     ctx->limit[UROCE_OBJ_AH]);
+		errno = uroce_refuse(nic, err, "create_ah", "max_ah %u AHs exist already",
+				     nic->limit[UROCE_OBJ_AH]);
 		return NULL;
 	}
 	ah = calloc(1, sizeof(*ah));
 	if (!ah) {
-		err = uroce_refuse(ctx, ENOMEM, "create_ah", "no memory");
+		err = uroce_refuse(nic, ENOMEM, "create_ah", "no memory");
 		goto err_put;
 	}
-	err = uroce_av_from_attr(ctx, attr, &ah->av, "create_ah");
+	err = uroce_av_from_attr(nic, attr, &ah->av, "create_ah");
 	if (err)
 		goto err_free;
-	if (uroce_resolve_av(ctx, &ah->av, RESOLVE_WAIT_NS)) {
+	if (uroce_resolve_av(nic, &ah->av, RESOLVE_WAIT_NS)) {
 		/* as the kernel fails create_ah without a neighbour */
-		err = uroce_refuse(ctx, EHOSTUNREACH, "create_ah",
+		err = uroce_refuse(nic, EHOSTUNREACH, "create_ah",
 				   "the destination GID does not answer ARP/ND");
 		goto err_free;
 	}
@@ -555,7 +571,7 @@ struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 err_free:
 	free(ah);
 err_put:
-	uroce_obj_put(ctx, UROCE_OBJ_AH);
+	uroce_obj_put(nic, UROCE_OBJ_AH);
 	errno = err;
 	return NULL;
 }
@@ -565,7 +581,7 @@ int uroce_destroy_ah(struct ibv_ah *ibah)
 	struct uroce_ah *ah = to_uah(ibah);
 
 	atomic_fetch_sub(&ah->pd->refs, 1);
-	uroce_obj_put(to_uctx(ibah->context), UROCE_OBJ_AH);
+	uroce_obj_put(to_unic(ibah->context), UROCE_OBJ_AH);
 	free(ah);
 	return 0;
 }

@@ -16,44 +16,44 @@
 
 #define PER_BLOCK (1u << UROCE_QPN_BLOCK_BITS)
 
-int uroce_qpn_alloc(struct uroce_context *ctx, uint32_t *qpn)
+int uroce_qpn_alloc(struct uroce_nic *nic, uint32_t *qpn)
 {
 	for (;;) {
-		unsigned owned = ctx->shared.nblocks;
+		unsigned owned = nic->shared.nblocks;
 		uint32_t total = owned * PER_BLOCK;
 
 		for (uint32_t k = 0; k < total; k++) {
-			uint32_t pos = (ctx->qpn_cursor + k) % total;
+			uint32_t pos = (nic->qpn_cursor + k) % total;
 			uint32_t b = pos / PER_BLOCK, i = pos % PER_BLOCK;
-			uint64_t *word = &ctx->qpn_bits[b][i / 64];
+			uint64_t *word = &nic->qpn_bits[b][i / 64];
 
 			if (*word & (1ull << (i % 64)))
 				continue;
 			*word |= 1ull << (i % 64);
-			ctx->qpn_cursor = pos + 1;
-			uroce_shared_index_used(&ctx->shared, b, i);
-			*qpn = ctx->shared.blocks[b] << UROCE_QPN_BLOCK_BITS | i;
+			nic->qpn_cursor = pos + 1;
+			uroce_shared_index_used(&nic->shared, b, i);
+			*qpn = nic->shared.blocks[b] << UROCE_QPN_BLOCK_BITS | i;
 			return 0;
 		}
 		/* every number we own is in use: claim another block */
-		if (uroce_shared_claim_block(&ctx->shared) < 0)
+		if (uroce_shared_claim_block(&nic->shared) < 0)
 			return -ENOMEM;
-		ctx->qpn_cursor = owned * PER_BLOCK + uroce_shared_next_index(&ctx->shared, owned);
-		if (uroce_steer_update(ctx))
+		nic->qpn_cursor = owned * PER_BLOCK + uroce_shared_next_index(&nic->shared, owned);
+		if (uroce_steer_update(nic))
 			return -ENOMEM;
 	}
 }
 
-void uroce_qpn_init(struct uroce_context *ctx)
+void uroce_qpn_init(struct uroce_nic *nic)
 {
-	ctx->qpn_cursor = uroce_shared_next_index(&ctx->shared, 0);
+	nic->qpn_cursor = uroce_shared_next_index(&nic->shared, 0);
 }
 
-void uroce_qpn_free(struct uroce_context *ctx, uint32_t qpn)
+void uroce_qpn_free(struct uroce_nic *nic, uint32_t qpn)
 {
 	uint32_t block = qpn >> UROCE_QPN_BLOCK_BITS, i = qpn & (PER_BLOCK - 1);
 
-	for (unsigned b = 0; b < ctx->shared.nblocks; b++)
-		if (ctx->shared.blocks[b] == block)
-			ctx->qpn_bits[b][i / 64] &= ~(1ull << (i % 64));
+	for (unsigned b = 0; b < nic->shared.nblocks; b++)
+		if (nic->shared.blocks[b] == block)
+			nic->qpn_bits[b][i / 64] &= ~(1ull << (i % 64));
 }

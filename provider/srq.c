@@ -8,40 +8,42 @@
 
 struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
-	struct uroce_context *ctx = to_uctx(pd->context);
+	struct uroce_nic *nic = to_unic(pd->context);
 	struct uroce_srq *usrq;
 	int err;
 
 	if (attr->attr.max_wr > UR_MAX_WR || attr->attr.max_sge > UR_MAX_SGE ||
 	    attr->attr.srq_limit > attr->attr.max_wr) {
-		errno = uroce_refuse(ctx, EINVAL, "create_srq",
+		errno = uroce_refuse(nic, EINVAL, "create_srq",
 				     "max_wr %u (max_srq_wr %u), max_sge %u (max_srq_sge %u), "
 				     "srq_limit %u (at most max_wr)",
 				     attr->attr.max_wr, UR_MAX_WR, attr->attr.max_sge, UR_MAX_SGE,
 				     attr->attr.srq_limit);
 		return NULL;
 	}
-	err = uroce_obj_get(ctx, UROCE_OBJ_SRQ);
+	err = uroce_obj_get(nic, UROCE_OBJ_SRQ);
 	if (err) {
-		errno = uroce_refuse(ctx, err, "create_srq", "max_srq %u SRQs exist already",
-				     ctx->limit[UROCE_OBJ_SRQ]);
+		errno = uroce_refuse(nic, err, "create_srq", "max_srq %u SRQs exist already",
+				     nic->limit[UROCE_OBJ_SRQ]);
 		return NULL;
 	}
 	usrq = calloc(1, sizeof(*usrq));
 	if (!usrq) {
-		uroce_obj_put(ctx, UROCE_OBJ_SRQ);
-		errno = uroce_refuse(ctx, ENOMEM, "create_srq", "no memory");
+		uroce_obj_put(nic, UROCE_OBJ_SRQ);
+		errno = uroce_refuse(nic, ENOMEM, "create_srq", "no memory");
 		return NULL;
 	}
-	pthread_mutex_lock(&ctx->lock);
-	err = ur_srq_create(ctx->engine, attr->attr.max_wr, attr->attr.max_sge, to_upd(pd)->id,
+	pthread_mutex_lock(&nic->lock);
+	err = ur_srq_create(nic->engine, attr->attr.max_wr, attr->attr.max_sge, to_upd(pd)->id,
 			    usrq, &usrq->srq);
-	pthread_mutex_unlock(&ctx->lock);
+	if (!err)
+		uroce_link_add(&to_uctx(pd->context)->srqs, &usrq->link);
+	pthread_mutex_unlock(&nic->lock);
 	if (err) {
-		uroce_obj_put(ctx, UROCE_OBJ_SRQ);
+		uroce_obj_put(nic, UROCE_OBJ_SRQ);
 		free(usrq);
 		errno =
-		    uroce_refuse(ctx, -err, "create_srq", "the engine could not make %u x %u sge",
+		    uroce_refuse(nic, -err, "create_srq", "the engine could not make %u x %u sge",
 				 attr->attr.max_wr, attr->attr.max_sge);
 		return NULL;
 	}
@@ -59,21 +61,21 @@ struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *at
 int uroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
 	struct uroce_srq *usrq = to_usrq(srq);
-	struct uroce_context *ctx = to_uctx(srq->context);
+	struct uroce_nic *nic = to_unic(srq->context);
 
 	/* resizing is not offered (no IBV_DEVICE_SRQ_RESIZE) */
 	if (mask & IBV_SRQ_MAX_WR)
 		return uroce_refuse(
-		    ctx, EINVAL, "modify_srq",
+		    nic, EINVAL, "modify_srq",
 		    "IBV_SRQ_MAX_WR: resizing an SRQ is not offered (no IBV_DEVICE_SRQ_RESIZE)");
 	if (mask & IBV_SRQ_LIMIT) {
 		if (attr->srq_limit > ur_wq_size(ur_srq_wq(usrq->srq)))
-			return uroce_refuse(ctx, EINVAL, "modify_srq",
+			return uroce_refuse(nic, EINVAL, "modify_srq",
 					    "srq_limit %u is above the SRQ's max_wr %u",
 					    attr->srq_limit, ur_wq_size(ur_srq_wq(usrq->srq)));
-		pthread_mutex_lock(&ctx->lock);
+		pthread_mutex_lock(&nic->lock);
 		ur_srq_set_limit(usrq->srq, attr->srq_limit);
-		pthread_mutex_unlock(&ctx->lock);
+		pthread_mutex_unlock(&nic->lock);
 	}
 	return 0;
 }
@@ -92,20 +94,31 @@ int uroce_destroy_srq(struct ibv_srq *srq)
 {
 	struct uroce_srq *usrq = to_usrq(srq);
 	struct uroce_context *ctx = to_uctx(srq->context);
+	struct uroce_nic *nic = ctx->nic;
 
 	/* QPs still take receive WQEs from it: the engine would use it freed */
 	if (atomic_load(&usrq->refs))
-		return uroce_refuse(ctx, EBUSY, "destroy_srq",
+		return uroce_refuse(nic, EBUSY, "destroy_srq",
 				    "%u QPs still take their receives from it",
 				    atomic_load(&usrq->refs));
-	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&nic->lock);
 	ur_srq_destroy(usrq->srq);
+	uroce_link_del(&usrq->link);
 	uroce_drain_events(ctx->vctx.context.async_fd, ctx->async_wr, (uintptr_t)srq,
 			   sizeof(struct ur_uverbs_async_event_desc));
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&nic->lock);
 	pthread_spin_destroy(&usrq->lock);
 	atomic_fetch_sub(&usrq->pd->refs, 1);
-	uroce_obj_put(ctx, UROCE_OBJ_SRQ);
+	uroce_obj_put(nic, UROCE_OBJ_SRQ);
 	free(usrq);
 	return 0;
+}
+
+/* An SRQ its context closed with, after its QPs (nic->lock held). */
+void uroce_srq_take_back(struct uroce_nic *nic, struct uroce_srq *usrq)
+{
+	ur_srq_destroy(usrq->srq);
+	uroce_link_del(&usrq->link);
+	uroce_obj_put(nic, UROCE_OBJ_SRQ);
+	free(usrq);
 }

@@ -16,33 +16,33 @@
 
 #include "uroce.h"
 
-/* Called before the progress thread starts, or with ctx->lock held. */
-int uroce_steer_update(struct uroce_context *ctx)
+/* Called before the progress thread starts, or with nic->lock held. */
+int uroce_steer_update(struct uroce_nic *nic)
 {
 	uint32_t blocks[UROCE_MAX_OWN_BLOCKS + 1];
 	unsigned n = 0;
 	int err;
 
-	if (ctx->steer_unsupported || ctx->cfg.no_steer)
+	if (nic->steer_unsupported || nic->cfg.no_steer)
 		return 0;
-	if (ctx->shared.writer)
+	if (nic->shared.writer)
 		blocks[n++] = 0;
-	for (unsigned k = 0; k < ctx->shared.nblocks; k++)
-		blocks[n++] = ctx->shared.blocks[k];
-	err = uroce_dp_steer(ctx->dp, blocks, n, UROCE_QPN_BLOCK_BITS);
+	for (unsigned k = 0; k < nic->shared.nblocks; k++)
+		blocks[n++] = nic->shared.blocks[k];
+	err = uroce_dp_steer(nic->dp, blocks, n, UROCE_QPN_BLOCK_BITS);
 	if (err == -EOPNOTSUPP) {
 		/* memif is point to point; tap, AF_XDP and NICs: see docs/multi-process.md */
-		ctx->steer_unsupported = true;
-		uroce_log(ctx, 1, "port %s: no receive steering; one process per device",
-			  ctx->conf.port);
+		nic->steer_unsupported = true;
+		uroce_log(nic, 1, "port %s: no receive steering; one process per device",
+			  nic->conf.port);
 		return 0;
 	}
 	if (err) {
-		uroce_log(ctx, 0, "cannot steer received frames to this process: %s", strerror(-err));
+		uroce_log(nic, 0, "cannot steer received frames to this process: %s", strerror(-err));
 		return err;
 	}
-	ctx->steer_block0 = ctx->shared.writer;
-	uroce_log(ctx, 2, "steering: %u QPN block(s)%s", ctx->shared.nblocks,
-		  ctx->steer_block0 ? " and block 0" : "");
+	nic->steer_block0 = nic->shared.writer;
+	uroce_log(nic, 2, "steering: %u QPN block(s)%s", nic->shared.nblocks,
+		  nic->steer_block0 ? " and block 0" : "");
 	return 0;
 }

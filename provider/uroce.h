@@ -28,11 +28,18 @@ struct uroce_device {
 	char name[UROCE_NAME_MAX];
 };
 
-/* Per-process state of one opened device. */
-struct uroce_context {
-	struct verbs_context vctx;
+/*
+ * What a NIC is to its host: the device as this process holds it. Every
+ * context the process opens on one device shares it (nic.c), as contexts
+ * share a NIC: one engine, so their QPs reach each other (loopback) and
+ * their numbers, keys and PDs are unique; one port, one progress thread,
+ * one row of counters.
+ */
+struct uroce_nic {
+	struct uroce_nic *next;    /* the process's open devices (nic.c) */
+	unsigned users;            /* contexts open on it */
 	struct uroce_devconf conf; /* the device's file, as `uroce link add` wrote it */
-	struct uroce_config cfg;   /* what this context runs with: conf and the environment */
+	struct uroce_config cfg;   /* what it runs with: conf and the environment at first open */
 	char devdir[512];
 	struct ur_dev *engine;
 	struct uroce_dp *dp;
@@ -48,7 +55,6 @@ struct uroce_context {
 	atomic_bool events_used;      /* a CQ was armed: the application may block */
 	unsigned timers_deferred;     /* passes the timers waited for the ring to drain */
 
-	int async_wr;              /* write end of the async event socket */
 	uint32_t next_pd;
 	/* QP numbers in use, one bit per number of each block we own; new
 	 * numbers come round-robin so a freed one is not reused at once */
@@ -63,9 +69,23 @@ struct uroce_context {
 	uint64_t counters_written[UROCE_ROW_COUNTERS]; /* values in the hw_counters files */
 	bool steer_unsupported;    /* the port cannot filter by QP number */
 	bool steer_block0;         /* the filter also takes block 0 (housekeeper) */
-	uint32_t limit[UROCE_OBJ_COUNT];    /* what query_device advertises */
-	atomic_uint nobj[UROCE_OBJ_COUNT];  /* how many exist */
-	bool first_port_event;
+	uint32_t limit[UROCE_OBJ_COUNT];    /* what query_device advertises, device-wide */
+	atomic_uint nobj[UROCE_OBJ_COUNT];  /* how many exist, in all contexts */
+};
+
+/* A list link: the objects a context holds in the shared engine. */
+struct uroce_link {
+	struct uroce_link *prev, *next;
+};
+
+/* One ibv_context: its verbs objects and event queue on a shared NIC. */
+struct uroce_context {
+	struct verbs_context vctx;
+	struct uroce_nic *nic;
+	int async_wr;              /* write end of the async event socket */
+	/* what it holds in the engine, taken back if it closes with them
+	 * (as the kernel does at close): under nic->lock */
+	struct uroce_link qps, mrs, srqs;
 };
 
 struct uroce_pd {
@@ -76,6 +96,7 @@ struct uroce_pd {
 
 struct uroce_mr {
 	struct verbs_mr vmr;
+	struct uroce_link link;    /* in its context's mrs */
 	struct ur_mr *mr;
 	struct uroce_pd *pd;
 };
@@ -92,6 +113,7 @@ struct uroce_cq {
 
 struct uroce_srq {
 	struct verbs_srq vsrq;
+	struct uroce_link link;    /* in its context's srqs */
 	struct ur_srq *srq;
 	pthread_spinlock_t lock;
 	struct uroce_pd *pd;
@@ -100,6 +122,7 @@ struct uroce_srq {
 
 struct uroce_qp {
 	struct verbs_qp vqp;
+	struct uroce_link link;    /* in its context's qps */
 	struct ur_qp *qp;
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
@@ -124,6 +147,31 @@ struct uroce_ah {
 static inline struct uroce_context *to_uctx(struct ibv_context *c)
 {
 	return to_type(c, struct uroce_context, vctx.context);
+}
+
+static inline struct uroce_nic *to_unic(struct ibv_context *c)
+{
+	return to_uctx(c)->nic;
+}
+
+static inline void uroce_link_init(struct uroce_link *head)
+{
+	head->prev = head->next = head;
+}
+
+static inline void uroce_link_add(struct uroce_link *head, struct uroce_link *l)
+{
+	l->next = head->next;
+	l->prev = head;
+	head->next->prev = l;
+	head->next = l;
+}
+
+static inline void uroce_link_del(struct uroce_link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	l->prev = l->next = l;
 }
 
 static inline struct uroce_pd *to_upd(struct ibv_pd *pd)
@@ -155,31 +203,36 @@ static inline struct uroce_ah *to_uah(struct ibv_ah *ah)
 extern const struct verbs_device_ops uroce_dev_ops;
 bool uroce_is_ours(const struct ibv_context *ctx);
 
+/* nic.c: the process's one NIC per device, made by its first context */
+int uroce_nic_get(const char *name, struct uroce_nic **out);
+/* A context that closes: takes back what it still held, then its share of the NIC. */
+void uroce_nic_put(struct uroce_nic *nic, struct uroce_context *ctx);
+
 /* limits.c */
-void uroce_limits_init(struct uroce_context *ctx);
+void uroce_limits_init(struct uroce_nic *nic);
 /* Count one more object of kind `o`: 0, or ENOMEM beyond the advertised limit. */
-int uroce_obj_get(struct uroce_context *ctx, enum uroce_obj o);
-void uroce_obj_put(struct uroce_context *ctx, enum uroce_obj o);
+int uroce_obj_get(struct uroce_nic *nic, enum uroce_obj o);
+void uroce_obj_put(struct uroce_nic *nic, enum uroce_obj o);
 
 /* progress.c */
-int uroce_progress_start(struct uroce_context *ctx);
-void uroce_progress_stop(struct uroce_context *ctx);
+int uroce_progress_start(struct uroce_nic *nic);
+void uroce_progress_stop(struct uroce_nic *nic);
 /* Run the engine once from an application call if nobody else is; frames moved. */
-unsigned uroce_progress_kick(struct uroce_context *ctx);
+unsigned uroce_progress_kick(struct uroce_nic *nic);
 /* After ringing a doorbell: a pass now, unless one is coming anyway. */
-void uroce_progress_post(struct uroce_context *ctx);
-/* Transmit what is ready; the caller holds ctx->lock (destroy_qp). */
-void uroce_progress_tx_locked(struct uroce_context *ctx);
+void uroce_progress_post(struct uroce_nic *nic);
+/* Transmit what is ready; the caller holds nic->lock (destroy_qp). */
+void uroce_progress_tx_locked(struct uroce_nic *nic);
 /* An application poll found nothing (moved false): yield after a while of it. */
-void uroce_progress_idle(struct uroce_context *ctx, bool moved);
+void uroce_progress_idle(struct uroce_nic *nic, bool moved);
 uint64_t uroce_now_ns(void);
 extern const struct ur_host_ops uroce_host_ops;
 
 /* log.c */
-void uroce_log(struct uroce_context *ctx, int level, const char *fmt, ...)
+void uroce_log(struct uroce_nic *nic, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* A refused verbs call: logs (UROCE_DEBUG=1) which attribute was refused and why; returns err. */
-int uroce_refuse(struct uroce_context *ctx, int err, const char *call, const char *fmt, ...)
+int uroce_refuse(struct uroce_nic *nic, int err, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* events.c */
@@ -189,17 +242,17 @@ int uroce_channel_writer(struct ibv_comp_channel *ch);
 unsigned uroce_drain_events(int rd_fd, int wr_fd, uint64_t element, size_t rec_size);
 
 /* qp.c */
-void uroce_neigh_poll(struct uroce_context *ctx, uint64_t now);
+void uroce_neigh_poll(struct uroce_nic *nic, uint64_t now);
 /* Resolve an address vector's destination MAC, waiting up to `wait_ns`. */
-int uroce_resolve_av(struct uroce_context *ctx, struct ur_av *av, uint64_t wait_ns);
+int uroce_resolve_av(struct uroce_nic *nic, struct ur_av *av, uint64_t wait_ns);
 /* `call` names the verbs call in the refusal's log line. */
-int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *ah, struct ur_av *av,
+int uroce_av_from_attr(struct uroce_nic *nic, const struct ibv_ah_attr *ah, struct ur_av *av,
 		       const char *call);
 
-/* qpn.c: called with ctx->lock held (init: before the progress thread starts) */
-void uroce_qpn_init(struct uroce_context *ctx);
-int uroce_qpn_alloc(struct uroce_context *ctx, uint32_t *qpn);
-void uroce_qpn_free(struct uroce_context *ctx, uint32_t qpn);
+/* qpn.c: called with nic->lock held (init: before the progress thread starts) */
+void uroce_qpn_init(struct uroce_nic *nic);
+int uroce_qpn_alloc(struct uroce_nic *nic, uint32_t *qpn);
+void uroce_qpn_free(struct uroce_nic *nic, uint32_t qpn);
 
 /* The verbs operations (device.c installs them), by the file that implements them. */
 struct ibv_pd *uroce_alloc_pd(struct ibv_context *ctx);
@@ -233,10 +286,15 @@ struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int uroce_destroy_ah(struct ibv_ah *ah);
 void uroce_async_event_done(struct ibv_context *ctx, struct ibv_async_event *ev);
 
-/* counters_files.c: the housekeeper's periodic rewrite, or anyone's last one */
-void uroce_counters_write(struct uroce_context *ctx, bool final);
+/* Objects a context closed with, taken back as the kernel does at close (nic->lock held). */
+void uroce_qp_take_back(struct uroce_nic *nic, struct uroce_qp *uqp);
+void uroce_srq_take_back(struct uroce_nic *nic, struct uroce_srq *usrq);
+void uroce_mr_take_back(struct uroce_nic *nic, struct uroce_mr *mr);
 
-/* steer.c: take the frames for our QP number blocks (ctx->lock held) */
-int uroce_steer_update(struct uroce_context *ctx);
+/* counters_files.c: the housekeeper's periodic rewrite, or anyone's last one */
+void uroce_counters_write(struct uroce_nic *nic, bool final);
+
+/* steer.c: take the frames for our QP number blocks (nic->lock held) */
+int uroce_steer_update(struct uroce_nic *nic);
 
 #endif

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * contexts: many contexts of one device in one process reach each other,
+ * as the contexts of a NIC do. Stock libibverbs only; it knows nothing of
+ * uroce and would pass on any RoCE device.
+ *
+ *   contexts [-d DEV] [-g GID_INDEX] [-n CONTEXTS] [-b BULK_WRITES]
+ *
+ * Opens CONTEXTS contexts (default 64) of DEV (default uroce0) and pairs
+ * them: context 2k with 2k+1, an RC QP in each, connected through the
+ * device's own GID. On every pair: SEND, RDMA WRITE with immediate, RDMA
+ * READ, FETCH_AND_ADD and COMPARE_AND_SWAP, every byte and returned value
+ * checked. On pair 0 also BULK_WRITES (default 2000) 16 KiB writes with up
+ * to 64 outstanding and the pair's send completions in event mode (a
+ * completion channel, ibv_req_notify_cq, ibv_get_cq_event), the
+ * destination checked after. Every context also has a UD QP and sends
+ * one datagram to the next context's, checked with its GRH and source QP.
+ * Then context 1 closes with its objects still there, as a program that
+ * exits without cleaning up: the other pairs keep working. Exit 0 pass,
+ * 1 fail (the reason printed), 77 the device is missing.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#define BUF_SIZE (1u << 20) /* per context: send, receive, write and read areas */
+#define MSG 4096u
+#define BULK_SIZE 16384u
+#define BULK_DEPTH 64
+#define UD_QKEY 0x11111111u
+#define WAIT_NS 10000000000ull
+
+struct side {
+	struct ibv_context *ctx;
+	union ibv_gid gid;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *ch; /* pair 0's first context only */
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	struct ibv_qp *rc, *ud;
+	struct ibv_ah *ah; /* to the next context's UD QP */
+};
+
+static const char *dev_name = "uroce0";
+static int gid_idx = 1;
+static int nctx = 64;
+static int bulk = 2000;
+
+static int fail(const char *what, int ctx_i)
+{
+	fprintf(stderr, "contexts: FAIL: %s (context %d)%s%s\n", what, ctx_i, errno ? ": " : "",
+		errno ? strerror(errno) : "");
+	return -1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint8_t pattern(int ctx_i, uint32_t off)
+{
+	return (uint8_t)(ctx_i * 31 + off * 7 + (off >> 8));
+}
+
+/* One completion from s's CQ, polled, within WAIT_NS. */
+static int poll_one(struct side *s, int i, struct ibv_wc *wc)
+{
+	uint64_t end = now_ns() + WAIT_NS;
+	int n;
+
+	while (!(n = ibv_poll_cq(s->cq, 1, wc)))
+		if (now_ns() > end)
+			return errno = ETIMEDOUT, fail("no completion", i);
+	if (n < 0)
+		return fail("ibv_poll_cq", i);
+	if (wc->status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "contexts: FAIL: context %d: wr_id %" PRIu64 " completed %s\n", i,
+			wc->wr_id, ibv_wc_status_str(wc->status));
+		return -1;
+	}
+	return 0;
+}
+
+static int open_side(struct side *s, struct ibv_device *dev, int i)
+{
+	struct ibv_port_attr pa;
+
+	memset(s, 0, sizeof(*s));
+	s->ctx = ibv_open_device(dev);
+	if (!s->ctx)
+		return fail("ibv_open_device", i);
+	if (ibv_query_port(s->ctx, 1, &pa) || ibv_query_gid(s->ctx, 1, gid_idx, &s->gid))
+		return fail("query port/gid", i);
+	s->pd = ibv_alloc_pd(s->ctx);
+	if (i == 0 && !(s->ch = ibv_create_comp_channel(s->ctx)))
+		return fail("ibv_create_comp_channel", i);
+	s->cq = ibv_create_cq(s->ctx, 512, NULL, s->ch, 0);
+	s->buf = aligned_alloc(4096, BUF_SIZE);
+	if (!s->pd || !s->cq || !s->buf)
+		return fail("pd/cq/buffer", i);
+	memset(s->buf, 0, BUF_SIZE);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	if (!s->mr)
+		return fail("ibv_reg_mr", i);
+	struct ibv_qp_init_attr rc = {.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_RC,
+				      .cap = {.max_send_wr = 128, .max_recv_wr = 16,
+					      .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp_init_attr ud = rc;
+
+	ud.qp_type = IBV_QPT_UD;
+	s->rc = ibv_create_qp(s->pd, &rc);
+	s->ud = ibv_create_qp(s->pd, &ud);
+	if (!s->rc || !s->ud)
+		return fail("ibv_create_qp", i);
+	return 0;
+}
+
+static struct ibv_ah_attr ah_to(const struct side *peer)
+{
+	struct ibv_ah_attr ah = {.is_global = 1, .port_num = 1};
+
+	ah.grh.dgid = peer->gid;
+	ah.grh.sgid_index = (uint8_t)gid_idx;
+	ah.grh.hop_limit = 64;
+	return ah;
+}
+
+static int connect_rc(struct side *s, const struct side *peer, int i)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
+				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+						   IBV_ACCESS_REMOTE_ATOMIC};
+
+	if (ibv_modify_qp(s->rc, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					 IBV_QP_ACCESS_FLAGS))
+		return fail("RC to INIT", i);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->rc->qp_num;
+	a.rq_psn = 100;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 1;
+	a.ah_attr = ah_to(peer);
+	if (ibv_modify_qp(s->rc, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					 IBV_QP_MIN_RNR_TIMER))
+		return fail("RC to RTR", i);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 100;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 16;
+	if (ibv_modify_qp(s->rc, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					 IBV_QP_MAX_QP_RD_ATOMIC))
+		return fail("RC to RTS", i);
+	return 0;
+}
+
+static int ready_ud(struct side *s, const struct side *next, int i)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = UD_QKEY};
+	struct ibv_ah_attr ah = ah_to(next);
+
+	if (ibv_modify_qp(s->ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return fail("UD to INIT", i);
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(s->ud, &a, IBV_QP_STATE))
+		return fail("UD to RTR", i);
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	if (ibv_modify_qp(s->ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return fail("UD to RTS", i);
+	s->ah = ibv_create_ah(s->pd, &ah);
+	if (!s->ah)
+		return fail("ibv_create_ah", i);
+	return 0;
+}
+
+static int post_recv(struct side *s, struct ibv_qp *qp, uint32_t off, uint32_t len, uint64_t id)
+{
+	struct ibv_sge sge = {(uintptr_t)s->buf + off, len, s->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int post_send(struct side *s, struct ibv_send_wr *wr, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sge = {(uintptr_t)s->buf + off, len, s->mr->lkey};
+	struct ibv_send_wr *bad;
+
+	wr->sg_list = &sge;
+	wr->num_sge = 1;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	return ibv_post_send(s->rc, wr, &bad);
+}
+
+/* Buffer areas of each context */
+enum { SEND_AT = 0, RECV_AT = 0x10000, WRITE_AT = 0x20000, READ_AT = 0x30000,
+       ATOMIC_AT = 0x40000, OLD_AT = 0x40040, UD_AT = 0x50000, BULK_AT = 0x80000 };
+
+static int check_bytes(const uint8_t *p, int from, uint32_t len, const char *what, int i)
+{
+	for (uint32_t k = 0; k < len; k++)
+		if (p[k] != pattern(from, k)) {
+			fprintf(stderr, "contexts: FAIL: context %d: %s byte %u is %#x, not %#x\n", i,
+				what, k, p[k], pattern(from, k));
+			return -1;
+		}
+	return 0;
+}
+
+/* SEND, WRITE with immediate, READ, FETCH_ADD, CMP_SWP from a to b. */
+static int pair_ops(struct side *a, struct side *b, int ia, int ib)
+{
+	struct ibv_wc wc;
+	uint64_t *target = (uint64_t *)(b->buf + ATOMIC_AT), *old = (uint64_t *)(a->buf + OLD_AT);
+
+	for (uint32_t k = 0; k < MSG; k++) {
+		a->buf[SEND_AT + k] = pattern(ia, k);
+		a->buf[WRITE_AT + k] = pattern(ia, k + 1);
+		b->buf[READ_AT + k] = pattern(ib, k);
+	}
+	*target = 1000 + (uint64_t)ib;
+	if (post_recv(b, b->rc, RECV_AT, MSG, 1) || post_recv(b, b->rc, RECV_AT, MSG, 2))
+		return fail("post_recv", ib);
+
+	struct ibv_send_wr send = {.wr_id = 10, .opcode = IBV_WR_SEND};
+	if (post_send(a, &send, SEND_AT, MSG) || poll_one(a, ia, &wc) || poll_one(b, ib, &wc))
+		return -1;
+	if (wc.opcode != IBV_WC_RECV || wc.byte_len != MSG || wc.qp_num != b->rc->qp_num ||
+	    check_bytes(b->buf + RECV_AT, ia, MSG, "SEND", ib))
+		return errno = 0, fail("SEND completion or data", ib);
+
+	struct ibv_send_wr write = {.wr_id = 11, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+				    .imm_data = htonl(0xabc0000u + (uint32_t)ia)};
+	write.wr.rdma.remote_addr = (uintptr_t)b->buf + WRITE_AT;
+	write.wr.rdma.rkey = b->mr->rkey;
+	if (post_send(a, &write, WRITE_AT, MSG) || poll_one(a, ia, &wc) || poll_one(b, ib, &wc))
+		return -1;
+	if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || ntohl(wc.imm_data) != 0xabc0000u + (uint32_t)ia)
+		return errno = 0, fail("WRITE_WITH_IMM completion", ib);
+	for (uint32_t k = 0; k < MSG; k++)
+		if (b->buf[WRITE_AT + k] != pattern(ia, k + 1))
+			return errno = 0, fail("WRITE data", ib);
+
+	struct ibv_send_wr read = {.wr_id = 12, .opcode = IBV_WR_RDMA_READ};
+	read.wr.rdma.remote_addr = (uintptr_t)b->buf + READ_AT;
+	read.wr.rdma.rkey = b->mr->rkey;
+	if (post_send(a, &read, READ_AT, MSG) || poll_one(a, ia, &wc))
+		return -1;
+	if (wc.opcode != IBV_WC_RDMA_READ || check_bytes(a->buf + READ_AT, ib, MSG, "READ", ia))
+		return errno = 0, fail("READ completion or data", ia);
+
+	struct ibv_send_wr fa = {.wr_id = 13, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD};
+	fa.wr.atomic.remote_addr = (uintptr_t)target;
+	fa.wr.atomic.rkey = b->mr->rkey;
+	fa.wr.atomic.compare_add = 5;
+	if (post_send(a, &fa, OLD_AT, 8) || poll_one(a, ia, &wc))
+		return -1;
+	if (wc.opcode != IBV_WC_FETCH_ADD || *old != 1000 + (uint64_t)ib ||
+	    *target != 1005 + (uint64_t)ib)
+		return errno = 0, fail("FETCH_AND_ADD", ia);
+
+	struct ibv_send_wr cs = {.wr_id = 14, .opcode = IBV_WR_ATOMIC_CMP_AND_SWP};
+	cs.wr.atomic.remote_addr = (uintptr_t)target;
+	cs.wr.atomic.rkey = b->mr->rkey;
+	cs.wr.atomic.compare_add = 1005 + (uint64_t)ib;
+	cs.wr.atomic.swap = 7;
+	if (post_send(a, &cs, OLD_AT, 8) || poll_one(a, ia, &wc))
+		return -1;
+	if (wc.opcode != IBV_WC_COMP_SWAP || *old != 1005 + (uint64_t)ib || *target != 7)
+		return errno = 0, fail("COMPARE_AND_SWAP", ia);
+	return 0;
+}
+
+/* The next send completion of a's CQ, waiting on its channel. */
+static int wait_event(struct side *a, struct ibv_wc *wc)
+{
+	struct pollfd p = {.fd = a->ch->fd, .events = POLLIN};
+	struct ibv_cq *cq;
+	void *cq_ctx;
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(a->cq, 1, wc);
+		if (n)
+			return n < 0 || wc->status != IBV_WC_SUCCESS
+				   ? (errno = 0, fail(ibv_wc_status_str(wc->status), 0))
+				   : 0;
+		if (ibv_req_notify_cq(a->cq, 0))
+			return fail("ibv_req_notify_cq", 0);
+		/* a completion that came before the arm raises no event */
+		n = ibv_poll_cq(a->cq, 1, wc);
+		if (n)
+			return n < 0 || wc->status != IBV_WC_SUCCESS
+				   ? (errno = 0, fail(ibv_wc_status_str(wc->status), 0))
+				   : 0;
+		if (poll(&p, 1, (int)(WAIT_NS / 1000000)) != 1)
+			return errno = ETIMEDOUT, fail("no completion event", 0);
+		if (ibv_get_cq_event(a->ch, &cq, &cq_ctx))
+			return fail("ibv_get_cq_event", 0);
+		ibv_ack_cq_events(cq, 1);
+	}
+}
+
+/* Pair 0: many WRITEs in flight between two contexts, sends in event mode. */
+static int bulk_writes(struct side *a, struct side *b)
+{
+	uint32_t slots = (BUF_SIZE - BULK_AT) / BULK_SIZE;
+	int posted = 0, done = 0;
+	struct ibv_wc wc;
+
+	for (uint32_t k = 0; k < BUF_SIZE - BULK_AT; k++)
+		a->buf[BULK_AT + k] = pattern(0, k + 3);
+	while (done < bulk) {
+		while (posted < bulk && posted - done < BULK_DEPTH) {
+			uint32_t off = BULK_AT + (uint32_t)(posted % (int)slots) * BULK_SIZE;
+			struct ibv_send_wr w = {.wr_id = 100 + (uint64_t)posted,
+						.opcode = IBV_WR_RDMA_WRITE};
+
+			w.wr.rdma.remote_addr = (uintptr_t)b->buf + off;
+			w.wr.rdma.rkey = b->mr->rkey;
+			if (post_send(a, &w, off, BULK_SIZE))
+				return fail("post bulk write", 0);
+			posted++;
+		}
+		if (wait_event(a, &wc))
+			return -1;
+		if (wc.wr_id != 100 + (uint64_t)done)
+			return errno = 0, fail("bulk completions out of order", 0);
+		done++;
+	}
+	for (uint32_t k = 0; k < BUF_SIZE - BULK_AT; k++)
+		if (b->buf[BULK_AT + k] != pattern(0, k + 3))
+			return errno = 0, fail("bulk WRITE data", 1);
+	return 0;
+}
+
+/* Context i's datagram to context i+1 (mod n), with its GRH. */
+static int ud_ring(struct side *s, int n)
+{
+	struct ibv_wc wc;
+
+	for (int i = 0; i < n; i++) {
+		struct side *to = &s[(i + 1) % n];
+
+		if (post_recv(to, to->ud, UD_AT, 40 + 256, 20))
+			return fail("post UD receive", (i + 1) % n);
+	}
+	for (int i = 0; i < n; i++) {
+		struct side *to = &s[(i + 1) % n];
+		struct ibv_sge sge = {(uintptr_t)s[i].buf + UD_AT + 0x1000, 256, s[i].mr->lkey};
+		struct ibv_send_wr wr = {.wr_id = 21, .sg_list = &sge, .num_sge = 1,
+					 .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED},
+				   *bad;
+
+		for (uint32_t k = 0; k < 256; k++)
+			s[i].buf[UD_AT + 0x1000 + k] = pattern(i, k + 9);
+		wr.wr.ud.ah = s[i].ah;
+		wr.wr.ud.remote_qpn = to->ud->qp_num;
+		wr.wr.ud.remote_qkey = UD_QKEY;
+		if (ibv_post_send(s[i].ud, &wr, &bad))
+			return fail("UD send", i);
+	}
+	/* each context completes its send and its receive, in either order */
+	for (int j = 0; j < n; j++) {
+		int from = (j + n - 1) % n;
+		bool sent = false, got = false;
+
+		while (!sent || !got) {
+			if (poll_one(&s[j], j, &wc))
+				return -1;
+			if (wc.wr_id == 21 && wc.opcode == IBV_WC_SEND && !sent) {
+				sent = true;
+				continue;
+			}
+			if (wc.wr_id != 20 || got || wc.opcode != IBV_WC_RECV ||
+			    wc.byte_len != 40 + 256 || wc.src_qp != s[from].ud->qp_num ||
+			    !(wc.wc_flags & IBV_WC_GRH)) {
+				fprintf(stderr,
+					"contexts: UD: wr_id %" PRIu64 " opcode %d, %u bytes, from QP %#x "
+					"(sent by %#x), flags %#x\n",
+					wc.wr_id, wc.opcode, wc.byte_len, wc.src_qp, s[from].ud->qp_num,
+					wc.wc_flags);
+				return errno = 0, fail("UD completion (length, source QP, GRH)", j);
+			}
+			got = true;
+			for (uint32_t k = 0; k < 256; k++)
+				if (s[j].buf[UD_AT + 40 + k] != pattern(from, k + 9))
+					return errno = 0, fail("UD data", j);
+		}
+	}
+	return 0;
+}
+
+static void close_side(struct side *s)
+{
+	if (s->ah)
+		ibv_destroy_ah(s->ah);
+	if (s->rc)
+		ibv_destroy_qp(s->rc);
+	if (s->ud)
+		ibv_destroy_qp(s->ud);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	if (s->cq)
+		ibv_destroy_cq(s->cq);
+	if (s->ch)
+		ibv_destroy_comp_channel(s->ch);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	if (s->ctx)
+		ibv_close_device(s->ctx);
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **list, *dev = NULL;
+	struct side *s;
+	int opt, rc = 1, n;
+	uint64_t t0;
+
+	while ((opt = getopt(argc, argv, "d:g:n:b:")) != -1) {
+		switch (opt) {
+		case 'd': dev_name = optarg; break;
+		case 'g': gid_idx = atoi(optarg); break;
+		case 'n': nctx = atoi(optarg); break;
+		case 'b': bulk = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: contexts [-d DEV] [-g GID] [-n CONTEXTS] [-b BULK]\n");
+			return 1;
+		}
+	}
+	if (nctx < 4 || nctx % 2) {
+		fprintf(stderr, "contexts: -n takes an even number, at least 4\n");
+		return 1;
+	}
+	list = ibv_get_device_list(&n);
+	for (int i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), dev_name))
+			dev = list[i];
+	if (!dev) {
+		fprintf(stderr, "contexts: no device %s\n", dev_name);
+		return 77;
+	}
+	s = calloc((size_t)nctx, sizeof(*s));
+	t0 = now_ns();
+	for (int i = 0; i < nctx; i++)
+		if (open_side(&s[i], dev, i))
+			goto out;
+	printf("contexts: %d contexts open in %.1f ms\n", nctx, (double)(now_ns() - t0) / 1e6);
+	for (int i = 0; i < nctx; i++)
+		if (connect_rc(&s[i], &s[i ^ 1], i) || ready_ud(&s[i], &s[(i + 1) % nctx], i))
+			goto out;
+	for (int i = 0; i < nctx; i += 2)
+		if (pair_ops(&s[i], &s[i + 1], i, i + 1) || pair_ops(&s[i + 1], &s[i], i + 1, i))
+			goto out;
+	printf("contexts: RC SEND, WRITE_WITH_IMM, READ, FETCH_ADD, CMP_SWP on %d pairs: ok\n",
+	       nctx / 2);
+	if (ud_ring(s, nctx))
+		goto out;
+	printf("contexts: UD datagrams around %d contexts: ok\n", nctx);
+	t0 = now_ns();
+	if (bulk_writes(&s[0], &s[1]))
+		goto out;
+	printf("contexts: %d x %u B WRITEs, context 0 to 1, event mode: ok, %.0f MB/s\n", bulk,
+	       BULK_SIZE, (double)bulk * BULK_SIZE / ((double)(now_ns() - t0) / 1e3));
+	/* a context closed with its objects, as a program that exits untidy */
+	if (ibv_close_device(s[1].ctx))
+		goto out;
+	free(s[1].buf);
+	memset(&s[1], 0, sizeof(s[1]));
+	if (pair_ops(&s[2], &s[3], 2, 3))
+		goto out;
+	printf("contexts: context 1 closed with its QPs and MRs; pair 2-3 still works: ok\n");
+	rc = 0;
+out:
+	for (int i = 0; i < nctx; i++)
+		close_side(&s[i]);
+	free(s);
+	ibv_free_device_list(list);
+	printf("contexts: %s\n", rc ? "FAIL" : "PASS");
+	return rc;
+}
