@@ -3,7 +3,7 @@
  * Two contexts of one device in one process reach each other, as they do on
  * a NIC (docs/shared-device.md, sections 1 and 5, stage 1), with the stock
  * libibverbs only:
- *   twoctx [-d DEVICE] [-g GID_INDEX] [-m ud|rc|all]
+ *   twoctx [-d DEVICE] [-D DEVICE_B] [-g GID_INDEX] [-m ud|rc|all]
  * opens DEVICE (default uroce0) twice and, through GID_INDEX of the device
  * (default 1, the interface's IPv4 address as `uroce link add` sets it up)
  * on both ends:
@@ -11,7 +11,10 @@
  *   rc  an RC QP in each, connected to each other; A sends one 64-byte SEND.
  * A test passes when B receives the message, intact, within 2 s (and, for
  * RC, A's send completes successfully). Exits 0 if every test passed, 1 if
- * one did not, 2 if the contexts or their objects could not be set up.
+ * one did not or the second context could not be opened, 2 if anything
+ * else could not be set up.
+ * -D opens context B on another device instead: the control, two devices
+ * on the two ends of a veth in one namespace, which passes today.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -55,13 +58,16 @@ static int setup_fail(const char *what)
 	return -1;
 }
 
+/* 0, 1 if ibv_open_device itself failed, -1 if something after it did. */
 static int end_open(struct end *e, struct ibv_device *dev, int gid_index)
 {
 	struct ibv_port_attr pa;
 
 	e->ctx = ibv_open_device(dev);
-	if (!e->ctx)
-		return setup_fail("ibv_open_device");
+	if (!e->ctx) {
+		setup_fail("ibv_open_device");
+		return 1;
+	}
 	if (ibv_query_port(e->ctx, 1, &pa) || ibv_query_gid(e->ctx, 1, gid_index, &e->gid))
 		return setup_fail("ibv_query_port/ibv_query_gid");
 	e->mtu = pa.active_mtu;
@@ -241,10 +247,10 @@ static int run_one(struct end *a, struct end *b, enum ibv_qp_type type, int gid_
 	if (!got_recv)
 		printf("NOT received within %d ms\n", WAIT_MS);
 	else if (!intact)
-		printf("received after %.2f ms, but damaged (status %s, byte_len %u, src_qp %#x)\n",
+		printf("received after %.3f ms, but damaged (status %s, byte_len %u, src_qp %#x)\n",
 		       rx_ms, ibv_wc_status_str(wc.status), wc.byte_len, wc.src_qp);
 	else
-		printf("received intact after %.2f ms\n", rx_ms);
+		printf("received intact after %.3f ms\n", rx_ms);
 	ok = got_recv && intact && got_send && swc.status == IBV_WC_SUCCESS;
 out:
 	if (ah)
@@ -268,17 +274,20 @@ static void end_close(struct end *e)
 
 int main(int argc, char **argv)
 {
-	const char *name = "uroce0", *mode = "all";
+	const char *name = "uroce0", *name_b = NULL, *mode = "all";
 	static struct end a, b;
 	struct ibv_device **list;
-	struct ibv_device *dev = NULL;
+	struct ibv_device *dev = NULL, *dev_b = NULL;
 	int gid_index = 1, opt, passed = 0, tests = 0, rc = 2, r;
-	char gid[INET6_ADDRSTRLEN];
+	char gid[INET6_ADDRSTRLEN], gid_b[INET6_ADDRSTRLEN];
 
-	while ((opt = getopt(argc, argv, "d:g:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:D:g:m:")) != -1) {
 		switch (opt) {
 		case 'd':
 			name = optarg;
+			break;
+		case 'D':
+			name_b = optarg;
 			break;
 		case 'g':
 			gid_index = atoi(optarg);
@@ -293,17 +302,32 @@ int main(int argc, char **argv)
 	if (optind != argc || (strcmp(mode, "ud") && strcmp(mode, "rc") && strcmp(mode, "all")))
 		goto usage;
 	list = ibv_get_device_list(NULL);
-	for (int i = 0; list && list[i]; i++)
+	if (!name_b)
+		name_b = name;
+	for (int i = 0; list && list[i]; i++) {
 		if (!strcmp(ibv_get_device_name(list[i]), name))
 			dev = list[i];
-	if (!dev) {
-		fprintf(stderr, "twoctx: no device %s\n", name);
+		if (!strcmp(ibv_get_device_name(list[i]), name_b))
+			dev_b = list[i];
+	}
+	if (!dev || !dev_b) {
+		fprintf(stderr, "twoctx: no device %s\n", dev ? name_b : name);
 		return 2;
 	}
-	if (end_open(&a, dev, gid_index) || end_open(&b, dev, gid_index))
+	if (end_open(&a, dev, gid_index))
+		goto out;
+	r = end_open(&b, dev_b, gid_index);
+	if (r > 0 && dev_b == dev) {
+		/* the device refuses a second context: what this checks, failed */
+		printf("twoctx: a second context of %s cannot be opened\n", name);
+		rc = 1;
+	}
+	if (r)
 		goto out;
 	inet_ntop(AF_INET6, a.gid.raw, gid, sizeof(gid));
-	printf("twoctx: two contexts of %s, GID index %d (%s)\n", name, gid_index, gid);
+	inet_ntop(AF_INET6, b.gid.raw, gid_b, sizeof(gid_b));
+	printf("twoctx: context A on %s, B on %s, GID index %d (%s, %s)\n", name, name_b, gid_index,
+	       gid, gid_b);
 	for (int t = 0; t < 2; t++) {
 		enum ibv_qp_type type = t ? IBV_QPT_RC : IBV_QPT_UD;
 
@@ -323,6 +347,6 @@ out:
 	ibv_free_device_list(list);
 	return rc;
 usage:
-	fprintf(stderr, "usage: twoctx [-d DEVICE] [-g GID_INDEX] [-m ud|rc|all]\n");
+	fprintf(stderr, "usage: twoctx [-d DEVICE] [-D DEVICE_B] [-g GID_INDEX] [-m ud|rc|all]\n");
 	return 2;
 }
