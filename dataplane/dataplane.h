@@ -17,6 +17,9 @@
 struct uroce_dp;
 
 #define UROCE_DP_MAX_ADDRS 16
+/* Loopback between processes: one bell per QP number block, a 64-byte
+ * line each, in memory every user of the device maps (peer_loop.h). */
+#define UROCE_DP_BELL_BYTES 64
 
 struct uroce_dp_config {
 	const char *name;       /* device name, for logs and file prefixes */
@@ -37,6 +40,8 @@ struct uroce_dp_config {
 	bool keep_dpdk_log;     /* the debug log asked for at all: DPDK's level stays */
 	bool no_huge;           /* plain memory even when hugepages are free */
 	uint64_t *counters;     /* where to count (e.g. shared memory), or NULL */
+	void *loop_bells;       /* 4096 bells of UROCE_DP_BELL_BYTES, shared, or NULL:
+				 * then frames to other processes' QPs are dropped */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 };
@@ -57,6 +62,17 @@ void uroce_dp_close(struct uroce_dp *dp);
 typedef void (*uroce_dp_rx_fn)(void *arg, const uint8_t *frame, uint32_t len);
 unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
 		     uint64_t now_ns);
+/*
+ * The QP number blocks (number >> shift) this process holds now: frames to
+ * our own MAC for them stay in the process, frames for any other block go
+ * to the process that holds it (peer_loop.h), and other processes' frames
+ * for ours are taken in.
+ */
+int uroce_dp_own_blocks(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsigned shift);
+/* What a sleeping progress thread also waits on: frames from other processes (-1: none). */
+int uroce_dp_loop_fd(struct uroce_dp *dp);
+/* It woke on that fd: look at every sender on the next receive. */
+void uroce_dp_loop_woken(struct uroce_dp *dp);
 /* Frames to our own MAC wait in the loopback ring: no fd will say so, pass again. */
 bool uroce_dp_loop_pending(const struct uroce_dp *dp);
 

@@ -12,6 +12,7 @@
 #include "afp_tx.h"
 #include "dataplane.h"
 #include "memif.h"
+#include "peer_loop.h"
 
 #define DP_BURST 64
 /* Loopback frames in flight: a few transmit passes' worth, as a port's ring
@@ -69,6 +70,11 @@ struct uroce_dp {
 	 * on the next passes: a ring, oldest at loop_head */
 	struct rte_mbuf *loop[DP_LOOP_SLOTS];
 	unsigned loop_head, nloop;
+	struct dp_peer_loop peer; /* frames to and from other processes' QPs */
+	/* frames for another process that its socket had no room for yet */
+	struct rte_mbuf *peer_wait[DP_LOOP_SLOTS];
+	unsigned peer_wait_head, npeer_wait;
+	unsigned block_shift;     /* a QP number's block: number >> block_shift */
 
 	struct dp_neigh neigh[DP_NEIGH_MAX];
 	struct dp_impair *impair_tx; /* injected faults on transmit, or NULL */

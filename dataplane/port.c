@@ -319,6 +319,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 	dp->wait_fd = -1;
 	dp->afp.fd = -1;
 	dp->afp_tx_fd = -1;
+	dp->block_shift = 12; /* provider/shared.h; uroce_dp_own_blocks says */
 	dp->ctr = cfg->counters ? cfg->counters : dp->own_ctr;
 	err = dp_eal_start(cfg);
 	if (err) {
@@ -357,6 +358,9 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 			goto err_port;
 		}
 	}
+	err = dp_peer_loop_init(&dp->peer, cfg->name, cfg->loop_bells, dp->data_room);
+	if (err)
+		goto err_port;
 	dp->memif_direct = dp->kind == DP_PORT_MEMIF && !dp->impair_tx && !dp->capture;
 	dp_log(dp, "port %s on %s up (%s, frame room %u, wait fd %d)", cfg->port, cfg->netdev,
 	       dp->kind == DP_PORT_AFP	   ? "own packet sockets"
@@ -418,6 +422,9 @@ void uroce_dp_close(struct uroce_dp *dp)
 	uroce_dp_tx_flush(dp, 0);
 	while (dp->nloop)
 		rte_pktmbuf_free(loop_pop(dp));
+	for (; dp->npeer_wait; dp->npeer_wait--, dp->peer_wait_head++)
+		rte_pktmbuf_free(dp->peer_wait[dp->peer_wait_head % DP_LOOP_SLOTS]);
+	dp_peer_loop_fini(&dp->peer);
 	dp_impair_close(dp);
 	dp_capture_close(dp);
 	close_port(dp);
@@ -492,6 +499,59 @@ static struct rte_mbuf *ring_frame_copy(struct uroce_dp *dp, const uint8_t *f, u
 		dp_count(dp, DP_CTR_dp_rx_no_mbuf);
 	}
 	return m;
+}
+
+/* The destination QP of a RoCEv2 frame we built; 0 for anything else (it stays here). */
+static uint32_t frame_dqpn(const uint8_t *f, uint32_t len)
+{
+	uint32_t off = 12, udp;
+	uint16_t type = (uint16_t)(f[off] << 8 | f[off + 1]);
+
+	if (type == 0x8100) {
+		off += 4;
+		type = (uint16_t)(f[off] << 8 | f[off + 1]);
+	}
+	off += 2;
+	if (type == 0x0800 && len > off + 20 && f[off + 9] == 17)
+		udp = off + (uint32_t)(f[off] & 0xf) * 4;
+	else if (type == 0x86dd && len > off + 40 && f[off + 6] == 17)
+		udp = off + 40;
+	else
+		return 0;
+	/* UDP 4791 (RoCEv2), then BTH: its destination QP in bytes 5-7 */
+	if (len < udp + 8 + 12 || f[udp + 2] != 0x12 || f[udp + 3] != 0xb7)
+		return 0;
+	return (uint32_t)(f[udp + 8 + 5] << 16 | f[udp + 8 + 6] << 8 | f[udp + 8 + 7]);
+}
+
+/*
+ * A frame to our own MAC: another process's QP gets it through that
+ * process's socket (peer_loop.h), ours join the loopback ring. m holds the
+ * frame, or is NULL (memif's ring): then it is copied if it stays here.
+ */
+static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, struct rte_mbuf *m)
+{
+	uint32_t b = dp->peer.bells ? frame_dqpn(f, len) >> dp->block_shift : 0;
+
+	if (b && !dp_peer_loop_owns(&dp->peer, b)) {
+		/* behind frames that wait already, in order */
+		int err = dp->npeer_wait ? -EAGAIN : dp_peer_loop_send(&dp->peer, b, f, len);
+
+		if (err == -EAGAIN && dp->npeer_wait < DP_LOOP_SLOTS &&
+		    (m || (m = ring_frame_copy(dp, f, len)))) {
+			/* the receiver is behind: wait for it, as a NIC's loopback does */
+			dp->peer_wait[(dp->peer_wait_head + dp->npeer_wait++) % DP_LOOP_SLOTS] = m;
+			return;
+		}
+		dp_count(dp, err ? DP_CTR_dp_tx_loopback_drops : DP_CTR_dp_tx_loopback);
+		if (m)
+			rte_pktmbuf_free(m);
+		return;
+	}
+	if (!m)
+		m = ring_frame_copy(dp, f, len);
+	if (m)
+		loop_push(dp, m);
 }
 
 /* af_packet: frames straight from their ring slot, or through an mbuf when faults are injected. */
@@ -589,6 +649,8 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 	}
 	if (dp->nloop && done < max)
 		done += loop_rx(dp, fn, arg, dp->nloop < max - done ? dp->nloop : max - done);
+	if (done < max)
+		done += dp_peer_loop_rx(&dp->peer, fn, arg, max - done);
 	if (unlikely(dp->impair_rx != NULL)) {
 		unsigned late = dp_impair_release(dp->impair_rx, m, DP_BURST, now);
 
@@ -645,10 +707,7 @@ static void memif_put(struct uroce_dp *dp, uint32_t len)
 	const uint8_t *f = dp->memif.tx_buf;
 
 	if (len && is_own_mac(dp, f)) {
-		struct rte_mbuf *l = ring_frame_copy(dp, f, len);
-
-		if (l)
-			loop_push(dp, l);
+		loop_frame(dp, f, len, NULL);
 		len = 0;
 	}
 	dp_memif_tx_commit(&dp->memif, len);
@@ -706,11 +765,31 @@ static unsigned memif_tx(struct uroce_dp *dp, struct rte_mbuf **m, unsigned n)
 	return sent;
 }
 
+/* Frames that waited for a slow receiving process, oldest first, while it takes them. */
+static void peer_wait_flush(struct uroce_dp *dp)
+{
+	while (dp->npeer_wait) {
+		struct rte_mbuf *m = dp->peer_wait[dp->peer_wait_head];
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+		int err = dp_peer_loop_send(&dp->peer, frame_dqpn(f, m->data_len) >> dp->block_shift,
+					    f, m->data_len);
+
+		if (err == -EAGAIN)
+			return;
+		dp_count(dp, err ? DP_CTR_dp_tx_loopback_drops : DP_CTR_dp_tx_loopback);
+		rte_pktmbuf_free(m);
+		dp->peer_wait_head = (dp->peer_wait_head + 1) % DP_LOOP_SLOTS;
+		dp->npeer_wait--;
+	}
+}
+
 unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 {
 	struct rte_mbuf *out[DP_BURST * 2];
 	unsigned n = 0, sent = 0;
 
+	if (dp->npeer_wait)
+		peer_wait_flush(dp);
 	if (dp->memif_direct)
 		dp->ctr[DP_CTR_dp_tx_frames] += dp_memif_tx_publish(&dp->memif);
 	for (unsigned i = 0; i < dp->ntx; i++) {
@@ -722,7 +801,7 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 		if (dp->impair_tx && dp_impair_frame(dp, dp->impair_tx, m, now))
 			continue; /* dropped or held back */
 		if (is_own_mac(dp, f)) {
-			loop_push(dp, m);
+			loop_frame(dp, f, m->data_len, m);
 			continue;
 		}
 		out[n++] = m;
@@ -760,9 +839,25 @@ void uroce_dp_housekeeping(struct uroce_dp *dp)
 	dp->memif.bad_desc = 0;
 }
 
+int uroce_dp_own_blocks(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsigned shift)
+{
+	dp->block_shift = shift;
+	return dp_peer_loop_own(&dp->peer, blocks, n);
+}
+
+int uroce_dp_loop_fd(struct uroce_dp *dp)
+{
+	return dp->peer.ep_fd;
+}
+
+void uroce_dp_loop_woken(struct uroce_dp *dp)
+{
+	dp_peer_loop_recheck(&dp->peer);
+}
+
 bool uroce_dp_loop_pending(const struct uroce_dp *dp)
 {
-	return dp->nloop != 0;
+	return dp->nloop || dp->npeer_wait;
 }
 
 int uroce_dp_wait_fd(struct uroce_dp *dp)

@@ -46,6 +46,7 @@ static int open_dataplane(struct uroce_nic *nic)
 	dc.capture = nic->cfg.capture[0] ? nic->cfg.capture : NULL;
 	dc.impair = nic->cfg.impair[0] ? nic->cfg.impair : NULL;
 	dc.counters = uroce_shared_row(&nic->shared) + UR_CTR_COUNT;
+	dc.loop_bells = nic->shared.bells;
 	dc.seed = nic->cfg.seed;
 	dc.debug = nic->cfg.debug;
 	dc.keep_dpdk_log = nic->cfg.debug_set;

@@ -306,14 +306,17 @@ static uint64_t nap_ns(uint64_t idle_ns)
 /*
  * Block until a frame may be there, the engine's deadline, or a wake-up.
  * irq_fd: memif's ring interrupt, armed (uroce_dp_arm_wakeup), or -1.
+ * True when another process's loopback frames woke us.
  */
-static void sleep_until(struct uroce_nic *nic, uint64_t now, uint64_t deadline,
+static bool sleep_until(struct uroce_nic *nic, uint64_t now, uint64_t deadline,
 			uint64_t idle_ns, int irq_fd)
 {
-	struct pollfd p[2] = {{.fd = nic->wake_fd, .events = POLLIN},
+	struct pollfd p[3] = {{.fd = nic->wake_fd, .events = POLLIN},
 			      {.fd = irq_fd >= 0 ? irq_fd : uroce_dp_wait_fd(nic->dp),
-			       .events = POLLIN}};
+			       .events = POLLIN},
+			      {.fd = uroce_dp_loop_fd(nic->dp), .events = POLLIN}};
 	uint64_t wait = deadline > now ? deadline - now : 0, drain;
+	bool woken_by_loop = false;
 
 	if (wait > MAX_SLEEP_NS)
 		wait = MAX_SLEEP_NS;
@@ -331,11 +334,14 @@ static void sleep_until(struct uroce_nic *nic, uint64_t now, uint64_t deadline,
 		struct timespec ts = {.tv_sec = (time_t)(nap / 1000000000ull),
 				      .tv_nsec = (long)(nap % 1000000000ull)};
 
-		ppoll(p, p[1].fd >= 0 ? 2 : 1, &ts, NULL);
+		/* a negative fd is skipped: memif naps with the loopback fd only */
+		if (ppoll(p, 3, &ts, NULL) > 0 && (p[2].revents & POLLIN))
+			woken_by_loop = true;
 	}
 	atomic_store(&nic->sleep_until, 0);
 	if (read(nic->wake_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
 		uroce_log(nic, 2, "wake read: %s", strerror(errno));
+	return woken_by_loop;
 }
 
 /*
@@ -367,6 +373,7 @@ static void *progress_thread(void *arg)
 	 * memif, where nothing wakes a nap early, longer first naps lost. */
 	uint64_t first_nap = no_fd ? BACKOFF_NS : FD_BACKOFF_NS, backoff = first_nap;
 	uint64_t spin_ns = nic->cfg.spin_ns;
+	bool loop_woken = false;
 
 	prctl(PR_SET_TIMERSLACK, TIMER_SLACK_NS, 0, 0, 0);
 	uroce_dp_thread_register();
@@ -392,6 +399,10 @@ static void *progress_thread(void *arg)
 		}
 		/* memif's interrupt, if this thread armed it before its sleep */
 		uroce_dp_disarm_wakeup(nic->dp);
+		/* a sender's frame woke us: it may have rung no bell (killed between) */
+		if (loop_woken)
+			uroce_dp_loop_woken(nic->dp);
+		loop_woken = false;
 		/* the clock is read under the lock: the engine must never see time go back */
 		now = uroce_now_ns();
 		last_pass = now;
@@ -451,7 +462,7 @@ static void *progress_thread(void *arg)
 			if (irq_fd == -EAGAIN)
 				continue; /* frames came meanwhile */
 		}
-		sleep_until(nic, now, deadline, now - busy_until, irq_fd);
+		loop_woken = sleep_until(nic, now, deadline, now - busy_until, irq_fd);
 	}
 	uroce_dp_thread_unregister();
 	return NULL;

@@ -18,6 +18,7 @@ static_assert(DP_CTR_COUNT <= UROCE_DP_COUNTERS, "room for the dataplane counter
 
 #define ROWS_BYTES ((size_t)UROCE_QPN_BLOCKS * UROCE_ROW_COUNTERS * sizeof(uint64_t))
 #define INFO_BYTES ((size_t)UROCE_QPN_BLOCKS * sizeof(struct uroce_block_info))
+#define BELL_BYTES ((size_t)UROCE_QPN_BLOCKS * 64) /* UROCE_DP_BELL_BYTES each */
 /* Lock file bytes: 0 elects the hw_counters writer; byte b owns block b;
  * one past the blocks serialises rewrites of the hw_counters files. */
 #define WRITER_BYTE 0
@@ -83,9 +84,14 @@ int uroce_shared_open(const char *devdir, struct uroce_shared *sh)
 	err = map_file(devdir, "blocks", INFO_BYTES, O_RDWR | O_CREAT, (void **)&sh->info);
 	if (err)
 		goto err_rows;
+	err = map_file(devdir, "bells", BELL_BYTES, O_RDWR | O_CREAT, &sh->bells);
+	if (err)
+		goto err_info;
 	err = uroce_shared_claim_block(sh);
 	if (err >= 0)
 		return 0;
+	munmap(sh->bells, BELL_BYTES);
+err_info:
 	munmap(sh->info, INFO_BYTES);
 err_rows:
 	munmap(sh->rows, ROWS_BYTES);
@@ -96,6 +102,8 @@ err_lock:
 
 void uroce_shared_close(struct uroce_shared *sh)
 {
+	if (sh->bells)
+		munmap(sh->bells, BELL_BYTES);
 	if (sh->info)
 		munmap(sh->info, INFO_BYTES);
 	if (sh->rows)

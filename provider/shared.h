@@ -39,6 +39,7 @@ struct uroce_shared {
 	unsigned nblocks;
 	unsigned blocks[UROCE_MAX_OWN_BLOCKS];
 	bool writer;    /* this process rewrites the hw_counters files */
+	void *bells;    /* [UROCE_QPN_BLOCKS] x 64 bytes, mapped shared: loopback between processes */
 };
 
 /* Open the device's shared files in `devdir` and claim a first block. */

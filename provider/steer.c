@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Steering, the provider's side: tell the port which received frames are
- * this process's, whenever that changes. They are the frames for the QP
+ * this process's, whenever that changes (and the loopback between
+ * processes, which frames to our own MAC stay in this one). They are the frames for the QP
  * number blocks this process holds (shared.h), so each packet reaches the
  * one process that owns its destination QP (dataplane/steer_bpf.c), and
  * nobody else parses, answers or NAKs it. The device's housekeeper (the
@@ -23,6 +24,15 @@ int uroce_steer_update(struct uroce_nic *nic)
 	unsigned n = 0;
 	int err;
 
+	for (unsigned k = 0; k < nic->shared.nblocks; k++)
+		blocks[k] = nic->shared.blocks[k];
+	/* loopback: frames from other processes of the host for these blocks */
+	err = uroce_dp_own_blocks(nic->dp, blocks, nic->shared.nblocks, UROCE_QPN_BLOCK_BITS);
+	if (err) {
+		uroce_log(nic, 0, "cannot take loopback frames for our QP numbers: %s",
+			  strerror(-err));
+		return err;
+	}
 	if (nic->steer_unsupported || nic->cfg.no_steer)
 		return 0;
 	if (nic->shared.writer)

@@ -1,12 +1,11 @@
 #!/bin/bash
 # Two contexts of one device in one process reach each other through the
 # device's GID (test/bench/twoctx.c: a UD datagram and an RC SEND), over
-# memif and af_packet, as on a NIC. Today each context has a dataplane of
-# its own and this fails: meson expects it to (should_fail in
-# test/meson.build) until contexts share an engine (docs/shared-device.md,
-# stage 1), which is the change that flips it.
+# memif and af_packet, as on a NIC: the contexts of a process share one
+# engine and port (provider/nic.c; it failed while each context had a
+# dataplane of its own).
 # One namespace holds both ends of a veth. First the control, which must
-# pass today: context A on uroce0 (memif server on one end), context B on
+# pass: context A on uroce0 (memif server on one end), context B on
 # uroce1 (memif client on the other). Then one device, two contexts: the
 # memif server uroce0 alone, then uroce0 over af_packet.
 #   twoctx.sh BUILD_DIR
@@ -41,7 +40,7 @@ ip netns add "$ns" && ip -n "$ns" link add "${p}a0" type veth peer name "${p}b0"
 in_ns() { ip netns exec "$ns" bash -c 'eval "$("$UROCE" env)"; exec "$@"' _ "$@"; }
 
 # check PORT: twoctx on uroce0 alone; a context that misses the other is a
-# failure (expected today), anything else (exit 2, a crash) an error
+# failure, anything else (exit 2, a crash) an error
 check() {
 	local rc=0
 	echo "-- one device, two contexts: uroce0 over $1"

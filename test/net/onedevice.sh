@@ -1,0 +1,111 @@
+#!/bin/bash
+# One device shared by the programs of a host (issue 25): the stock
+# ibverbs-utils and perftest with server and client in one namespace on one
+# uroce device over af_packet; the frames between them go from process to
+# process (dataplane/peer_loop.c), never to the wire. (A memif, AF_XDP or
+# tap port still serves one program: the daemon of docs/shared-device.md.) Then four
+# ib_write_bw pairs at once on the device and one of them killed mid-transfer:
+# the other three finish. The device counts no loopback drop.
+#   onedevice.sh BUILD_DIR
+# Exit 77 (skip) without root or network namespaces.
+set -u
+source "$(dirname "$0")/lib.sh" "$1"
+ur_need perftest ib_write_bw
+ur_need ibverbs-utils ibv_rc_pingpong
+
+# stat NAME: one counter of uroce0 in $p-a ("unknown" if there is no such counter)
+stat() {
+	ip netns exec "$p-a" "$UROCE" stat uroce0 -a | awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print "unknown" }'
+}
+
+# check NAME RESULT_RE SERVER_CMD CLIENT_CMD: both in $p-a, the client given
+# the device's own address last; both exit 0 and the client prints RE.
+check() {
+	local name=$1 re=$2 srv=$3 cli=$4 t0=$SECONDS rc_c rc_s spid
+	ur_in "$p-a" timeout 60 $srv >"$log/$name.srv" 2>&1 &
+	spid=$!
+	sleep 1.5
+	ur_in "$p-a" timeout 60 $cli "$net.1" >"$log/$name.cli" 2>&1
+	rc_c=$?
+	wait $spid
+	rc_s=$?
+	if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ] || ! grep -Eq "$re" "$log/$name.cli"; then
+		bad "$name (client $rc_c, server $rc_s, $((SECONDS - t0)) s)"
+		sed 's/^/  client: /' "$log/$name.cli" | tail -8
+		sed 's/^/  server: /' "$log/$name.srv" | tail -8
+	else
+		ok "$name ($((SECONDS - t0)) s): $(grep -E "$re" "$log/$name.cli" | tail -1 | tr -s ' \t' ' ')"
+	fi
+}
+
+bw_re='^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
+pp_re='iters in'
+
+# the stock programs, server and client on one device
+programs() {
+	check ib_write_bw "$bw_re" "ib_write_bw -d uroce0 -x 1 -D 2 -p $port" \
+		"ib_write_bw -d uroce0 -x 1 -D 2 -p $port"
+	check ib_read_bw "$bw_re" "ib_read_bw -d uroce0 -x 1 -D 2 -p $port" \
+		"ib_read_bw -d uroce0 -x 1 -D 2 -p $port"
+	check ib_send_bw "$bw_re" "ib_send_bw -d uroce0 -x 1 -D 2 -p $port" \
+		"ib_send_bw -d uroce0 -x 1 -D 2 -p $port"
+	check ib_send_bw_ud "$bw_re" "ib_send_bw -d uroce0 -x 1 -c UD -p $port" \
+		"ib_send_bw -d uroce0 -x 1 -c UD -p $port"
+	check ibv_rc_pingpong "$pp_re" "ibv_rc_pingpong -d uroce0 -g 1 -p $port" \
+		"ibv_rc_pingpong -d uroce0 -g 1 -p $port"
+	check ibv_ud_pingpong "$pp_re" "ibv_ud_pingpong -d uroce0 -g 1 -s 2048 -p $port" \
+		"ibv_ud_pingpong -d uroce0 -g 1 -s 2048 -p $port"
+	check ibv_srq_pingpong "$pp_re" "ibv_srq_pingpong -d uroce0 -g 1 -p $port" \
+		"ibv_srq_pingpong -d uroce0 -g 1 -p $port"
+	check ibv_rc_pingpong_events "$pp_re" "ibv_rc_pingpong -d uroce0 -g 1 -e -p $port" \
+		"ibv_rc_pingpong -d uroce0 -g 1 -e -p $port"
+}
+
+# nothing was dropped between the processes, and frames did cross
+counted() {
+	local drops loops
+	drops=$(stat dp_tx_loopback_drops)
+	loops=$(stat dp_tx_loopback)
+	if [ "$drops" = 0 ] && [ "$loops" != unknown ] && [ "$loops" -gt 100000 ]; then
+		ok "$1: $loops frames from process to process, none dropped"
+	else
+		bad "$1: dp_tx_loopback $loops, dp_tx_loopback_drops $drops"
+	fi
+}
+
+ur_test_pair od
+echo "== af_packet"
+programs
+counted af_packet
+
+# four pairs at once; one client killed mid-transfer, the rest finish
+echo "== 4 ib_write_bw pairs on one device, one killed"
+for i in 0 1 2 3; do
+	ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 4 -p $((port + 10 + i)) \
+		>"$log/multi$i.srv" 2>&1 &
+	spids[i]=$!
+done
+sleep 2
+for i in 0 1 2 3; do
+	ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 4 -p $((port + 10 + i)) "$net.1" \
+		>"$log/multi$i.cli" 2>&1 &
+	cpids[i]=$!
+done
+sleep 3
+# the client's perftest, not the timeout wrapper
+pkill -KILL -f "ib_write_bw -d uroce0 -x 1 -D 4 -p $((port + 10)) $net.1"
+alive=0
+for i in 1 2 3; do
+	if wait "${cpids[i]}" && wait "${spids[i]}" && grep -Eq "$bw_re" "$log/multi$i.cli"; then
+		alive=$((alive + 1))
+	else
+		sed 's/^/  client: /' "$log/multi$i.cli" | tail -5
+	fi
+done
+wait "${cpids[0]}" "${spids[0]}" 2>/dev/null
+if [ $alive = 3 ]; then
+	ok "one client killed, the other three pairs finished"
+else
+	bad "one client killed: only $alive of the other 3 pairs finished"
+fi
+exit $((fails > 0))
