@@ -36,7 +36,8 @@ struct rec {
 	uint8_t kind;
 	uint32_t dqpn, psn;
 	uint32_t qkey, sqpn; /* UD only */
-	uint32_t len;	     /* payload bytes */
+	uint16_t udp_sport;
+	uint32_t len; /* payload bytes */
 	uint8_t mad[UR_MAD_LEN];
 };
 
@@ -102,6 +103,7 @@ static void load_file(const char *dir, const char *name)
 		r->dqpn = pkt.dqpn;
 		r->psn = pkt.psn;
 		r->len = pkt.payload_len;
+		r->udp_sport = pkt.udp_sport;
 		if (pkt.op->hdrs & UR_HDR_DETH) {
 			const struct ur_deth *d =
 			    (const void *)((const uint8_t *)pkt.bth + pkt.op->off_deth);
@@ -348,6 +350,18 @@ static unsigned int check_connections(const char *file, uint16_t port, unsigned 
 		ck_assert_uint_eq(rtu.hdr.tid, req.hdr.tid);
 		ck_assert_uint_lt(rq->frame, rp->frame);
 		ck_assert_uint_lt(rp->frame, rt->frame);
+		/*
+		 * rxe takes a connection's UDP source port from the REQ's
+		 * primary flow label, as ur_roce_udp_sport() does: the frames
+		 * of the connection confirm where the flow label sits.
+		 */
+		ck_assert_uint_ne(req.req.primary.flow_label, 0);
+		for (size_t k = 0; k < nrecs; k++)
+			if (!strcmp(recs[k].file, file) && recs[k].dqpn == rep.rep.local_qpn &&
+			    recs[k].src == CLIENT_IP)
+				ck_assert_uint_eq(
+				    recs[k].udp_sport,
+				    ur_roce_udp_sport(req.req.primary.flow_label, 0, 0));
 
 		/*
 		 * A Starting PSN is where the receiver of the message starts
