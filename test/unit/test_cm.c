@@ -18,6 +18,7 @@
 #include "cm.h"
 #include "cm_ip.h"
 #include "cm_mad.h"
+#include "test_util.h"
 
 #define LIFETIME 10	/* 4.2 ms */
 #define RESP_TIMEOUT 14 /* 67 ms */
@@ -547,7 +548,7 @@ START_TEST(test_misuse)
 	struct ur_cm_id id;
 	struct ur_cm_out out;
 	struct ur_cm_rep rep = {0};
-	struct ur_cm_mad m;
+	struct ur_cm_mad m, reply;
 
 	ur_cm_init(&id, 7, 1, LIFETIME);
 	ck_assert_int_eq(ur_cm_accept(&id, 0, &rep, &out), -EINVAL);
@@ -564,8 +565,184 @@ START_TEST(test_misuse)
 	ck_assert_ptr_null(out.send);
 	ur_cm_on_timer(&id, 5, &out);
 	ck_assert_int_eq(out.event, UR_CM_EV_NONE);
+	/* which endpoint a MAD is for, and who sent it */
+	ur_cm_mad_init(&m, UR_CM_ATTR_REP, 1);
+	m.rep.local_comm_id = 0x22;
+	m.rep.remote_comm_id = 0x11;
+	ck_assert_uint_eq(ur_cm_mad_dest_id(&m), 0x11);
+	ck_assert_uint_eq(ur_cm_mad_src_id(&m), 0x22);
+	/* a REP for nobody: REJ "invalid communication ID", naming both */
+	ck_assert(ur_cm_answer_stray(&m, &reply));
+	ck_assert_uint_eq(reply.hdr.attr_id, UR_CM_ATTR_REJ);
+	ck_assert_uint_eq(reply.hdr.tid, 1);
+	ck_assert_uint_eq(reply.rej.reason, UR_CM_REJ_INVALID_COMM_ID);
+	ck_assert_uint_eq(reply.rej.message_rejected, UR_CM_MSG_REP);
+	ck_assert_uint_eq(reply.rej.local_comm_id, 0x11);
+	ck_assert_uint_eq(reply.rej.remote_comm_id, 0x22);
+	ur_cm_mad_init(&m, UR_CM_ATTR_REQ, 2);
+	m.req.local_comm_id = 0x33;
+	ck_assert_uint_eq(ur_cm_mad_dest_id(&m), 0);
+	ck_assert_uint_eq(ur_cm_mad_src_id(&m), 0x33);
+	ur_cm_mad_init(&m, UR_CM_ATTR_SIDR_REP, 3);
+	m.sidr_rep.request_id = 0x44;
+	ck_assert_uint_eq(ur_cm_mad_dest_id(&m), 0x44);
+	ck_assert(!ur_cm_answer_stray(&m, &reply)); /* nothing answers a stray answer */
+	ur_cm_mad_init(&m, UR_CM_ATTR_RTU, 4);
+	ck_assert(!ur_cm_answer_stray(&m, &reply));
 	ck_assert_str_eq(ur_cm_state_name(UR_CM_MRA_REP_RCVD), "MRA_REP_RCVD");
 	ck_assert_str_eq(ur_cm_event_name(UR_CM_EV_TIMEWAIT_EXIT), "TIMEWAIT_EXIT");
+}
+END_TEST
+
+/* A MAD of random content under a CM header, often naming this endpoint. */
+static void random_mad(const struct ur_cm_id *id, struct ur_cm_mad *m)
+{
+	static const uint16_t attrs[] = {UR_CM_ATTR_REQ,      UR_CM_ATTR_MRA,
+					 UR_CM_ATTR_REJ,      UR_CM_ATTR_REP,
+					 UR_CM_ATTR_RTU,      UR_CM_ATTR_DREQ,
+					 UR_CM_ATTR_DREP,     UR_CM_ATTR_SIDR_REQ,
+					 UR_CM_ATTR_SIDR_REP, UR_CM_ATTR_CLASS_PORT_INFO};
+	uint8_t b[UR_MAD_LEN];
+	uint16_t attr = attrs[rng() % (sizeof(attrs) / sizeof(attrs[0]))];
+
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)rng();
+	b[0] = 1;
+	b[1] = UR_MGMT_CLASS_CM;
+	b[2] = 2;
+	b[16] = (uint8_t)(attr >> 8);
+	b[17] = (uint8_t)attr;
+	ck_assert_int_eq(ur_cm_mad_decode(m, b, sizeof(b)), 0);
+	if (rng() % 4) {
+		/* the IDs this endpoint would accept: ours as destination, the peer's as source */
+		uint32_t dst = id->local_comm_id;
+		uint32_t src = rng() % 4 ? id->remote_comm_id : (uint32_t)rng();
+
+		switch (attr) {
+		case UR_CM_ATTR_REQ:
+			m->req.local_comm_id = src;
+			break;
+		case UR_CM_ATTR_MRA:
+			m->mra.remote_comm_id = dst;
+			m->mra.local_comm_id = src;
+			m->mra.message_mraed = rng() % 2;
+			break;
+		case UR_CM_ATTR_REJ:
+			m->rej.remote_comm_id = dst;
+			break;
+		case UR_CM_ATTR_REP:
+			m->rep.remote_comm_id = dst;
+			break;
+		case UR_CM_ATTR_RTU:
+			m->rtu.remote_comm_id = dst;
+			break;
+		case UR_CM_ATTR_DREQ:
+			m->dreq.remote_comm_id = dst;
+			m->dreq.local_comm_id = src;
+			break;
+		case UR_CM_ATTR_DREP:
+			m->drep.remote_comm_id = dst;
+			break;
+		case UR_CM_ATTR_SIDR_REQ:
+			m->sidr_req.request_id = src;
+			break;
+		case UR_CM_ATTR_SIDR_REP:
+			m->sidr_rep.request_id = dst;
+			break;
+		}
+	}
+}
+
+/*
+ * Random inputs and calls in any order: calls succeed or say -EINVAL, what
+ * goes out always encodes, a timer runs exactly in the states that wait.
+ */
+START_TEST(test_random_inputs)
+{
+	rng_state = 0x9e3779b97f4a7c15ull + (uint64_t)_i * 7919;
+	for (int round = 0; round < 50; round++) {
+		struct ur_cm_id id;
+		uint64_t now = 1000;
+
+		ur_cm_init(&id, 0x1000u + (uint32_t)round, 42, (uint8_t)(rng() % 20));
+		for (int step = 0; step < 400; step++) {
+			struct ur_cm_out out;
+			struct ur_cm_mad m;
+			struct ur_cm_req req = {.max_cm_retries = (uint8_t)(rng() % 16),
+						.remote_cm_response_timeout =
+						    (uint8_t)(rng() % 32)};
+			struct ur_cm_rep rep = {.local_qpn = 5};
+			struct ur_cm_sidr_req sreq = {.pkey = 0xffff};
+			struct ur_cm_sidr_rep srep = {.qpn = 6};
+			uint8_t buf[UR_MAD_LEN];
+			int rc = 0;
+
+			switch (rng() % 14) {
+			case 0:
+			case 1:
+			case 2:
+			case 3:
+				random_mad(&id, &m);
+				rc = ur_cm_on_mad(&id, now, &m, &out);
+				break;
+			case 4:
+			case 5:
+				now = id.deadline != UINT64_MAX && rng() % 2
+					  ? id.deadline
+					  : now + rng() % 1000000;
+				ur_cm_on_timer(&id, now, &out);
+				break;
+			case 6:
+				rc = ur_cm_connect(&id, now, &req, &out);
+				break;
+			case 7:
+				rc = ur_cm_accept(&id, now, &rep, &out);
+				break;
+			case 8:
+				rc = ur_cm_reject(&id, now, UR_CM_REJ_CONSUMER_DEFINED, "x", 1,
+						  &out);
+				break;
+			case 9:
+				rc = ur_cm_mra(&id, now, (uint8_t)(rng() % 32), &out);
+				break;
+			case 10:
+				rc = ur_cm_establish(&id, now, &out);
+				break;
+			case 11:
+				rc = rng() % 2 ? ur_cm_disconnect(&id, now, &out)
+					       : ur_cm_comm_established(&id, now, &out);
+				break;
+			case 12:
+				rc = ur_cm_sidr_request(&id, now, &sreq, 10, 3, &out);
+				break;
+			default:
+				rc = ur_cm_sidr_reply(&id, now, &srep, &out);
+				break;
+			}
+			require(rc == 0 || rc == -EINVAL || rc == -EOPNOTSUPP, "rc %d", rc);
+			require(!out.send || out.send == &id.tx, "sends from elsewhere");
+			if (out.send)
+				require(ur_cm_mad_encode(out.send, buf, sizeof(buf)) == 0,
+					"%s does not encode",
+					ur_cm_attr_name(out.send->hdr.attr_id));
+			require(id.state <= UR_CM_SIDR_REQ_RCVD, "state %d", id.state);
+			switch (id.state) {
+			case UR_CM_REQ_SENT:
+			case UR_CM_MRA_REQ_RCVD:
+			case UR_CM_REP_SENT:
+			case UR_CM_MRA_REP_RCVD:
+			case UR_CM_DREQ_SENT:
+			case UR_CM_SIDR_REQ_SENT:
+			case UR_CM_TIMEWAIT:
+				require(id.deadline != UINT64_MAX, "%s without a timer",
+					ur_cm_state_name(id.state));
+				break;
+			default:
+				require(id.deadline == UINT64_MAX, "%s with a timer",
+					ur_cm_state_name(id.state));
+			}
+		}
+	}
 }
 END_TEST
 
@@ -590,6 +767,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, test_sidr);
 	tcase_add_test(tc, test_sidr_no_listener);
 	tcase_add_test(tc, test_misuse);
+	tcase_add_loop_test(tc, test_random_inputs, 0, 8);
 	suite_add_tcase(s, tc);
 	return s;
 }
