@@ -7,156 +7,31 @@
  * reason). Then every field of every table in isolation, and bad input.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm_capture.h"
 #include "cm_ip.h"
 #include "cm_mad.h"
 #include "frame.h"
 #include "opcode.h"
-#include "pcap_file.h"
-#include "wire.h"
 
-#define CLIENT_IP 0x0a59000cu /* 10.89.0.12 connects */
-#define SERVER_IP 0x0a59000bu /* 10.89.0.11 listens */
+#define CLIENT_IP CM_CLIENT_IP
+#define SERVER_IP CM_SERVER_IP
 
-/* A frame to QP 1, or a transport frame of the connections it sets up. */
-struct rec {
-	char file[48];
-	unsigned int frame; /* as tshark numbers it, from 1 */
-	uint32_t src, dst;  /* IPv4 */
-	uint8_t opcode;
-	uint8_t kind;
-	uint32_t dqpn, psn;
-	uint32_t qkey, sqpn; /* UD only */
-	uint16_t udp_sport;
-	uint32_t len; /* payload bytes */
-	uint8_t mad[UR_MAD_LEN];
-};
-
-static struct rec *recs;
-static size_t nrecs, nmads;
-static char load_error[512];
-
-static void load_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (load_error[0])
-		return;
-	va_start(ap, fmt);
-	vsnprintf(load_error, sizeof(load_error), fmt, ap);
-	va_end(ap);
-}
-
-static const char *data_dir(void)
-{
-	const char *dir = getenv("UROCE_TESTDATA_CM");
-
-	return dir && *dir ? dir : UR_CM_TESTDATA_DEFAULT;
-}
-
-static uint32_t ip4(const struct ur_gid *g)
-{
-	return (uint32_t)g->raw[12] << 24 | g->raw[13] << 16 | g->raw[14] << 8 | g->raw[15];
-}
-
-static void load_file(const char *dir, const char *name)
-{
-	char path[4096];
-	struct ur_pcap_file *f;
-	struct ur_pcap_rec pr;
-	unsigned int index = 0;
-	int rc;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	rc = ur_pcap_open(&f, path);
-	if (rc) {
-		load_fail("%s: %s", path, strerror(-rc));
-		return;
-	}
-	while ((rc = ur_pcap_next(f, &pr)) > 0) {
-		struct ur_pkt pkt;
-		struct rec *r;
-
-		index++;
-		if (ur_frame_parse(&pkt, pr.data, (uint32_t)pr.len) != UR_PARSE_OK)
-			continue;
-		recs = realloc(recs, (nrecs + 1) * sizeof(*recs));
-		if (!recs)
-			abort();
-		r = &recs[nrecs++];
-		memset(r, 0, sizeof(*r));
-		snprintf(r->file, sizeof(r->file), "%s", name);
-		r->frame = index;
-		r->src = ip4(&pkt.sgid);
-		r->dst = ip4(&pkt.dgid);
-		r->opcode = pkt.opcode;
-		r->kind = pkt.op->kind;
-		r->dqpn = pkt.dqpn;
-		r->psn = pkt.psn;
-		r->len = pkt.payload_len;
-		r->udp_sport = pkt.udp_sport;
-		if (pkt.op->hdrs & UR_HDR_DETH) {
-			const struct ur_deth *d =
-			    (const void *)((const uint8_t *)pkt.bth + pkt.op->off_deth);
-
-			r->qkey = ur_deth_qkey(d);
-			r->sqpn = ur_deth_sqpn(d);
-		}
-		if (pkt.dqpn == UR_GSI_QPN) {
-			memcpy(r->mad, pkt.payload,
-			       pkt.payload_len < UR_MAD_LEN ? pkt.payload_len : UR_MAD_LEN);
-			nmads++;
-		}
-	}
-	if (rc < 0)
-		load_fail("%s #%u: corrupt record", path, index);
-	ur_pcap_close(f);
-}
-
-static int is_pcap(const struct dirent *d)
-{
-	return !fnmatch("*.pcap", d->d_name, 0);
-}
-
-static void load_corpus(void)
-{
-	struct dirent **names;
-	int n = scandir(data_dir(), &names, is_pcap, alphasort);
-
-	if (n < 0) {
-		load_fail("%s: %s (set UROCE_TESTDATA_CM)", data_dir(), strerror(errno));
-		return;
-	}
-	if (n == 0)
-		load_fail("no *.pcap in %s", data_dir());
-	for (int i = 0; i < n; i++) {
-		load_file(data_dir(), names[i]->d_name);
-		free(names[i]);
-	}
-	free(names);
-}
+static struct cm_capture cap;
 
 static void assert_corpus(void)
 {
-	ck_assert_msg(!load_error[0], "%s", load_error);
-	ck_assert_msg(nmads > 0, "no MADs in the test data");
+	ck_assert_msg(!cap.error[0], "%s", cap.error);
+	ck_assert_msg(cap.nmads > 0, "no MADs in the test data");
 }
 
-static bool is_mad(const struct rec *r)
-{
-	return r->dqpn == UR_GSI_QPN;
-}
-
-static void decode(const struct rec *r, struct ur_cm_mad *m)
+static void decode(const struct cm_rec *r, struct ur_cm_mad *m)
 {
 	int rc = ur_cm_mad_decode(m, r->mad, UR_MAD_LEN);
 
@@ -164,12 +39,12 @@ static void decode(const struct rec *r, struct ur_cm_mad *m)
 }
 
 /* The n-th MAD of a file with this attribute, from 0. */
-static const struct rec *nth_mad(const char *file, uint16_t attr, unsigned int n)
+static const struct cm_rec *nth_mad(const char *file, uint16_t attr, unsigned int n)
 {
-	for (size_t k = 0; k < nrecs; k++) {
-		const struct rec *r = &recs[k];
+	for (size_t k = 0; k < cap.nrecs; k++) {
+		const struct cm_rec *r = &cap.recs[k];
 
-		if (strcmp(r->file, file) || !is_mad(r))
+		if (strcmp(r->file, file) || !cm_rec_is_mad(r))
 			continue;
 		if ((r->mad[16] << 8 | r->mad[17]) == attr && n-- == 0)
 			return r;
@@ -182,11 +57,11 @@ START_TEST(test_every_mad_round_trips)
 	uint8_t out[UR_MAD_LEN];
 
 	assert_corpus();
-	for (size_t k = 0; k < nrecs; k++) {
-		const struct rec *r = &recs[k];
+	for (size_t k = 0; k < cap.nrecs; k++) {
+		const struct cm_rec *r = &cap.recs[k];
 		struct ur_cm_mad m;
 
-		if (!is_mad(r))
+		if (!cm_rec_is_mad(r))
 			continue;
 		/* a GSI datagram, 13.5.1: UD SEND Only, from QP 1, the GSI Q_Key */
 		ck_assert_msg(r->opcode == UR_OP_UD_SEND_ONLY, "%s #%u", r->file, r->frame);
@@ -226,12 +101,12 @@ START_TEST(test_message_sequences)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		char seq[256] = "";
 
-		for (size_t k = 0; k < nrecs; k++) {
+		for (size_t k = 0; k < cap.nrecs; k++) {
 			struct ur_cm_mad m;
 
-			if (strcmp(recs[k].file, want[i].file) || !is_mad(&recs[k]))
+			if (strcmp(cap.recs[k].file, want[i].file) || !cm_rec_is_mad(&cap.recs[k]))
 				continue;
-			decode(&recs[k], &m);
+			decode(&cap.recs[k], &m);
 			if (seq[0])
 				strcat(seq, " ");
 			strcat(seq, ur_cm_attr_name(m.hdr.attr_id));
@@ -244,8 +119,8 @@ END_TEST
 /* The PSN of the first request frame from src to QP dqpn, or -1. */
 static long first_request_psn(const char *file, uint32_t src, uint32_t dqpn)
 {
-	for (size_t k = 0; k < nrecs; k++) {
-		const struct rec *r = &recs[k];
+	for (size_t k = 0; k < cap.nrecs; k++) {
+		const struct cm_rec *r = &cap.recs[k];
 
 		if (strcmp(r->file, file) || r->src != src || r->dqpn != dqpn)
 			continue;
@@ -256,7 +131,7 @@ static long first_request_psn(const char *file, uint32_t src, uint32_t dqpn)
 	return -1;
 }
 
-static void check_path(const struct rec *r, const struct ur_cm_path *p)
+static void check_path(const struct cm_rec *r, const struct ur_cm_path *p)
 {
 	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	struct ur_gid l, rm;
@@ -265,8 +140,8 @@ static void check_path(const struct rec *r, const struct ur_cm_path *p)
 	memcpy(rm.raw, p->remote_gid, 16);
 	ck_assert(!memcmp(p->local_gid, v4mapped, 12));
 	ck_assert(!memcmp(p->remote_gid, v4mapped, 12));
-	ck_assert_uint_eq(ip4(&l), r->src);
-	ck_assert_uint_eq(ip4(&rm), r->dst);
+	ck_assert_uint_eq(cm_capture_ip4(&l), r->src);
+	ck_assert_uint_eq(cm_capture_ip4(&rm), r->dst);
 	/* RoCE has no LIDs: the permissive LID, 0xffff (A16/A17) */
 	ck_assert_uint_eq(p->local_lid, 0xffff);
 	ck_assert_uint_eq(p->remote_lid, 0xffff);
@@ -274,7 +149,7 @@ static void check_path(const struct rec *r, const struct ur_cm_path *p)
 	ck_assert_uint_eq(p->hop_limit, 64);
 }
 
-static void check_ip_hdr(const struct rec *r, const uint8_t *pdata, size_t len, uint16_t ps,
+static void check_ip_hdr(const struct cm_rec *r, const uint8_t *pdata, size_t len, uint16_t ps,
 			 uint64_t sid, uint16_t port)
 {
 	static const uint8_t zero[12];
@@ -291,8 +166,8 @@ static void check_ip_hdr(const struct rec *r, const uint8_t *pdata, size_t len, 
 	ck_assert(!memcmp(h.dst_ip, zero, 12));
 	memcpy(s.raw, h.src_ip, 16);
 	memcpy(d.raw, h.dst_ip, 16);
-	ck_assert_uint_eq(ip4(&s), r->src);
-	ck_assert_uint_eq(ip4(&d), r->dst);
+	ck_assert_uint_eq(cm_capture_ip4(&s), r->src);
+	ck_assert_uint_eq(cm_capture_ip4(&d), r->dst);
 	ck_assert_int_eq(ur_cm_ip_hdr_encode(&h, again, sizeof(again)), 0);
 	ck_assert(!memcmp(again, pdata, sizeof(again)));
 	ck_assert(ur_cm_ip_service_parse(sid, &got_ps, &got_port));
@@ -312,7 +187,7 @@ static unsigned int check_connections(const char *file, uint16_t port, unsigned 
 	unsigned int n, psn_checks = 0;
 
 	for (n = 0;; n++) {
-		const struct rec *rq = nth_mad(file, UR_CM_ATTR_REQ, n), *rp = NULL, *rt = NULL;
+		const struct cm_rec *rq = nth_mad(file, UR_CM_ATTR_REQ, n), *rp = NULL, *rt = NULL;
 		struct ur_cm_mad req, rep, rtu;
 		long psn;
 
@@ -356,11 +231,11 @@ static unsigned int check_connections(const char *file, uint16_t port, unsigned 
 		 * of the connection confirm where the flow label sits.
 		 */
 		ck_assert_uint_ne(req.req.primary.flow_label, 0);
-		for (size_t k = 0; k < nrecs; k++)
-			if (!strcmp(recs[k].file, file) && recs[k].dqpn == rep.rep.local_qpn &&
-			    recs[k].src == CLIENT_IP)
+		for (size_t k = 0; k < cap.nrecs; k++)
+			if (!strcmp(cap.recs[k].file, file) &&
+			    cap.recs[k].dqpn == rep.rep.local_qpn && cap.recs[k].src == CLIENT_IP)
 				ck_assert_uint_eq(
-				    recs[k].udp_sport,
+				    cap.recs[k].udp_sport,
 				    ur_roce_udp_sport(req.req.primary.flow_label, 0, 0));
 
 		/*
@@ -393,7 +268,7 @@ static void check_disconnects(const char *file, unsigned int ndreq)
 	unsigned int n;
 
 	for (n = 0;; n++) {
-		const struct rec *dq = nth_mad(file, UR_CM_ATTR_DREQ, n), *dp = NULL;
+		const struct cm_rec *dq = nth_mad(file, UR_CM_ATTR_DREQ, n), *dp = NULL;
 		struct ur_cm_mad dreq, drep, req, rep;
 		bool found = false;
 
@@ -459,7 +334,7 @@ static void perftest_addr(const char *side, uint32_t *qpn, uint32_t *psn)
 	FILE *f;
 	bool found = false;
 
-	snprintf(path, sizeof(path), "%s/rxe-cm-perftest-R.client.txt", data_dir());
+	snprintf(path, sizeof(path), "%s/rxe-cm-perftest-R.client.txt", cm_capture_dir());
 	f = fopen(path, "r");
 	ck_assert_msg(f, "%s: %s", path, strerror(errno));
 	snprintf(key, sizeof(key), " %s address: LID %%*x QPN %%x PSN %%x", side);
@@ -479,7 +354,7 @@ START_TEST(test_perftest)
 {
 	const char *file = "rxe-cm-perftest-R.pcap";
 	uint32_t lqpn, lpsn, rqpn, rpsn;
-	const struct rec *r;
+	const struct cm_rec *r;
 	struct ur_cm_mad req, rep;
 
 	assert_corpus();
@@ -509,7 +384,7 @@ END_TEST
 START_TEST(test_reject)
 {
 	const char *file = "rxe-cm-reject.pcap";
-	const struct rec *rq, *rj;
+	const struct cm_rec *rq, *rj;
 	struct ur_cm_mad req, rej;
 	char path[4096], line[256];
 	int reason = -1;
@@ -532,7 +407,7 @@ START_TEST(test_reject)
 	ck_assert_uint_eq(rej.rej.ari_length, 0);
 	ck_assert_str_eq(ur_cm_rej_reason_name(rej.rej.reason), "INVALID_SERVICE_ID");
 
-	snprintf(path, sizeof(path), "%s/rxe-cm-reject.client.txt", data_dir());
+	snprintf(path, sizeof(path), "%s/rxe-cm-reject.client.txt", cm_capture_dir());
 	f = fopen(path, "r");
 	ck_assert_msg(f, "%s: %s", path, strerror(errno));
 	while (reason < 0 && fgets(line, sizeof(line), f))
@@ -552,7 +427,7 @@ END_TEST
 START_TEST(test_udaddy)
 {
 	const char *file = "rxe-cm-udaddy.pcap";
-	const struct rec *rq, *rp;
+	const struct cm_rec *rq, *rp;
 	struct ur_cm_mad req, rep;
 	unsigned int n, used;
 
@@ -573,8 +448,8 @@ START_TEST(test_udaddy)
 		ck_assert_uint_eq(rep.sidr_rep.service_id, req.sidr_req.service_id);
 		ck_assert_uint_ne(rep.sidr_rep.qpn, 0);
 		used = 0;
-		for (size_t k = 0; k < nrecs; k++) {
-			const struct rec *d = &recs[k];
+		for (size_t k = 0; k < cap.nrecs; k++) {
+			const struct cm_rec *d = &cap.recs[k];
 
 			if (strcmp(d->file, file) || d->dqpn != rep.sidr_rep.qpn)
 				continue;
@@ -731,14 +606,14 @@ END_TEST
 
 START_TEST(test_malformed)
 {
-	const struct rec *r = NULL;
+	const struct cm_rec *r = NULL;
 	struct ur_cm_mad m;
 	uint8_t w[UR_MAD_LEN + 8];
 
 	assert_corpus();
-	for (size_t k = 0; k < nrecs && !r; k++)
-		if (is_mad(&recs[k]))
-			r = &recs[k];
+	for (size_t k = 0; k < cap.nrecs && !r; k++)
+		if (cm_rec_is_mad(&cap.recs[k]))
+			r = &cap.recs[k];
 	ck_assert_ptr_nonnull(r);
 
 	/* short: every length below 256 (ASan builds catch any read past it) */
@@ -902,13 +777,13 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
-	load_corpus();
-	printf("cm_mad: %zu RoCEv2 frames, %zu MADs%s%s\n", nrecs, nmads,
-	       load_error[0] ? "; load error: " : "", load_error);
+	cm_capture_load(&cap, cm_capture_dir());
+	printf("cm_mad: %zu RoCEv2 frames, %zu MADs%s%s\n", cap.nrecs, cap.nmads,
+	       cap.error[0] ? "; load error: " : "", cap.error);
 	sr = srunner_create(cm_mad_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	free(recs);
+	cm_capture_free(&cap);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
