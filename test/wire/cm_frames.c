@@ -12,7 +12,9 @@
  * field of the message's table, so the checker compares the same names
  * either way.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,12 +76,18 @@ static void print_mad(unsigned int frame, const struct ur_cm_mad *m)
 								     : m->sidr_req.private_data;
 		struct ur_cm_ip_hdr h;
 
-		if (!ur_cm_ip_hdr_decode(&h, pd, UR_CM_IP_HDR_LEN))
-			printf(" ip.version=%u ip.src_port=%#x ip.src=%u.%u.%u.%u"
-			       " ip.dst=%u.%u.%u.%u",
-			       h.ip_version, h.src_port, h.src_ip[12], h.src_ip[13], h.src_ip[14],
-			       h.src_ip[15], h.dst_ip[12], h.dst_ip[13], h.dst_ip[14],
-			       h.dst_ip[15]);
+		char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
+		bool v4;
+
+		if (!ur_cm_ip_hdr_decode(&h, pd, UR_CM_IP_HDR_LEN)) {
+			v4 = h.ip_version == 4;
+			inet_ntop(v4 ? AF_INET : AF_INET6, h.src_ip + (v4 ? 12 : 0), src,
+				  sizeof(src));
+			inet_ntop(v4 ? AF_INET : AF_INET6, h.dst_ip + (v4 ? 12 : 0), dst,
+				  sizeof(dst));
+			printf(" ip.version=%u ip.src_port=%#x ip.src%s=%s ip.dst%s=%s",
+			       h.ip_version, h.src_port, v4 ? "" : "6", src, v4 ? "" : "6", dst);
+		}
 	}
 	printf("\n");
 }
@@ -113,12 +121,29 @@ static void pcap_add(struct pcap_out *o, const uint8_t *frame, uint32_t len)
 /* The two ends of every connection below. */
 struct end {
 	uint8_t mac[6];
-	uint8_t ip[4];
+	struct ur_gid gid;
 	uint64_t guid;
 };
 
-static const struct end active = {{0x02, 0, 0, 0, 0, 0x01}, {10, 0, 0, 1}, 0x020000fffe000001ull};
-static const struct end passive = {{0x02, 0, 0, 0, 0, 0x02}, {10, 0, 0, 2}, 0x020000fffe000002ull};
+static struct end active = {{0x02, 0, 0, 0, 0, 0x01}, {{0}}, 0x020000fffe000001ull};
+static struct end passive = {{0x02, 0, 0, 0, 0, 0x02}, {{0}}, 0x020000fffe000002ull};
+
+/* 10.0.0.1 and .2, or fd00::1 and ::2 */
+static void set_family(int family)
+{
+	static const uint8_t a4[4] = {10, 0, 0, 1}, b4[4] = {10, 0, 0, 2};
+
+	if (family == 4) {
+		ur_gid_from_v4(&active.gid, a4);
+		ur_gid_from_v4(&passive.gid, b4);
+		return;
+	}
+	memset(&active.gid, 0, sizeof(active.gid));
+	active.gid.raw[0] = 0xfd;
+	passive.gid = active.gid;
+	active.gid.raw[15] = 1;
+	passive.gid.raw[15] = 2;
+}
 
 /* A GSI datagram (13.5.1): UD SEND Only from QP 1 to QP 1, the GSI Q_Key. */
 static int emit(struct pcap_out *o, const struct end *from, const struct end *to, uint32_t psn,
@@ -136,8 +161,8 @@ static int emit(struct pcap_out *o, const struct end *from, const struct end *to
 
 	memcpy(p.smac, from->mac, 6);
 	memcpy(p.dmac, to->mac, 6);
-	ur_gid_from_v4(&p.sgid, from->ip);
-	ur_gid_from_v4(&p.dgid, to->ip);
+	p.sgid = from->gid;
+	p.dgid = to->gid;
 	p.udp_sport = ur_roce_udp_sport(0, UR_GSI_QPN, UR_GSI_QPN);
 	ur_frame_tmpl_init(&t, &p);
 	hdr = ur_frame_tmpl_emit(&t, frame, roce_len, 0, (uint16_t)o->frames);
@@ -160,23 +185,22 @@ static int emit(struct pcap_out *o, const struct end *from, const struct end *to
 
 static void ip_hdr(uint8_t *pd, const struct end *from, const struct end *to, uint16_t sport)
 {
-	struct ur_cm_ip_hdr h = {.version = UR_CM_IP_VERSION, .ip_version = 4, .src_port = sport};
+	bool v4 = ur_gid_is_v4(&from->gid);
+	struct ur_cm_ip_hdr h = {
+	    .version = UR_CM_IP_VERSION, .ip_version = v4 ? 4 : 6, .src_port = sport};
 
-	memcpy(h.src_ip + 12, from->ip, 4);
-	memcpy(h.dst_ip + 12, to->ip, 4);
+	/* an IPv4 address fills the last 4 bytes, the rest stays zero */
+	memcpy(h.src_ip + (v4 ? 12 : 0), from->gid.raw + (v4 ? 12 : 0), v4 ? 4 : 16);
+	memcpy(h.dst_ip + (v4 ? 12 : 0), to->gid.raw + (v4 ? 12 : 0), v4 ? 4 : 16);
 	ur_cm_ip_hdr_encode(&h, pd, UR_CM_IP_HDR_LEN);
 }
 
 static void path(struct ur_cm_path *p, const struct end *from, const struct end *to)
 {
-	struct ur_gid g;
-
 	p->local_lid = 0xffff;
 	p->remote_lid = 0xffff;
-	ur_gid_from_v4(&g, from->ip);
-	memcpy(p->local_gid, g.raw, 16);
-	ur_gid_from_v4(&g, to->ip);
-	memcpy(p->remote_gid, g.raw, 16);
+	memcpy(p->local_gid, from->gid.raw, 16);
+	memcpy(p->remote_gid, to->gid.raw, 16);
 	p->flow_label = 0xabcde;
 	p->packet_rate = 0x0f;
 	p->traffic_class = 106;
@@ -186,16 +210,12 @@ static void path(struct ur_cm_path *p, const struct end *from, const struct end 
 }
 
 /* One of each message, with values that differ from field to field. */
-static int write_all(const char *out)
+static int write_messages(struct pcap_out *o)
 {
-	struct pcap_out o;
 	struct ur_cm_mad m;
 	const uint64_t tid = 0x0000000224f27400ull;
 	const uint32_t a_id = 0x11223344, p_id = 0x55667788;
-	int rc = pcap_create(&o, out);
-
-	if (rc)
-		return rc;
+	int rc = 0;
 
 	ur_cm_mad_init(&m, UR_CM_ATTR_REQ, tid);
 	m.req.local_comm_id = a_id;
@@ -218,7 +238,7 @@ static int write_all(const char *out)
 	ip_hdr(m.req.private_data, &active, &passive, 0x8af1);
 	memcpy(m.req.private_data + UR_CM_IP_HDR_LEN, "uroce", 5);
 	if (!rc)
-		rc = emit(&o, &active, &passive, 1, &m);
+		rc = emit(o, &active, &passive, 1, &m);
 
 	ur_cm_mad_init(&m, UR_CM_ATTR_MRA, tid);
 	m.mra.local_comm_id = p_id;
@@ -226,7 +246,7 @@ static int write_all(const char *out)
 	m.mra.message_mraed = UR_CM_MSG_REQ;
 	m.mra.service_timeout = 23;
 	if (!rc)
-		rc = emit(&o, &passive, &active, 1, &m);
+		rc = emit(o, &passive, &active, 1, &m);
 
 	ur_cm_mad_init(&m, UR_CM_ATTR_REP, tid);
 	m.rep.local_comm_id = p_id;
@@ -242,26 +262,26 @@ static int write_all(const char *out)
 	m.rep.srq = true;
 	m.rep.local_ca_guid = passive.guid;
 	if (!rc)
-		rc = emit(&o, &passive, &active, 2, &m);
+		rc = emit(o, &passive, &active, 2, &m);
 
 	ur_cm_mad_init(&m, UR_CM_ATTR_RTU, tid);
 	m.rtu.local_comm_id = a_id;
 	m.rtu.remote_comm_id = p_id;
 	if (!rc)
-		rc = emit(&o, &active, &passive, 3, &m);
+		rc = emit(o, &active, &passive, 3, &m);
 
 	ur_cm_mad_init(&m, UR_CM_ATTR_DREQ, tid + 1);
 	m.dreq.local_comm_id = a_id;
 	m.dreq.remote_comm_id = p_id;
 	m.dreq.remote_qpn = 0x000456;
 	if (!rc)
-		rc = emit(&o, &active, &passive, 4, &m);
+		rc = emit(o, &active, &passive, 4, &m);
 
 	ur_cm_mad_init(&m, UR_CM_ATTR_DREP, tid + 1);
 	m.drep.local_comm_id = p_id;
 	m.drep.remote_comm_id = a_id;
 	if (!rc)
-		rc = emit(&o, &passive, &active, 3, &m);
+		rc = emit(o, &passive, &active, 3, &m);
 
 	/* a second REQ, to a port nobody listens on, and its REJ */
 	ur_cm_mad_init(&m, UR_CM_ATTR_REQ, tid + 2);
@@ -276,14 +296,14 @@ static int write_all(const char *out)
 	path(&m.req.primary, &active, &passive);
 	ip_hdr(m.req.private_data, &active, &passive, 0x8af2);
 	if (!rc)
-		rc = emit(&o, &active, &passive, 5, &m);
+		rc = emit(o, &active, &passive, 5, &m);
 
 	ur_cm_mad_init(&m, UR_CM_ATTR_REJ, tid + 2);
 	m.rej.remote_comm_id = a_id + 1;
 	m.rej.message_rejected = UR_CM_MSG_REQ;
 	m.rej.reason = UR_CM_REJ_INVALID_SERVICE_ID;
 	if (!rc)
-		rc = emit(&o, &passive, &active, 4, &m);
+		rc = emit(o, &passive, &active, 4, &m);
 
 	ur_cm_mad_init(&m, UR_CM_ATTR_SIDR_REQ, tid + 3);
 	m.sidr_req.request_id = 0x0badcafe;
@@ -291,7 +311,7 @@ static int write_all(const char *out)
 	m.sidr_req.service_id = ur_cm_ip_service_id(UR_CM_PS_UDP, 7174);
 	ip_hdr(m.sidr_req.private_data, &active, &passive, 0x8808);
 	if (!rc)
-		rc = emit(&o, &active, &passive, 6, &m);
+		rc = emit(o, &active, &passive, 6, &m);
 
 	ur_cm_mad_init(&m, UR_CM_ATTR_SIDR_REP, tid + 3);
 	m.sidr_rep.request_id = 0x0badcafe;
@@ -300,8 +320,24 @@ static int write_all(const char *out)
 	m.sidr_rep.service_id = ur_cm_ip_service_id(UR_CM_PS_UDP, 7174);
 	m.sidr_rep.qkey = 0x01234567;
 	if (!rc)
-		rc = emit(&o, &passive, &active, 5, &m);
+		rc = emit(o, &passive, &active, 5, &m);
 
+	return rc;
+}
+
+/* Every message over IPv4, then over IPv6. */
+static int write_all(const char *out)
+{
+	struct pcap_out o;
+	int rc = pcap_create(&o, out);
+
+	if (rc)
+		return rc;
+	set_family(4);
+	rc = write_messages(&o);
+	set_family(6);
+	if (!rc)
+		rc = write_messages(&o);
 	if (fclose(o.f) && !rc)
 		rc = -errno;
 	return rc;
