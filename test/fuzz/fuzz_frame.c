@@ -9,13 +9,16 @@
  *  - a frame accepted as UR_PARSE_OK has a valid ICRC; a selective-repeat
  *    extension or control datagram (UR_PARSE_CONTROL) stays inside the frame;
  *  - a frame refused only for its ICRC parses as UR_PARSE_OK once the ICRC
- *    is recomputed, and ur_icrc_valid() agrees with the parser both ways.
+ *    is recomputed, and ur_icrc_valid() agrees with the parser both ways;
+ *  - a datagram to QP 1 that decodes as a CM MAD encodes and decodes back
+ *    to the same message.
  */
 #include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm_mad.h"
 #include "frame.h"
 #include "icrc.h"
 #include "opcode.h"
@@ -98,6 +101,21 @@ static void decode_headers(const struct ur_pkt *p)
 }
 
 /* Structural checks on a frame the parser got through (OK or only a bad ICRC). */
+/* The GSI's payload through the CM codec: what decodes, re-encodes to the same message. */
+static void check_cm_mad(const struct ur_pkt *p)
+{
+	static struct ur_cm_mad m, again;
+	uint8_t out[UR_MAD_LEN];
+
+	if (ur_cm_mad_decode(&m, p->payload, p->payload_len))
+		return;
+	CHECK(p->payload_len >= UR_MAD_LEN);
+	CHECK(ur_cm_mad_encode(&m, out, sizeof(out)) == 0);
+	CHECK(ur_cm_mad_decode(&again, out, sizeof(out)) == 0);
+	CHECK(!memcmp(&m, &again, sizeof(m)));
+	sink += m.hdr.tid;
+}
+
 static void check_parsed(const struct ur_pkt *p, const uint8_t *frame, size_t size)
 {
 	uint32_t roce_len, pad, ext;
@@ -143,6 +161,8 @@ static void check_parsed(const struct ur_pkt *p, const uint8_t *frame, size_t si
 	}
 	decode_headers(p);
 	sink += p->udp_sport + p->tos + p->hop_limit + p->smac[0] + p->dmac[5];
+	if (p->dqpn == UR_GSI_QPN)
+		check_cm_mad(p);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,7 +5,7 @@
 #
 # Configures BUILD_DIR (default build-fuzz) as a clang build with -Dfuzz=true
 # if it is not one yet, builds the targets, generates the seed corpus from
-# test/data/rxe/*.pcap and from `uroce-lab sim --pcap` captures, replays the
+# test/data/rxe/*.pcap, test/data/cm/*.pcap and from `uroce-lab sim --pcap` captures, replays the
 # inputs that once failed, test/fuzz/regressions/<target>/* (with
 # FUZZ_RX_STRICT=1), then runs each target for SECONDS (default 60).
 # Prints executions and coverage per target; exits 1 on
@@ -81,6 +81,7 @@ else
 	echo "fuzz: tools/uroce-lab did not build; seeds come from the Soft-RoCE captures only"
 fi
 "$bdir/test/fuzz_seeds" "$corpus/seed-frame" "$corpus/seed-rx" "$src"/test/data/rxe/*.pcap \
+	"$src"/test/data/cm/*.pcap \
 	"$corpus"/pcap/*.pcap | tail -1
 
 # a small quarantine: the fixture allocates afresh for every input, and 16 MB
