@@ -16,6 +16,8 @@
 #include "cm.h"
 #include "cm_capture.h"
 #include "cm_mad.h"
+#include "cm_qp_attr.h"
+#include "opcode.h"
 
 #define MAX_EP 8
 
@@ -243,13 +245,23 @@ static void on_sent(struct side *s, const struct cm_rec *r)
 	}
 }
 
-/* Replay one capture from side `ip`; returns the MADs it sent. */
-static unsigned int replay(const char *file, uint32_t ip)
+/* The PSN of the first request frame from src to QP dqpn in the current file, or -1. */
+static long first_request_psn(uint32_t src, uint32_t dqpn)
 {
-	static struct side s;
+	for (size_t k = cur_first; k < cur_end; k++) {
+		const struct cm_rec *r = &cap.recs[k];
 
-	memset(&s, 0, sizeof(s));
-	s.ip = ip;
+		if (r->src != src || r->dqpn != dqpn)
+			continue;
+		if (r->kind == UR_KIND_SEND || r->kind == UR_KIND_WRITE ||
+		    r->kind == UR_KIND_READ_REQ || r->kind == UR_KIND_ATOMIC)
+			return r->psn;
+	}
+	return -1;
+}
+
+static void select_file(const char *file)
+{
 	cur_first = cur_end = 0;
 	for (size_t k = 0; k < cap.nrecs; k++) {
 		if (strcmp(cap.recs[k].file, file))
@@ -259,6 +271,16 @@ static unsigned int replay(const char *file, uint32_t ip)
 		cur_end = k + 1;
 	}
 	ck_assert_msg(cur_end, "%s: not in the test data", file);
+}
+
+/* Replay one capture from side `ip`; returns the MADs it sent. */
+static unsigned int replay(const char *file, uint32_t ip)
+{
+	static struct side s;
+
+	memset(&s, 0, sizeof(s));
+	s.ip = ip;
+	select_file(file);
 	for (size_t k = cur_first; k < cur_end; k++) {
 		const struct cm_rec *r = &cap.recs[k];
 
@@ -280,6 +302,81 @@ static unsigned int replay(const char *file, uint32_t ip)
 	}
 	return s.sent;
 }
+
+/*
+ * The QP attributes each side derives from a connection's REQ and REP
+ * agree with each other and with the traffic that followed: each sends
+ * from its sq_psn to its dest_qpn, which is the other's rq_psn and QP; the
+ * READs one may have outstanding fit what the other takes; the local ACK
+ * timeout is the one Linux put in its REQ (rxe's ACK delay 15, rdma_cm's
+ * packet lifetime 18 over RoCE: 19).
+ */
+START_TEST(test_qp_attrs)
+{
+	static const char *const files[] = {"rxe-cm-rping.pcap", "rxe-cm-ucmatose.pcap",
+					    "rxe-cm-perftest-R.pcap"};
+	unsigned int conns = 0, psn_checks = 0;
+
+	ck_assert_msg(!cap.error[0], "%s", cap.error);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		select_file(files[i]);
+		for (size_t k = cur_first; k < cur_end; k++) {
+			const struct cm_rec *r = &cap.recs[k], *rp;
+			struct ur_cm_mad req, rep;
+			struct ur_cm_qp_attr a, p;
+			long psn;
+
+			if (!cm_rec_is_mad(r))
+				continue;
+			decode(r, &req);
+			if (req.hdr.attr_id != UR_CM_ATTR_REQ)
+				continue;
+			rp = later_sent(k, r->dst, UR_CM_ATTR_REP, 0, req.req.local_comm_id);
+			ck_assert_ptr_nonnull(rp);
+			decode(rp, &rep);
+			ur_cm_qp_attr_active(&req.req, &rep.rep, 18, &a);
+			ur_cm_qp_attr_passive(&req.req, &rep.rep, &p);
+			conns++;
+			ck_assert_uint_eq(a.sq_psn, p.rq_psn);
+			ck_assert_uint_eq(p.sq_psn, a.rq_psn);
+			ck_assert_uint_eq(a.dest_qpn, rep.rep.local_qpn);
+			ck_assert_uint_eq(p.dest_qpn, req.req.local_qpn);
+			ck_assert_uint_le(a.max_rd_atomic, p.max_dest_rd_atomic);
+			ck_assert_uint_le(p.max_rd_atomic, a.max_dest_rd_atomic);
+			ck_assert_uint_eq(a.path_mtu, p.path_mtu);
+			ck_assert_uint_eq(a.retry_cnt, p.retry_cnt);
+			ck_assert_uint_eq(ur_cm_ack_timeout(15, 18),
+					  req.req.primary.local_ack_timeout);
+			ck_assert_uint_eq(a.timeout, req.req.primary.local_ack_timeout);
+			ck_assert_uint_eq(p.timeout, req.req.primary.local_ack_timeout);
+			psn = first_request_psn(r->src, a.dest_qpn);
+			if (psn >= 0) {
+				ck_assert_uint_eq(psn, a.sq_psn);
+				psn_checks++;
+			}
+			psn = first_request_psn(r->dst, p.dest_qpn);
+			if (psn >= 0) {
+				ck_assert_uint_eq(psn, p.sq_psn);
+				psn_checks++;
+			}
+		}
+	}
+	ck_assert_uint_eq(conns, 5);
+	ck_assert_uint_ge(psn_checks, 7);
+}
+END_TEST
+
+/* cm_ack_timeout(): the larger exponent, plus one when the other is close. */
+START_TEST(test_ack_timeout)
+{
+	ck_assert_uint_eq(ur_cm_ack_timeout(15, 18), 19);
+	ck_assert_uint_eq(ur_cm_ack_timeout(15, 14), 16);
+	ck_assert_uint_eq(ur_cm_ack_timeout(0, 0), 2);
+	ck_assert_uint_eq(ur_cm_ack_timeout(20, 5), 20);
+	ck_assert_uint_eq(ur_cm_ack_timeout(20, 18), 21);
+	ck_assert_uint_eq(ur_cm_ack_timeout(31, 31), 31);
+}
+END_TEST
 
 static const struct {
 	const char *file;
@@ -316,6 +413,8 @@ int main(void)
 	cm_capture_load(&cap, cm_capture_dir());
 	tcase_add_loop_test(tc, test_as_client, 0, n);
 	tcase_add_loop_test(tc, test_as_server, 0, n);
+	tcase_add_test(tc, test_qp_attrs);
+	tcase_add_test(tc, test_ack_timeout);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
