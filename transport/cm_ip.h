@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cm_mad.h"
+
 /*
  * Service ID (A11.2.1): a 40-bit prefix 0x0000000001, the IP protocol
  * (8 bits), the destination port (16 bits). Linux's port spaces (enum
@@ -37,6 +39,10 @@ bool ur_cm_ip_service_parse(uint64_t sid, uint16_t *port_space, uint16_t *port);
  */
 #define UR_CM_IP_HDR_LEN 36
 #define UR_CM_IP_VERSION 0x00 /* MajV 0, MinV 0: what Linux sends */
+
+/* What is left to the consumer of rdma_connect() and a UD resolve after the header. */
+#define UR_CM_IP_REQ_PDATA_MAX (UR_CM_REQ_PDATA - UR_CM_IP_HDR_LEN)	      /* 56 */
+#define UR_CM_IP_SIDR_REQ_PDATA_MAX (UR_CM_SIDR_REQ_PDATA - UR_CM_IP_HDR_LEN) /* 180 */
 
 struct ur_cm_ip_hdr {
 	uint8_t version;    /* MajV << 4 | MinV */

@@ -710,6 +710,9 @@ START_TEST(test_service_id)
 	ck_assert_uint_eq(port, 0xffff);
 	ck_assert(!ur_cm_ip_service_parse(0x0000000002060000ull, &ps, &port));
 	ck_assert(!ur_cm_ip_service_parse(0x1000000001060000ull, &ps, &port));
+	/* rdma_connect() leaves 56 bytes to its caller, a UD resolve 180 */
+	ck_assert_int_eq(UR_CM_IP_REQ_PDATA_MAX, 56);
+	ck_assert_int_eq(UR_CM_IP_SIDR_REQ_PDATA_MAX, 180);
 }
 END_TEST
 
