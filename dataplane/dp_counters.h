@@ -20,6 +20,7 @@
 	X(dp_tx_no_mbuf, "no transmit buffer: no mbuf, or memif's ring full")                      \
 	X(dp_tx_loopback, "frames to our own MAC delivered locally")                               \
 	X(dp_tx_loopback_drops, "frames to our own MAC dropped: the loopback ring was full")       \
+	X(dp_tx_loopback_no_owner, "frames to our own MAC for QP numbers no process holds")        \
 	X(dp_neigh_requests, "ARP requests and neighbour solicitations sent")                      \
 	X(dp_neigh_replies, "ARP replies and neighbour advertisements sent")                       \
 	X(dp_neigh_failed, "neighbours given up on")                                               \

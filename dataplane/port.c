@@ -524,6 +524,17 @@ static uint32_t frame_dqpn(const uint8_t *f, uint32_t len)
 	return (uint32_t)(f[udp + 8 + 5] << 16 | f[udp + 8 + 6] << 8 | f[udp + 8 + 7]);
 }
 
+/* What became of a frame sent to another process: delivered, nobody
+ * there (as a NIC drops a packet for a QP that does not exist), or lost. */
+static enum dp_counter loop_result(int err)
+{
+	if (!err)
+		return DP_CTR_dp_tx_loopback;
+	if (err == -ECONNREFUSED || err == -ENOENT || err == -EPIPE || err == -ECONNRESET)
+		return DP_CTR_dp_tx_loopback_no_owner;
+	return DP_CTR_dp_tx_loopback_drops;
+}
+
 /*
  * A frame to our own MAC: another process's QP gets it through that
  * process's socket (peer_loop.h), ours join the loopback ring. m holds the
@@ -543,7 +554,7 @@ static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, stru
 			dp->peer_wait[(dp->peer_wait_head + dp->npeer_wait++) % DP_LOOP_SLOTS] = m;
 			return;
 		}
-		dp_count(dp, err ? DP_CTR_dp_tx_loopback_drops : DP_CTR_dp_tx_loopback);
+		dp_count(dp, loop_result(err));
 		if (m)
 			rte_pktmbuf_free(m);
 		return;
@@ -776,7 +787,7 @@ static void peer_wait_flush(struct uroce_dp *dp)
 
 		if (err == -EAGAIN)
 			return;
-		dp_count(dp, err ? DP_CTR_dp_tx_loopback_drops : DP_CTR_dp_tx_loopback);
+		dp_count(dp, loop_result(err));
 		rte_pktmbuf_free(m);
 		dp->peer_wait_head = (dp->peer_wait_head + 1) % DP_LOOP_SLOTS;
 		dp->npeer_wait--;

@@ -67,7 +67,7 @@ counted() {
 	drops=$(stat dp_tx_loopback_drops)
 	loops=$(stat dp_tx_loopback)
 	if [ "$drops" = 0 ] && [ "$loops" != unknown ] && [ "$loops" -gt 100000 ]; then
-		ok "$1: $loops frames from process to process, none dropped"
+		ok "$1: $loops frames from process to process, none dropped ($(stat dp_tx_loopback_no_owner) to processes gone)"
 	else
 		bad "$1: dp_tx_loopback $loops, dp_tx_loopback_drops $drops"
 	fi
