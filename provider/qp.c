@@ -183,7 +183,33 @@ static enum ur_qp_type to_ur_type(enum ibv_qp_type t)
 	}
 }
 
+static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr,
+				uint32_t gsi_qpn);
+
 struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr)
+{
+	return create_qp(ibctx, attr, 0);
+}
+
+/* The context's GSI QP, number 1, for the connection manager (rdmacm_gsi.c): UD. */
+struct ibv_qp *uroce_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	struct ibv_qp *qp;
+
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	ex.qp_type = IBV_QPT_UD;
+	qp = create_qp(pd->context, &ex, 1);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr,
+				uint32_t gsi_qpn)
 {
 	struct uroce_nic *nic = to_unic(ibctx);
 	struct ur_qp_init init = {0};
@@ -281,7 +307,12 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	uqp->vqp.qp.context = ibctx; /* its events go to this context (progress.c) */
 
 	pthread_mutex_lock(&nic->lock);
-	err = uroce_qpn_alloc(nic, &qpn);
+	if (gsi_qpn) {
+		qpn = gsi_qpn;
+		err = 0;
+	} else {
+		err = uroce_qpn_alloc(nic, &qpn);
+	}
 	if (!err) {
 		init.qpn = qpn;
 		err = ur_qp_create(nic->engine, &init, &uqp->qp);

@@ -273,6 +273,8 @@ int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int uroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		   struct ibv_qp_init_attr *init);
 int uroce_destroy_qp(struct ibv_qp *qp);
+/* QP 1 of the context's device, UD, for the connection manager (rdmacm_gsi.c). */
+struct ibv_qp *uroce_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 /* post_wr.c: the ibv_wr_* builders for send_ops_flags; a positive errno if one is not offered. */
 int uroce_qp_ex_init(struct uroce_qp *uqp, uint64_t send_ops_flags);

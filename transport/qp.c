@@ -491,7 +491,10 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 
 	if (!ur_service_of(init->type))
 		return -EINVAL;
-	if (!init->send_cq || !init->recv_cq || init->qpn > UR_PSN_MASK || init->qpn < 2)
+	/* QP 0 is the SMI, which RoCE has none of; QP 1, the GSI, is a UD QP
+	 * (IBTA 3.5.1) that carries the CM's MADs */
+	if (!init->send_cq || !init->recv_cq || init->qpn > UR_PSN_MASK || init->qpn == 0 ||
+	    (init->qpn == 1 && init->type != UR_QPT_UD))
 		return -EINVAL;
 	if (init->max_send_wr > UR_MAX_WR || init->max_recv_wr > UR_MAX_WR ||
 	    init->max_send_sge > UR_MAX_SGE || init->max_recv_sge > UR_MAX_SGE ||

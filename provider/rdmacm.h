@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rdma_cm for uroce devices, in the program: librdmacm's API (rdmacm_api.c)
+ * over IBTA connection management on each device's QP 1 (rdmacm_gsi.c),
+ * with transport/cm.c's state machine per connection. Loaded with
+ * LD_PRELOAD (what `uroce env` sets up), the rdma_* functions here take
+ * the place of librdmacm's, which would need the kernel's rdma_ucm.
+ * docs/rdma-cm.md has the design.
+ */
+#ifndef UROCE_RDMACM_H
+#define UROCE_RDMACM_H
+
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cm.h"
+#include "cm_ip.h"
+
+#define URCM_GSI_SLOTS 64       /* receive buffers of a GSI QP */
+#define URCM_GSI_SEND_SLOTS 64  /* send buffers, used round robin */
+#define URCM_SLOT_BYTES 512     /* a GRH (40) and a MAD (256), rounded up */
+#define URCM_PACKET_LIFETIME 16 /* as Linux's CM assumes over RoCE (cma.c) */
+#define URCM_RESPONSE_TIMEOUT 20
+#define URCM_MAX_CM_RETRIES 15
+#define URCM_UDP_QKEY 0x01234567u /* RDMA_UDP_QKEY: what UD ids use */
+
+/* A uroce device the CM uses: our own context on it, its GSI QP. */
+struct urcm_dev {
+	struct urcm_dev *next;
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;              /* for the GSI, and QPs made without one */
+	struct ibv_comp_channel *chan;
+	struct ibv_cq *cq;
+	struct ibv_qp *gsi;             /* NULL until a listen or a connect needs it */
+	struct ibv_mr *mr;
+	uint8_t *buf;                   /* receive slots, then send slots */
+	unsigned send_next;
+	uint64_t guid;
+	uint8_t mtu;                    /* the port's active MTU, IB enum */
+	int ngids;
+	union ibv_gid gids[16];
+};
+
+enum urcm_state {
+	URCM_IDLE,
+	URCM_BOUND,
+	URCM_ADDR_QUERY,
+	URCM_ADDR_RESOLVED,
+	URCM_ROUTE_RESOLVED,
+	URCM_LISTEN,
+	URCM_CONNECT,     /* REQ or SIDR_REQ sent */
+	URCM_REQ_RCVD,    /* a passive id, before accept or reject */
+	URCM_ACCEPTED,    /* REP sent, waiting for the RTU */
+	URCM_CONNECTED,
+	URCM_DISCONNECTED,
+};
+
+struct urcm_channel {
+	struct rdma_event_channel ch; /* ch.fd: read end of a pipe, a byte per event */
+	int wr_fd;
+	struct urcm_event *head, **tail;
+};
+
+struct urcm_event {
+	struct rdma_cm_event ev;
+	struct urcm_event *next;
+	uint8_t pdata[UR_CM_REP_PDATA]; /* the largest private data an event carries */
+};
+
+struct urcm_id {
+	struct rdma_cm_id id;
+	struct urcm_id *next;           /* every id of the process */
+	struct urcm_dev *dev;           /* NULL while bound to the wildcard */
+	enum urcm_state state;
+	struct ur_cm_id cm;             /* the connection's endpoint, once there is one */
+	bool cm_live;                   /* cm is in use: its timer runs, MADs find it */
+	struct urcm_id *listener;       /* a passive id: who listened */
+	int backlog;
+	int sgid_index;
+	struct ibv_ah *ah;              /* the GSI's address of the peer's QP 1 */
+	uint32_t psn;                   /* where our QP starts sending */
+	uint8_t tos;
+	uint8_t ack_timeout;            /* rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT), 0: ours */
+	bool reuseaddr, afonly;
+	bool own_cqs;                   /* rdma_create_qp made the CQs */
+	unsigned events_out;            /* handed to the program, not yet acknowledged */
+	pthread_cond_t acked;
+};
+
+/* The process's CM: one lock for all of it (connection set-up is not a fast path). */
+extern pthread_mutex_t urcm_lock;
+
+/* rdmacm_gsi.c */
+/* Our context on the uroce device holding this address (IPv4 or IPv6), and the GID's index. */
+struct urcm_dev *urcm_dev_by_addr(const struct sockaddr *a, int *gid_index);
+/* Every uroce device of the namespace (for a wildcard listen), opened. */
+int urcm_dev_open_all(void);
+struct urcm_dev *urcm_devs(void);
+/* The device's QP 1 and its thread, made the first time. */
+int urcm_gsi_start(struct urcm_dev *dev);
+/* The peer's and our GID of a received datagram, from its GRH area. */
+void urcm_grh_gids(const struct ibv_grh *grh, union ibv_gid *remote, union ibv_gid *local);
+/* Send m from QP 1 to the peer's QP 1 at ah. */
+int urcm_send(struct urcm_dev *dev, struct ibv_ah *ah, const struct ur_cm_mad *m);
+/* What one endpoint call produced: its MAD out, its event to the program. */
+void urcm_out(struct urcm_id *id, const struct ur_cm_out *out);
+/* The CM thread sleeps until the earliest deadline: say a new one may be earlier. */
+void urcm_kick(void);
+uint64_t urcm_now(void);
+uint32_t urcm_random(void);
+
+/* rdmacm_api.c */
+/* Queue an event for the program on the id's channel (lock held). */
+struct urcm_event *urcm_event(struct urcm_id *id, enum rdma_cm_event_type type, int status);
+/* The transitions the CM makes on a connected id's QP (lock held). */
+void urcm_on_rep(struct urcm_id *id, const struct ur_cm_out *out);
+struct urcm_id *urcm_passive_id(struct urcm_id *listener, struct urcm_dev *dev,
+				const struct ibv_wc *wc, const struct ibv_grh *grh);
+struct urcm_id *urcm_ids(void);
+
+#endif

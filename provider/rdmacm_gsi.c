@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The connection manager's side of each uroce device, in the program: our
+ * own context on the device, its QP 1 (the GSI, UD, Q_Key 0x80010000) that
+ * sends and receives the CM's MADs, and one thread for the process that
+ * takes the MADs in, hands each to the endpoint it names (transport/cm.c),
+ * answers the ones nobody takes as Linux's CM does, and runs the
+ * endpoints' resend and TimeWait timers. Frames for QP 1 reach the
+ * process that writes the device's counters (provider/steer.c), so on a
+ * device several programs share, the CM serves that one (docs/rdma-cm.md).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rdmacm.h"
+#include "uroce.h"
+
+pthread_mutex_t urcm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct urcm_dev *devs;
+static bool devs_scanned;
+static pthread_t thread;
+static int wake_fd = -1;
+
+uint64_t urcm_now(void)
+{
+	return uroce_now_ns();
+}
+
+uint32_t urcm_random(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint32_t)(urcm_now() * 2654435761u);
+	return v;
+}
+
+struct urcm_dev *urcm_devs(void)
+{
+	return devs;
+}
+
+static int dev_add(struct ibv_device *d)
+{
+	struct ibv_port_attr pa;
+	struct urcm_dev *dev;
+	struct ibv_context *ctx = ibv_open_device(d);
+
+	if (!ctx)
+		return -errno;
+	if (!uroce_is_ours(ctx) || ibv_query_port(ctx, 1, &pa)) {
+		ibv_close_device(ctx);
+		return 0;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		ibv_close_device(ctx);
+		return -ENOMEM;
+	}
+	dev->verbs = ctx;
+	dev->mtu = (uint8_t)pa.active_mtu;
+	dev->guid = ibv_get_device_guid(d);
+	for (int i = 0; i < pa.gid_tbl_len && i < 16; i++)
+		if (!ibv_query_gid(ctx, 1, i, &dev->gids[i]))
+			dev->ngids = i + 1;
+	dev->pd = ibv_alloc_pd(ctx);
+	if (!dev->pd) {
+		ibv_close_device(ctx);
+		free(dev);
+		return -ENOMEM;
+	}
+	dev->next = devs;
+	devs = dev;
+	return 0;
+}
+
+/* Every uroce device of the namespace, opened once (lock held). */
+int urcm_dev_open_all(void)
+{
+	struct ibv_device **list;
+	int n, err = 0;
+
+	if (devs_scanned)
+		return 0;
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return -errno;
+	for (int i = 0; i < n && !err; i++)
+		err = dev_add(list[i]);
+	ibv_free_device_list(list);
+	devs_scanned = !err;
+	return err;
+}
+
+/* The address as a GID: IPv4 as ::ffff:a.b.c.d, as RoCEv2 GIDs carry it. */
+static bool addr_gid(const struct sockaddr *a, union ibv_gid *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (a->sa_family == AF_INET) {
+		g->raw[10] = g->raw[11] = 0xff;
+		memcpy(&g->raw[12], &((const struct sockaddr_in *)a)->sin_addr, 4);
+		return true;
+	}
+	if (a->sa_family == AF_INET6) {
+		memcpy(g->raw, &((const struct sockaddr_in6 *)a)->sin6_addr, 16);
+		return true;
+	}
+	return false;
+}
+
+struct urcm_dev *urcm_dev_by_addr(const struct sockaddr *a, int *gid_index)
+{
+	union ibv_gid g;
+
+	if (!addr_gid(a, &g) || urcm_dev_open_all())
+		return NULL;
+	for (struct urcm_dev *d = devs; d; d = d->next)
+		for (int i = 0; i < d->ngids; i++)
+			if (!memcmp(d->gids[i].raw, g.raw, 16)) {
+				*gid_index = i;
+				return d;
+			}
+	return NULL;
+}
+
+/*
+ * The GIDs of a received datagram's 40-byte GRH area: over RoCEv2 with IPv4
+ * it holds the IPv4 header in its last 20 bytes (as rdma-core's providers
+ * fill it), over IPv6 the IPv6 header, whose addresses are the GIDs.
+ */
+void urcm_grh_gids(const struct ibv_grh *grh, union ibv_gid *remote, union ibv_gid *local)
+{
+	const uint8_t *b = (const uint8_t *)grh;
+
+	if (b[20] >> 4 == 4) {
+		memset(remote, 0, sizeof(*remote));
+		memset(local, 0, sizeof(*local));
+		remote->raw[10] = remote->raw[11] = local->raw[10] = local->raw[11] = 0xff;
+		memcpy(&remote->raw[12], b + 20 + 12, 4);
+		memcpy(&local->raw[12], b + 20 + 16, 4);
+		return;
+	}
+	*remote = grh->sgid;
+	*local = grh->dgid;
+}
+
+static uint8_t *slot(struct urcm_dev *dev, unsigned i)
+{
+	return dev->buf + (size_t)i * URCM_SLOT_BYTES;
+}
+
+static int post_recv_slot(struct urcm_dev *dev, unsigned i)
+{
+	struct ibv_sge sge = {(uintptr_t)slot(dev, i), URCM_SLOT_BYTES, dev->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	return ibv_post_recv(dev->gsi, &wr, &bad);
+}
+
+int urcm_send(struct urcm_dev *dev, struct ibv_ah *ah, const struct ur_cm_mad *m)
+{
+	unsigned i = URCM_GSI_SLOTS + dev->send_next++ % URCM_GSI_SEND_SLOTS;
+	struct ibv_sge sge = {(uintptr_t)slot(dev, i), UR_MAD_LEN, dev->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED},
+			   *bad;
+	int err;
+
+	if (!dev->gsi || !ah)
+		return -ENOTCONN;
+	err = ur_cm_mad_encode(m, slot(dev, i), UR_MAD_LEN);
+	if (err)
+		return err;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = UR_GSI_QPN;
+	wr.wr.ud.remote_qkey = UR_GSI_QKEY;
+	return ibv_post_send(dev->gsi, &wr, &bad) ? -errno : 0;
+}
+
+/* A listener for the REQ or SIDR_REQ m on dev: its port space and port, and its address. */
+static struct urcm_id *find_listener(struct urcm_dev *dev, const struct ur_cm_mad *m)
+{
+	bool sidr = m->hdr.attr_id == UR_CM_ATTR_SIDR_REQ;
+	uint64_t sid = sidr ? m->sidr_req.service_id : m->req.service_id;
+	const uint8_t *pdata = sidr ? m->sidr_req.private_data : m->req.private_data;
+	struct ur_cm_ip_hdr h;
+	uint16_t ps, port;
+	union ibv_gid dst;
+
+	if (!ur_cm_ip_service_parse(sid, &ps, &port) ||
+	    ur_cm_ip_hdr_decode(&h, pdata, UR_CM_IP_HDR_LEN))
+		return NULL;
+	memset(&dst, 0, sizeof(dst));
+	if (h.ip_version == 4) {
+		dst.raw[10] = dst.raw[11] = 0xff;
+		memcpy(&dst.raw[12], &h.dst_ip[12], 4);
+	} else {
+		memcpy(dst.raw, h.dst_ip, 16);
+	}
+	for (struct urcm_id *l = urcm_ids(); l; l = l->next) {
+		union ibv_gid bound;
+		const struct sockaddr *sa = &l->id.route.addr.src_addr;
+
+		if (l->state != URCM_LISTEN || (uint16_t)l->id.ps != ps ||
+		    ntohs(rdma_get_src_port(&l->id)) != port || (l->dev && l->dev != dev))
+			continue;
+		/* a listener bound to an address takes only what is sent to it */
+		if (addr_gid(sa, &bound) &&
+		    (sa->sa_family == AF_INET ? ((const struct sockaddr_in *)sa)->sin_addr.s_addr != 0
+					      : !IN6_IS_ADDR_UNSPECIFIED(
+						    &((const struct sockaddr_in6 *)sa)->sin6_addr)) &&
+		    memcmp(bound.raw, dst.raw, 16))
+			continue;
+		return l;
+	}
+	return NULL;
+}
+
+/* A MAD from QP 1 of a peer (lock held). */
+static void on_mad(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf)
+{
+	const struct ibv_grh *grh = (const void *)buf;
+	struct ur_cm_mad m, reply;
+	struct ur_cm_out out;
+	struct urcm_id *id = NULL;
+	uint32_t dest;
+
+	if (wc->byte_len < sizeof(*grh) + UR_MAD_LEN ||
+	    ur_cm_mad_decode(&m, buf + sizeof(*grh), UR_MAD_LEN))
+		return;
+	dest = ur_cm_mad_dest_id(&m);
+	for (struct urcm_id *i = urcm_ids(); i; i = i->next) {
+		if (!i->cm_live || i->dev != dev)
+			continue;
+		if (dest ? i->cm.local_comm_id == dest
+			 : i->listener && i->cm.remote_comm_id == ur_cm_mad_src_id(&m)) {
+			id = i; /* dest 0: a REQ again, for an id made for the first */
+			break;
+		}
+	}
+	if (!id && !dest) {
+		struct urcm_id *l = find_listener(dev, &m);
+
+		if (l)
+			id = urcm_passive_id(l, dev, wc, grh);
+	}
+	if (id) {
+		if (!ur_cm_on_mad(&id->cm, urcm_now(), &m, &out))
+			urcm_out(id, &out);
+		return;
+	}
+	/* nobody takes it: a REQ to a closed port gets REJ "invalid service ID" */
+	if (ur_cm_answer_stray(&m, &reply)) {
+		struct ibv_ah *ah = ibv_create_ah_from_wc(dev->pd, (struct ibv_wc *)wc,
+							  (struct ibv_grh *)grh, 1);
+
+		if (ah) {
+			urcm_send(dev, ah, &reply);
+			ibv_destroy_ah(ah);
+		}
+	}
+}
+
+static void drain(struct urcm_dev *dev)
+{
+	struct ibv_wc wc[16];
+	int n;
+
+	while ((n = ibv_poll_cq(dev->cq, 16, wc)) > 0)
+		for (int i = 0; i < n; i++) {
+			if (wc[i].wr_id >= URCM_GSI_SLOTS)
+				continue; /* a send: nothing to do */
+			if (wc[i].status == IBV_WC_SUCCESS)
+				on_mad(dev, &wc[i], slot(dev, (unsigned)wc[i].wr_id));
+			if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
+				post_recv_slot(dev, (unsigned)wc[i].wr_id);
+		}
+}
+
+static void run_timers(uint64_t now, uint64_t *next)
+{
+	*next = UINT64_MAX;
+	for (struct urcm_id *id = urcm_ids(); id; id = id->next) {
+		struct ur_cm_out out;
+
+		if (!id->cm_live)
+			continue;
+		if (ur_cm_deadline(&id->cm) <= now) {
+			ur_cm_on_timer(&id->cm, now, &out);
+			urcm_out(id, &out);
+		}
+		if (id->cm_live && ur_cm_deadline(&id->cm) < *next)
+			*next = ur_cm_deadline(&id->cm);
+	}
+}
+
+static void *cm_thread(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd p[1 + 16];
+		struct urcm_dev *polled[16];
+		unsigned n = 1;
+		uint64_t now, next, v;
+		int timeout;
+
+		p[0] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
+		pthread_mutex_lock(&urcm_lock);
+		now = urcm_now();
+		for (struct urcm_dev *d = devs; d && n < 17; d = d->next) {
+			if (!d->gsi)
+				continue;
+			drain(d);
+			ibv_req_notify_cq(d->cq, 0);
+			drain(d); /* what came before the arm raises no event */
+			polled[n - 1] = d;
+			p[n++] = (struct pollfd){.fd = d->chan->fd, .events = POLLIN};
+		}
+		run_timers(now, &next);
+		pthread_mutex_unlock(&urcm_lock);
+		timeout = next == UINT64_MAX ? -1
+			  : next <= now      ? 0
+					     : (int)((next - now + 999999) / 1000000);
+		if (poll(p, n, timeout) <= 0)
+			continue;
+		if ((p[0].revents & POLLIN) && read(wake_fd, &v, sizeof(v)) < 0)
+			continue;
+		for (unsigned i = 1; i < n; i++) {
+			struct ibv_cq *cq;
+			void *cq_ctx;
+
+			if ((p[i].revents & POLLIN) &&
+			    !ibv_get_cq_event(polled[i - 1]->chan, &cq, &cq_ctx))
+				ibv_ack_cq_events(cq, 1);
+		}
+	}
+	return NULL;
+}
+
+void urcm_kick(void)
+{
+	uint64_t one = 1;
+
+	if (wake_fd >= 0 && write(wake_fd, &one, sizeof(one)) < 0)
+		return;
+}
+
+/* Lock held. */
+int urcm_gsi_start(struct urcm_dev *dev)
+{
+	struct ibv_qp_init_attr ia = {.qp_type = IBV_QPT_UD,
+				      .cap = {.max_send_wr = URCM_GSI_SEND_SLOTS,
+					      .max_recv_wr = URCM_GSI_SLOTS,
+					      .max_send_sge = 1,
+					      .max_recv_sge = 1}};
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = UR_GSI_QKEY};
+	size_t bytes = (size_t)(URCM_GSI_SLOTS + URCM_GSI_SEND_SLOTS) * URCM_SLOT_BYTES;
+
+	if (dev->gsi)
+		return 0;
+	if (wake_fd < 0) {
+		wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (wake_fd < 0 || pthread_create(&thread, NULL, cm_thread, NULL))
+			return -ENOMEM;
+		pthread_setname_np(thread, "uroce-cm");
+		pthread_detach(thread);
+	}
+	dev->chan = ibv_create_comp_channel(dev->verbs);
+	dev->cq = dev->chan ? ibv_create_cq(dev->verbs, URCM_GSI_SLOTS + URCM_GSI_SEND_SLOTS, NULL,
+					    dev->chan, 0)
+			    : NULL;
+	dev->buf = aligned_alloc(4096, bytes);
+	dev->mr = dev->buf ? ibv_reg_mr(dev->pd, dev->buf, bytes, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!dev->cq || !dev->mr)
+		return -ENOMEM;
+	ia.send_cq = ia.recv_cq = dev->cq;
+	dev->gsi = uroce_create_gsi_qp(dev->pd, &ia);
+	if (!dev->gsi)
+		return -errno;
+	if (ibv_modify_qp(dev->gsi, &a,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return -errno;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(dev->gsi, &a, IBV_QP_STATE))
+		return -errno;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	if (ibv_modify_qp(dev->gsi, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return -errno;
+	for (unsigned i = 0; i < URCM_GSI_SLOTS; i++)
+		if (post_recv_slot(dev, i))
+			return -errno;
+	urcm_kick();
+	return 0;
+}
