@@ -1190,3 +1190,87 @@ API void rdma_free_devices(struct ibv_context **list)
 {
 	free(list);
 }
+
+/* ---- names ---- */
+
+static struct sockaddr *addr_dup(const struct sockaddr *a, socklen_t len)
+{
+	struct sockaddr *d = malloc(len);
+
+	if (d)
+		memcpy(d, a, len);
+	return d;
+}
+
+API void rdma_freeaddrinfo(struct rdma_addrinfo *res)
+{
+	while (res) {
+		struct rdma_addrinfo *next = res->ai_next;
+
+		free(res->ai_src_addr);
+		free(res->ai_dst_addr);
+		free(res->ai_src_canonname);
+		free(res->ai_dst_canonname);
+		free(res->ai_route);
+		free(res->ai_connect);
+		free(res);
+		res = next;
+	}
+}
+
+/*
+ * Names and services as getaddrinfo() reads them; RAI_PASSIVE makes the
+ * address a source (to bind and listen), otherwise a destination, with the
+ * hints' source, if any. RoCE needs no route record: ai_route stays empty.
+ */
+API int rdma_getaddrinfo(const char *node, const char *service,
+			 const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+{
+	struct addrinfo ah = {.ai_socktype = SOCK_STREAM}, *ai;
+	struct rdma_addrinfo *r;
+	int err;
+
+	if (!res || (!node && !service))
+		return fail(EINVAL);
+	if (hints) {
+		ah.ai_family = hints->ai_family;
+		if (hints->ai_flags & RAI_PASSIVE)
+			ah.ai_flags |= AI_PASSIVE;
+		if (hints->ai_flags & RAI_NUMERICHOST)
+			ah.ai_flags |= AI_NUMERICHOST;
+		if (hints->ai_port_space == RDMA_PS_UDP || hints->ai_qp_type == IBV_QPT_UD)
+			ah.ai_socktype = SOCK_DGRAM;
+	}
+	err = getaddrinfo(node, service, &ah, &ai);
+	if (err)
+		return err; /* an EAI_* code, as librdmacm returns it */
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		freeaddrinfo(ai);
+		return fail(ENOMEM);
+	}
+	r->ai_flags = hints ? hints->ai_flags : 0;
+	r->ai_family = ai->ai_family;
+	r->ai_qp_type = hints && hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
+	r->ai_port_space = hints && hints->ai_port_space
+				   ? hints->ai_port_space
+				   : r->ai_qp_type == IBV_QPT_UD ? RDMA_PS_UDP : RDMA_PS_TCP;
+	if (r->ai_flags & RAI_PASSIVE) {
+		r->ai_src_len = ai->ai_addrlen;
+		r->ai_src_addr = addr_dup(ai->ai_addr, ai->ai_addrlen);
+	} else {
+		r->ai_dst_len = ai->ai_addrlen;
+		r->ai_dst_addr = addr_dup(ai->ai_addr, ai->ai_addrlen);
+		if (hints && hints->ai_src_addr && hints->ai_src_len) {
+			r->ai_src_len = hints->ai_src_len;
+			r->ai_src_addr = addr_dup(hints->ai_src_addr, hints->ai_src_len);
+		}
+	}
+	freeaddrinfo(ai);
+	if ((r->ai_flags & RAI_PASSIVE) ? !r->ai_src_addr : !r->ai_dst_addr) {
+		rdma_freeaddrinfo(r);
+		return fail(ENOMEM);
+	}
+	*res = r;
+	return 0;
+}
