@@ -9,7 +9,9 @@
 #   rdmacm.sh BUILD_DIR [CHECK...]
 # CHECK: rping ucmatose udaddy rdma_server perftest rstream qperf fabric
 # reject unreachable (default: all). Exit 77 (skip) without root, namespaces
-# or the packages the chosen checks run.
+# or the packages the chosen checks run. The environment reaches the programs
+# (UROCE_DEBUG=1 for the provider's reasons); RDMACM_KEEP=DIR keeps every
+# program's whole output there.
 set -u
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "$0")/lib.sh" "$1"
@@ -86,10 +88,12 @@ stop_all() {
 	for j in $(jobs -p); do
 		stop "$j"
 	done
+	[ -z "${RDMACM_KEEP:-}" ] || cp -r "$log/." "$RDMACM_KEEP/"
 	cleanup
 }
 trap stop_all EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 base=$port
 
 # pair NAME TIMEOUT SERVER_CMD CLIENT_CMD: the server in $p-a, given 1.5 s
@@ -146,7 +150,7 @@ exits() {
 # in_order REF OUT: empty when every line of REF appears in OUT in that
 # order (other lines may come between), else the first line missing
 in_order() {
-	awk 'NR == FNR { want[n++] = $0; next } i < n && $0 == want[i] { i++ }
+	awk 'BEGIN { i = n = 0 } NR == FNR { want[n++] = $0; next } i < n && $0 == want[i] { i++ }
 		END { if (i < n) print "no \"" want[i] "\" (after " i " of " n " lines as Soft-RoCE printed them)" }' \
 		"$1" "$2"
 }
@@ -220,8 +224,9 @@ check_rstream() {
 	local P=$((base + 10)) prog why
 	for prog in rstream riostream; do
 		P=$((P + 1))
-		# the default series of sizes, latency then bandwidth; -T v checks every byte
-		pair "$prog" 60 "$prog -p $P -T v" "$prog -s $net.1 -p $P -T v"
+		# the default series (64 B to 1 MiB, latency then bandwidth, 100k round
+		# trips at 64 B: 7 s over kernel TCP here with -T s); -T v checks every byte
+		pair "$prog" 90 "$prog -p $P -T v" "$prog -s $net.1 -p $P -T v"
 		why=$(exits)
 		[ -n "$why" ] || grep -Eq '^[0-9]+[kmg]?_(lat|bw) ' "$log/$prog.cli" || why="no result line"
 		verdict "$prog" "$prog -T v" "$why" \
