@@ -89,7 +89,7 @@ stop_all() {
 	for j in $(jobs -p); do
 		stop "$j"
 	done
-	[ -z "${RDMACM_KEEP:-}" ] || cp -r "$log/." "$RDMACM_KEEP/"
+	[ -z "${RDMACM_KEEP:-}" ] || { mkdir -p "$RDMACM_KEEP" && cp -r "$log/." "$RDMACM_KEEP/"; }
 	cleanup
 }
 trap stop_all EXIT
