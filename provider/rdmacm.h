@@ -37,6 +37,7 @@ struct urcm_dev {
 	struct ibv_mr *mr;
 	uint8_t *buf;                   /* receive slots, then send slots */
 	unsigned send_next;
+	unsigned sends_out;             /* MADs posted, not yet sent */
 	uint64_t guid;
 	uint8_t mtu;                    /* the port's active MTU, IB enum */
 	int ngids;
@@ -76,7 +77,8 @@ struct urcm_id {
 	enum urcm_state state;
 	struct ur_cm_id cm;             /* the connection's endpoint, once there is one */
 	bool cm_live;                   /* cm is in use: its timer runs, MADs find it */
-	struct urcm_id *listener;       /* a passive id: who listened */
+	struct urcm_id *listener;       /* a passive id: who listened, while it exists */
+	bool passive;                   /* made by a REQ or SIDR_REQ */
 	int backlog;
 	int sgid_index;
 	struct ibv_ah *ah;              /* the GSI's address of the peer's QP 1 */
@@ -106,6 +108,12 @@ void urcm_grh_gids(const struct ibv_grh *grh, union ibv_gid *remote, union ibv_g
 int urcm_send(struct urcm_dev *dev, struct ibv_ah *ah, const struct ur_cm_mad *m);
 /* What one endpoint call produced: its MAD out, its event to the program. */
 void urcm_out(struct urcm_id *id, const struct ur_cm_out *out);
+/*
+ * Wait (lock held) up to a while for the MADs posted to leave: a program
+ * that disconnects and exits at once takes its CM with it, and its DREQ
+ * must be on the wire by then (the kernel's CM would resend it after).
+ */
+void urcm_flush(struct urcm_dev *dev);
 /* The CM thread sleeps until the earliest deadline: say a new one may be earlier. */
 void urcm_kick(void);
 uint64_t urcm_now(void);

@@ -99,7 +99,6 @@ struct urcm_event *urcm_event(struct urcm_id *id, enum rdma_cm_event_type type, 
 	e->ev.status = status;
 	*c->tail = e;
 	c->tail = &e->next;
-	id->events_out++;
 	if (write(c->wr_fd, &one, 1) != 1)
 		uroce_log(NULL, 0, "rdma_cm: event lost: %s", strerror(errno));
 	uroce_log(NULL, 1, "rdma_cm: event %d, status %d", type, status);
@@ -131,6 +130,8 @@ API int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **
 		c->head = e->next;
 		if (!c->head)
 			c->tail = &c->head;
+		/* rdma_destroy_id waits for the events handed out, as librdmacm's */
+		to_urcm(e->ev.id)->events_out++;
 	}
 	pthread_mutex_unlock(&urcm_lock);
 	if (!e)
@@ -190,6 +191,24 @@ API int rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, v
 	return 0;
 }
 
+/* Take the queued events that name id off channel c (lock held); their bytes stay in the pipe. */
+static void drop_events(struct urcm_channel *c, struct urcm_id *id)
+{
+	struct urcm_event **p = &c->head;
+
+	while (*p) {
+		struct urcm_event *e = *p;
+
+		if (e->ev.id == &id->id) {
+			*p = e->next;
+			free(e);
+		} else {
+			p = &e->next;
+		}
+	}
+	c->tail = p;
+}
+
 static void unlink_id(struct urcm_id *id)
 {
 	for (struct urcm_id **p = &ids; *p; p = &(*p)->next)
@@ -220,7 +239,12 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 	struct ur_cm_out out;
 
 	pthread_mutex_lock(&urcm_lock);
-	/* as librdmacm: wait until the program acknowledged every event of it */
+	/* events of it not handed out go, as the kernel discards them; wait
+	 * until the program acknowledged those it was given, as librdmacm does */
+	if (cid->channel)
+		drop_events(to_uchan(cid->channel), id);
+	if (id->listener && id->listener->id.channel)
+		drop_events(to_uchan(id->listener->id.channel), id);
 	while (id->events_out)
 		pthread_cond_wait(&id->acked, &urcm_lock);
 	/* a connection still up ends as the kernel ends it: DREQ, or DREP to one received */
@@ -232,6 +256,11 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 			 &out);
 	id->cm_live = false;
 	unlink_id(id);
+	/* its passive ids outlive it (perftest destroys the listener first) */
+	for (struct urcm_id *i = ids; i; i = i->next)
+		if (i->listener == id)
+			i->listener = NULL;
+	urcm_flush(id->dev);
 	pthread_mutex_unlock(&urcm_lock);
 	if (id->ah)
 		ibv_destroy_ah(id->ah);
@@ -681,6 +710,7 @@ struct urcm_id *urcm_passive_id(struct urcm_id *l, struct urcm_dev *dev, const s
 	if (!id)
 		return NULL;
 	id->listener = l;
+	id->passive = true;
 	id->dev = dev;
 	id->state = URCM_REQ_RCVD;
 	id->ah = ibv_create_ah_from_wc(dev->pd, (struct ibv_wc *)wc, (struct ibv_grh *)grh, 1);
@@ -799,9 +829,9 @@ void urcm_out(struct urcm_id *id, const struct ur_cm_out *out)
 	case UR_CM_EV_ESTABLISHED:
 		id->state = URCM_CONNECTED;
 		e = urcm_event(id, RDMA_CM_EVENT_ESTABLISHED, 0);
-		if (e && !id->listener)
+		if (e && !id->passive)
 			conn_param_event(e, id->cm.rx.rep.private_data, UR_CM_REP_PDATA);
-		if (e && !id->listener) {
+		if (e && !id->passive) {
 			e->ev.param.conn.responder_resources = id->cm.rx.rep.responder_resources;
 			e->ev.param.conn.initiator_depth = id->cm.rx.rep.initiator_depth;
 		}
@@ -1093,6 +1123,7 @@ API int rdma_disconnect(struct rdma_cm_id *cid)
 		err = -ur_cm_disconnect(&id->cm, urcm_now(), &out);
 		if (!err)
 			urcm_out(id, &out);
+		urcm_flush(id->dev);
 	} else if (!id->cm_live || id->state != URCM_DISCONNECTED) {
 		err = id->state == URCM_CONNECTED ? 0 : EINVAL;
 	}

@@ -29,6 +29,9 @@ static struct urcm_dev *devs;
 static bool devs_scanned;
 static pthread_t thread;
 static int wake_fd = -1;
+static pthread_cond_t sent = PTHREAD_COND_INITIALIZER;
+
+#define FLUSH_WAIT_NS 500000000ull
 
 uint64_t urcm_now(void)
 {
@@ -183,7 +186,24 @@ int urcm_send(struct urcm_dev *dev, struct ibv_ah *ah, const struct ur_cm_mad *m
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = UR_GSI_QPN;
 	wr.wr.ud.remote_qkey = UR_GSI_QKEY;
-	return ibv_post_send(dev->gsi, &wr, &bad) ? -errno : 0;
+	err = ibv_post_send(dev->gsi, &wr, &bad);
+	if (err)
+		return -err;
+	dev->sends_out++;
+	return 0;
+}
+
+void urcm_flush(struct urcm_dev *dev)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += FLUSH_WAIT_NS;
+	until.tv_sec += until.tv_nsec / 1000000000;
+	until.tv_nsec %= 1000000000;
+	while (dev && dev->sends_out &&
+	       pthread_cond_timedwait(&sent, &urcm_lock, &until) != ETIMEDOUT)
+		;
 }
 
 /* A listener for the REQ or SIDR_REQ m on dev: its port space and port, and its address. */
@@ -242,7 +262,7 @@ static void on_mad(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t 
 		if (!i->cm_live || i->dev != dev)
 			continue;
 		if (dest ? i->cm.local_comm_id == dest
-			 : i->listener && i->cm.remote_comm_id == ur_cm_mad_src_id(&m)) {
+			 : i->passive && i->cm.remote_comm_id == ur_cm_mad_src_id(&m)) {
 			id = i; /* dest 0: a REQ again, for an id made for the first */
 			break;
 		}
@@ -277,8 +297,12 @@ static void drain(struct urcm_dev *dev)
 
 	while ((n = ibv_poll_cq(dev->cq, 16, wc)) > 0)
 		for (int i = 0; i < n; i++) {
-			if (wc[i].wr_id >= URCM_GSI_SLOTS)
-				continue; /* a send: nothing to do */
+			if (wc[i].wr_id >= URCM_GSI_SLOTS) { /* a send: it left */
+				if (dev->sends_out)
+					dev->sends_out--;
+				pthread_cond_broadcast(&sent);
+				continue;
+			}
 			if (wc[i].status == IBV_WC_SUCCESS)
 				on_mad(dev, &wc[i], slot(dev, (unsigned)wc[i].wr_id));
 			if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
