@@ -87,6 +87,10 @@ struct urcm_id {
 	uint8_t ack_timeout;            /* rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT), 0: ours */
 	bool reuseaddr, afonly;
 	bool own_cqs;                   /* rdma_create_qp made the CQs */
+	/* a synchronous id (rdma_create_ep): its calls wait for their event here */
+	struct rdma_event_channel *sync;
+	struct ibv_qp_init_attr *ep_attr; /* a passive endpoint's: QPs for rdma_get_request */
+	struct ibv_pd *ep_pd;
 	unsigned events_out;            /* handed to the program, not yet acknowledged */
 	pthread_cond_t acked;
 };

@@ -87,9 +87,9 @@ struct urcm_event *urcm_event(struct urcm_id *id, enum rdma_cm_event_type type, 
 	struct urcm_event *e;
 	char one = 1;
 
-	if (!to->id.channel)
-		return NULL; /* a synchronous id (rdma_create_ep): nothing waits */
-	c = to_uchan(to->id.channel);
+	if (!to->id.channel && !to->sync)
+		return NULL; /* no channel yet (a passive id before rdma_get_request) */
+	c = to_uchan(to->id.channel ? to->id.channel : to->sync);
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
@@ -243,6 +243,8 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 	 * until the program acknowledged those it was given, as librdmacm does */
 	if (cid->channel)
 		drop_events(to_uchan(cid->channel), id);
+	if (id->sync)
+		drop_events(to_uchan(id->sync), id);
 	if (id->listener && id->listener->id.channel)
 		drop_events(to_uchan(id->listener->id.channel), id);
 	while (id->events_out)
@@ -264,6 +266,9 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 	pthread_mutex_unlock(&urcm_lock);
 	if (id->ah)
 		ibv_destroy_ah(id->ah);
+	if (id->sync)
+		rdma_destroy_event_channel(id->sync);
+	free(id->ep_attr);
 	free(id->id.route.path_rec);
 	pthread_cond_destroy(&id->acked);
 	free(id);
@@ -333,6 +338,8 @@ static void set_gids(struct urcm_id *id)
 		id->id.route.addr.addr.ibaddr.sgid = id->dev->gids[id->sgid_index];
 	id->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
 	id->id.verbs = id->dev ? id->dev->verbs : NULL;
+	/* as librdmacm: the device's own PD, for programs that bring none */
+	id->id.pd = id->dev ? id->dev->pd : NULL;
 	id->id.port_num = 1;
 }
 
@@ -392,6 +399,29 @@ static int route_source(const struct sockaddr *dst, struct sockaddr_storage *src
 		err = errno;
 	close(fd);
 	return err;
+}
+
+/*
+ * A synchronous id (rdma_create_ep) waits for its call's outcome: `want`,
+ * or the error the event's status gives. Other ids return at once.
+ */
+static int sync_wait(struct urcm_id *id, enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev;
+	int status;
+	enum rdma_cm_event_type got;
+
+	if (!id->sync)
+		return 0;
+	if (rdma_get_cm_event(id->sync, &ev))
+		return -1;
+	got = ev->event;
+	status = ev->status;
+	rdma_ack_cm_event(ev);
+	if (got == want && !status)
+		return 0;
+	uroce_log(NULL, 1, "rdma_cm: waited for event %d, got %d (status %d)", want, got, status);
+	return fail(status < 0 ? -status : got == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED : EIO);
 }
 
 struct resolve_job {
@@ -484,7 +514,7 @@ API int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct s
 		return fail(ENOMEM);
 	}
 	pthread_detach(t);
-	return 0;
+	return sync_wait(id, RDMA_CM_EVENT_ADDR_RESOLVED);
 }
 
 API int rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
@@ -521,7 +551,7 @@ API int rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 	id->state = URCM_ROUTE_RESOLVED;
 	urcm_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
 	pthread_mutex_unlock(&urcm_lock);
-	return 0;
+	return sync_wait(id, RDMA_CM_EVENT_ROUTE_RESOLVED);
 }
 
 API int rdma_listen(struct rdma_cm_id *cid, int backlog)
@@ -575,6 +605,42 @@ static int qp_init(struct urcm_id *id, struct ibv_qp *qp)
 					     IBV_QP_ACCESS_FLAGS);
 }
 
+static void free_cqs(struct rdma_cm_id *cid)
+{
+	if (cid->send_cq)
+		ibv_destroy_cq(cid->send_cq);
+	if (cid->recv_cq)
+		ibv_destroy_cq(cid->recv_cq);
+	if (cid->send_cq_channel)
+		ibv_destroy_comp_channel(cid->send_cq_channel);
+	if (cid->recv_cq_channel)
+		ibv_destroy_comp_channel(cid->recv_cq_channel);
+	cid->send_cq = cid->recv_cq = NULL;
+	cid->send_cq_channel = cid->recv_cq_channel = NULL;
+}
+
+static int make_cqs(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *attr)
+{
+	int ns = attr->cap.max_send_wr ? (int)attr->cap.max_send_wr : 1;
+	int nr = attr->cap.max_recv_wr ? (int)attr->cap.max_recv_wr : 1;
+
+	cid->send_cq_channel = ibv_create_comp_channel(cid->verbs);
+	cid->recv_cq_channel = ibv_create_comp_channel(cid->verbs);
+	if (cid->send_cq_channel && cid->recv_cq_channel) {
+		cid->send_cq = ibv_create_cq(cid->verbs, ns, cid, cid->send_cq_channel, 0);
+		cid->recv_cq = ibv_create_cq(cid->verbs, nr, cid, cid->recv_cq_channel, 0);
+	}
+	if (!cid->send_cq || !cid->recv_cq) {
+		free_cqs(cid);
+		return -1;
+	}
+	if (!attr->send_cq)
+		attr->send_cq = cid->send_cq;
+	if (!attr->recv_cq)
+		attr->recv_cq = cid->recv_cq;
+	return 0;
+}
+
 API int rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *attr)
 {
 	struct urcm_id *id = to_urcm(cid);
@@ -585,24 +651,25 @@ API int rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *at
 		return fail(EINVAL);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
 		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
-		attr->pd = cid->pd ? cid->pd : id->dev->pd;
+		attr->pd = cid->pd;
 	}
 	if (attr->pd->context != cid->verbs)
 		return fail(EINVAL);
-	/* no CQs given: librdmacm makes them */
+	/* no CQs given: librdmacm makes one of each, with a completion
+	 * channel each (rdma_get_send_comp and rdma_get_recv_comp wait on them) */
 	if (!attr->send_cq || !attr->recv_cq) {
-		int n = (int)(attr->cap.max_send_wr + attr->cap.max_recv_wr);
-
-		cid->send_cq = cid->recv_cq = ibv_create_cq(cid->verbs, n > 0 ? n : 1, NULL, NULL, 0);
-		if (!cid->send_cq)
+		if (make_cqs(cid, attr))
 			return -1;
-		attr->send_cq = attr->send_cq ? attr->send_cq : cid->send_cq;
-		attr->recv_cq = attr->recv_cq ? attr->recv_cq : cid->recv_cq;
 		id->own_cqs = true;
 	}
 	qp = ibv_create_qp_ex(cid->verbs, attr);
-	if (!qp)
-		return -1;
+	if (!qp) {
+		err = errno;
+		if (id->own_cqs)
+			free_cqs(cid);
+		id->own_cqs = false;
+		return fail(err);
+	}
 	id->psn = urcm_random() & 0xffffff;
 	err = qp_init(id, qp);
 	if (err) {
@@ -639,9 +706,8 @@ API void rdma_destroy_qp(struct rdma_cm_id *cid)
 	if (cid->qp)
 		ibv_destroy_qp(cid->qp);
 	cid->qp = NULL;
-	if (id->own_cqs && cid->send_cq) {
-		ibv_destroy_cq(cid->send_cq);
-		cid->send_cq = cid->recv_cq = NULL;
+	if (id->own_cqs) {
+		free_cqs(cid);
 		id->own_cqs = false;
 	}
 }
@@ -1002,7 +1068,7 @@ API int rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	urcm_kick();
 	if (err)
 		uroce_log(NULL, 1, "rdma_connect: %s", strerror(err));
-	return err ? fail(err) : 0;
+	return err ? fail(err) : sync_wait(id, RDMA_CM_EVENT_ESTABLISHED);
 }
 
 static int accept_rc(struct urcm_id *id, const struct rdma_conn_param *p)
@@ -1079,7 +1145,10 @@ API int rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	urcm_kick();
 	if (err)
 		uroce_log(NULL, 1, "rdma_accept: %s", strerror(err));
-	return err ? fail(err) : 0;
+	if (err)
+		return fail(err);
+	/* a UD reply is all there is; an RC one waits for the RTU */
+	return cid->qp_type == IBV_QPT_UD ? 0 : sync_wait(id, RDMA_CM_EVENT_ESTABLISHED);
 }
 
 API int rdma_reject(struct rdma_cm_id *cid, const void *pdata, uint8_t len)
@@ -1304,4 +1373,98 @@ API int rdma_getaddrinfo(const char *node, const char *service,
 	}
 	*res = r;
 	return 0;
+}
+
+/* ---- synchronous endpoints ---- */
+
+/*
+ * An id whose calls wait for their outcome, with its QP: resolved and
+ * routed to res's destination, or bound to res's source (RAI_PASSIVE) and
+ * ready for rdma_listen and rdma_get_request.
+ */
+API int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res, struct ibv_pd *pd,
+		       struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct rdma_cm_id *cid;
+	struct urcm_id *id;
+	int ret;
+
+	if (!out || !res)
+		return fail(EINVAL);
+	if (rdma_create_id(NULL, &cid, NULL, (enum rdma_port_space)res->ai_port_space))
+		return -1;
+	id = to_urcm(cid);
+	id->sync = rdma_create_event_channel();
+	if (!id->sync) {
+		rdma_destroy_id(cid);
+		return fail(ENOMEM);
+	}
+	/* as librdmacm: the QP is of the type the address info says */
+	if (qp_init_attr)
+		qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
+	if (res->ai_flags & RAI_PASSIVE) {
+		ret = rdma_bind_addr(cid, res->ai_src_addr);
+		if (!ret && qp_init_attr) {
+			id->ep_attr = malloc(sizeof(*qp_init_attr));
+			if (id->ep_attr)
+				*id->ep_attr = *qp_init_attr;
+			id->ep_pd = pd;
+			ret = id->ep_attr ? 0 : fail(ENOMEM);
+		}
+	} else {
+		ret = rdma_resolve_addr(cid, res->ai_src_addr, res->ai_dst_addr, 2000);
+		if (!ret)
+			ret = rdma_resolve_route(cid, 2000);
+		if (!ret && qp_init_attr)
+			ret = rdma_create_qp(cid, pd, qp_init_attr);
+	}
+	if (ret) {
+		int err = errno;
+
+		rdma_destroy_ep(cid);
+		return fail(err);
+	}
+	*out = cid;
+	return 0;
+}
+
+API void rdma_destroy_ep(struct rdma_cm_id *cid)
+{
+	if (cid->qp)
+		rdma_destroy_qp(cid);
+	rdma_destroy_id(cid);
+}
+
+/* The next connection request to a synchronous listener, with a QP made as the listener's. */
+API int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
+{
+	struct urcm_id *l = to_urcm(listen), *id;
+	struct rdma_cm_event *ev;
+	struct ibv_qp_init_attr attr;
+
+	if (!l->sync || !out)
+		return fail(EINVAL);
+	for (;;) {
+		if (rdma_get_cm_event(l->sync, &ev))
+			return -1;
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && !ev->status)
+			break;
+		rdma_ack_cm_event(ev);
+	}
+	id = to_urcm(ev->id);
+	rdma_ack_cm_event(ev);
+	id->sync = rdma_create_event_channel();
+	if (!id->sync)
+		goto err;
+	if (l->ep_attr) {
+		attr = *l->ep_attr;
+		if (rdma_create_qp(&id->id, l->ep_pd, &attr))
+			goto err;
+	}
+	*out = &id->id;
+	return 0;
+err:
+	rdma_reject(&id->id, NULL, 0);
+	rdma_destroy_ep(&id->id);
+	return -1;
 }
