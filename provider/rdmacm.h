@@ -101,6 +101,8 @@ extern pthread_mutex_t urcm_lock;
 /* rdmacm_gsi.c */
 /* Our context on the uroce device holding this address (IPv4 or IPv6), and the GID's index. */
 struct urcm_dev *urcm_dev_by_addr(const struct sockaddr *a, int *gid_index);
+/* The first device with a GID of the family (AF_INET: IPv4-mapped), for a loopback bind. */
+struct urcm_dev *urcm_dev_first(int family, int *gid_index);
 /* Every uroce device of the namespace (for a wildcard listen), opened. */
 int urcm_dev_open_all(void);
 struct urcm_dev *urcm_devs(void);

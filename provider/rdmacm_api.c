@@ -301,6 +301,13 @@ static bool is_wildcard(const struct sockaddr *a)
 	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr);
 }
 
+static bool is_loopback(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
+}
+
 static uint16_t *port_of(struct sockaddr *a)
 {
 	return a->sa_family == AF_INET6 ? &((struct sockaddr_in6 *)a)->sin6_port
@@ -351,7 +358,12 @@ static int bind_addr(struct urcm_id *id, const struct sockaddr *a)
 	if (a->sa_family != AF_INET && a->sa_family != AF_INET6)
 		return EAFNOSUPPORT;
 	memcpy(src, a, addr_len(a));
-	if (!is_wildcard(a)) {
+	if (is_loopback(a)) {
+		/* as the kernel's rdma_cm: the first device, by its first GID of the family */
+		id->dev = urcm_dev_first(a->sa_family, &id->sgid_index);
+		if (!id->dev)
+			return EADDRNOTAVAIL;
+	} else if (!is_wildcard(a)) {
 		id->dev = urcm_dev_by_addr(a, &id->sgid_index);
 		if (!id->dev) {
 			uroce_log(NULL, 1, "rdma_bind_addr: no uroce device has this address");
@@ -914,7 +926,17 @@ void urcm_out(struct urcm_id *id, const struct ur_cm_out *out)
 		id->state = URCM_DISCONNECTED;
 		urcm_event(id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
 		break;
-	case UR_CM_EV_DREQ_RECEIVED:
+	case UR_CM_EV_DREQ_RECEIVED: {
+		struct ur_cm_out drep;
+
+		/* answered at once, the QP in error first: a program that
+		 * exits after its DISCONNECTED event would leave the peer's
+		 * DREQ to its retries (the kernel's CM answers at close) */
+		qp_to_error(id);
+		if (!ur_cm_disconnect(&id->cm, urcm_now(), &drep) && drep.send)
+			urcm_send(id->dev, id->ah, drep.send);
+	}
+		/* fall through */
 	case UR_CM_EV_DISCONNECTED:
 		qp_to_error(id);
 		if (id->state != URCM_DISCONNECTED) {

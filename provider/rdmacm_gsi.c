@@ -156,6 +156,23 @@ void urcm_grh_gids(const struct ibv_grh *grh, union ibv_gid *remote, union ibv_g
 	*local = grh->dgid;
 }
 
+struct urcm_dev *urcm_dev_first(int family, int *gid_index)
+{
+	if (urcm_dev_open_all())
+		return NULL;
+	for (struct urcm_dev *d = devs; d; d = d->next)
+		for (int i = 0; i < d->ngids; i++) {
+			const uint8_t *g = d->gids[i].raw;
+			bool v4 = !memcmp(g, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
+
+			if (v4 == (family == AF_INET)) {
+				*gid_index = i;
+				return d;
+			}
+		}
+	return NULL;
+}
+
 static uint8_t *slot(struct urcm_dev *dev, unsigned i)
 {
 	return dev->buf + (size_t)i * URCM_SLOT_BYTES;
@@ -425,4 +442,26 @@ int urcm_gsi_start(struct urcm_dev *dev)
 			return -errno;
 	urcm_kick();
 	return 0;
+}
+
+/*
+ * A program that exits with connections up: they end as the kernel's CM
+ * ends them when the process's file closes, with a DREQ each, so that the
+ * peers see DISCONNECTED now rather than after their retries.
+ */
+__attribute__((destructor)) static void urcm_exit(void)
+{
+	if (!devs)
+		return;
+	pthread_mutex_lock(&urcm_lock);
+	for (struct urcm_id *id = urcm_ids(); id; id = id->next) {
+		struct ur_cm_out out;
+
+		if (id->cm_live && id->cm.state == UR_CM_ESTABLISHED &&
+		    !ur_cm_disconnect(&id->cm, urcm_now(), &out) && out.send)
+			urcm_send(id->dev, id->ah, out.send);
+	}
+	for (struct urcm_dev *d = devs; d; d = d->next)
+		urcm_flush(d);
+	pthread_mutex_unlock(&urcm_lock);
 }
