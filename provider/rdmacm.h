@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * rdma_cm for uroce devices, in the program: librdmacm's API (rdmacm_api.c)
- * over IBTA connection management on each device's QP 1 (rdmacm_gsi.c),
+ * rdma_cm for uroce devices, in the program: librdmacm's API (channels,
+ * ids, addresses, QPs, connections and synchronous endpoints, one file
+ * each) over IBTA connection management on each device's QP 1 (rdmacm_gsi.c),
  * with transport/cm.c's state machine per connection. Loaded with
  * LD_PRELOAD (what `uroce env` sets up), the rdma_* functions here take
  * the place of librdmacm's, which would need the kernel's rdma_ucm.
@@ -10,6 +11,9 @@
 #ifndef UROCE_RDMACM_H
 #define UROCE_RDMACM_H
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <rdma/rdma_cma.h>
 #include <stdbool.h>
@@ -17,10 +21,14 @@
 
 #include "cm.h"
 #include "cm_ip.h"
+#include "uroce.h"
 
-#define URCM_GSI_SLOTS 64       /* receive buffers of a GSI QP */
-#define URCM_GSI_SEND_SLOTS 64  /* send buffers, used round robin */
-#define URCM_SLOT_BYTES 512     /* a GRH (40) and a MAD (256), rounded up */
+/* What librdmacm exports, uroce.map lists */
+#define API __attribute__((visibility("default")))
+
+#define URCM_GSI_SLOTS 64	/* receive buffers of a GSI QP */
+#define URCM_GSI_SEND_SLOTS 64	/* send buffers, used round robin */
+#define URCM_SLOT_BYTES 512	/* a GRH (40) and a MAD (256), rounded up */
 #define URCM_PACKET_LIFETIME 16 /* as Linux's CM assumes over RoCE (cma.c) */
 #define URCM_RESPONSE_TIMEOUT 20
 #define URCM_MAX_CM_RETRIES 15
@@ -30,16 +38,16 @@
 struct urcm_dev {
 	struct urcm_dev *next;
 	struct ibv_context *verbs;
-	struct ibv_pd *pd;              /* for the GSI, and QPs made without one */
+	struct ibv_pd *pd; /* for the GSI, and QPs made without one */
 	struct ibv_comp_channel *chan;
 	struct ibv_cq *cq;
-	struct ibv_qp *gsi;             /* NULL until a listen or a connect needs it */
+	struct ibv_qp *gsi; /* NULL until a listen or a connect needs it */
 	struct ibv_mr *mr;
-	uint8_t *buf;                   /* receive slots, then send slots */
+	uint8_t *buf; /* receive slots, then send slots */
 	unsigned send_next;
-	unsigned sends_out;             /* MADs posted, not yet sent */
+	unsigned sends_out; /* MADs posted, not yet sent */
 	uint64_t guid;
-	uint8_t mtu;                    /* the port's active MTU, IB enum */
+	uint8_t mtu; /* the port's active MTU, IB enum */
 	int ngids;
 	union ibv_gid gids[16];
 };
@@ -51,9 +59,9 @@ enum urcm_state {
 	URCM_ADDR_RESOLVED,
 	URCM_ROUTE_RESOLVED,
 	URCM_LISTEN,
-	URCM_CONNECT,     /* REQ or SIDR_REQ sent */
-	URCM_REQ_RCVD,    /* a passive id, before accept or reject */
-	URCM_ACCEPTED,    /* REP sent, waiting for the RTU */
+	URCM_CONNECT,  /* REQ or SIDR_REQ sent */
+	URCM_REQ_RCVD, /* a passive id, before accept or reject */
+	URCM_ACCEPTED, /* REP sent, waiting for the RTU */
 	URCM_CONNECTED,
 	URCM_DISCONNECTED,
 };
@@ -72,26 +80,26 @@ struct urcm_event {
 
 struct urcm_id {
 	struct rdma_cm_id id;
-	struct urcm_id *next;           /* every id of the process */
-	struct urcm_dev *dev;           /* NULL while bound to the wildcard */
+	struct urcm_id *next; /* every id of the process */
+	struct urcm_dev *dev; /* NULL while bound to the wildcard */
 	enum urcm_state state;
-	struct ur_cm_id cm;             /* the connection's endpoint, once there is one */
-	bool cm_live;                   /* cm is in use: its timer runs, MADs find it */
-	struct urcm_id *listener;       /* a passive id: who listened, while it exists */
-	bool passive;                   /* made by a REQ or SIDR_REQ */
+	struct ur_cm_id cm;	  /* the connection's endpoint, once there is one */
+	bool cm_live;		  /* cm is in use: its timer runs, MADs find it */
+	struct urcm_id *listener; /* a passive id: who listened, while it exists */
+	bool passive;		  /* made by a REQ or SIDR_REQ */
 	int backlog;
 	int sgid_index;
-	struct ibv_ah *ah;              /* the GSI's address of the peer's QP 1 */
-	uint32_t psn;                   /* where our QP starts sending */
+	struct ibv_ah *ah; /* the GSI's address of the peer's QP 1 */
+	uint32_t psn;	   /* where our QP starts sending */
 	uint8_t tos;
-	uint8_t ack_timeout;            /* rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT), 0: ours */
+	uint8_t ack_timeout; /* rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT), 0: ours */
 	bool reuseaddr, afonly;
-	bool own_cqs;                   /* rdma_create_qp made the CQs */
+	bool own_cqs; /* rdma_create_qp made the CQs */
 	/* a synchronous id (rdma_create_ep): its calls wait for their event here */
 	struct rdma_event_channel *sync;
 	struct ibv_qp_init_attr *ep_attr; /* a passive endpoint's: QPs for rdma_get_request */
 	struct ibv_pd *ep_pd;
-	unsigned events_out;            /* handed to the program, not yet acknowledged */
+	unsigned events_out; /* handed to the program, not yet acknowledged */
 	pthread_cond_t acked;
 };
 
@@ -125,13 +133,78 @@ void urcm_kick(void);
 uint64_t urcm_now(void);
 uint32_t urcm_random(void);
 
-/* rdmacm_api.c */
+/* rdmacm_channel.c */
 /* Queue an event for the program on the id's channel (lock held). */
 struct urcm_event *urcm_event(struct urcm_id *id, enum rdma_cm_event_type type, int status);
-/* The transitions the CM makes on a connected id's QP (lock held). */
+/* Take the queued events that name id off channel c (lock held). */
+void urcm_drop_events(struct urcm_channel *c, struct urcm_id *id);
+
+/* rdmacm_id.c */
+struct urcm_id *urcm_ids(void);
+struct urcm_id *urcm_new_id(struct rdma_event_channel *ch, void *context, enum rdma_port_space ps,
+			    enum ibv_qp_type qp_type);
+
+/* rdmacm_addr.c: the id's verbs, PD, port and source GID from its device */
+void urcm_set_gids(struct urcm_id *id);
+
+/* rdmacm_qp.c: the QP's states as the kernel's CM moves them */
+struct ur_cm_qp_attr;
+int urcm_qp_connect(struct urcm_id *id, const struct ur_cm_qp_attr *c);
+void urcm_qp_to_error(struct urcm_id *id);
+
+/* rdmacm_conn.c */
 void urcm_on_rep(struct urcm_id *id, const struct ur_cm_out *out);
 struct urcm_id *urcm_passive_id(struct urcm_id *listener, struct urcm_dev *dev,
 				const struct ibv_wc *wc, const struct ibv_grh *grh);
-struct urcm_id *urcm_ids(void);
+
+/* rdmacm_ep.c: a synchronous id's wait for the outcome of its call */
+int urcm_sync_wait(struct urcm_id *id, enum rdma_cm_event_type want);
+
+static inline struct urcm_id *to_urcm(struct rdma_cm_id *id)
+{
+	return to_type(id, struct urcm_id, id);
+}
+
+static inline struct urcm_channel *to_uchan(struct rdma_event_channel *ch)
+{
+	return to_type(ch, struct urcm_channel, ch);
+}
+
+static inline int urcm_fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+static inline socklen_t addr_len(const struct sockaddr *a)
+{
+	return a->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+static inline bool is_wildcard(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr == INADDR_ANY;
+	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr);
+}
+
+static inline bool is_loopback(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
+}
+
+static inline uint16_t *port_of(struct sockaddr *a)
+{
+	return a->sa_family == AF_INET6 ? &((struct sockaddr_in6 *)a)->sin6_port
+					: &((struct sockaddr_in *)a)->sin_port;
+}
+
+static inline void out_send(struct urcm_id *id, int err, const struct ur_cm_out *out)
+{
+	if (!err)
+		urcm_out(id, out);
+}
 
 #endif

@@ -190,7 +190,10 @@ int urcm_send(struct urcm_dev *dev, struct ibv_ah *ah, const struct ur_cm_mad *m
 {
 	unsigned i = URCM_GSI_SLOTS + dev->send_next++ % URCM_GSI_SEND_SLOTS;
 	struct ibv_sge sge = {(uintptr_t)slot(dev, i), UR_MAD_LEN, dev->mr->lkey};
-	struct ibv_send_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+	struct ibv_send_wr wr = {.wr_id = i,
+				 .sg_list = &sge,
+				 .num_sge = 1,
+				 .opcode = IBV_WR_SEND,
 				 .send_flags = IBV_SEND_SIGNALED},
 			   *bad;
 	int err;
@@ -252,9 +255,10 @@ static struct urcm_id *find_listener(struct urcm_dev *dev, const struct ur_cm_ma
 			continue;
 		/* a listener bound to an address takes only what is sent to it */
 		if (addr_gid(sa, &bound) &&
-		    (sa->sa_family == AF_INET ? ((const struct sockaddr_in *)sa)->sin_addr.s_addr != 0
-					      : !IN6_IS_ADDR_UNSPECIFIED(
-						    &((const struct sockaddr_in6 *)sa)->sin6_addr)) &&
+		    (sa->sa_family == AF_INET
+			 ? ((const struct sockaddr_in *)sa)->sin_addr.s_addr != 0
+			 : !IN6_IS_ADDR_UNSPECIFIED(
+			       &((const struct sockaddr_in6 *)sa)->sin6_addr)) &&
 		    memcmp(bound.raw, dst.raw, 16))
 			continue;
 		return l;
@@ -297,8 +301,8 @@ static void on_mad(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t 
 	}
 	/* nobody takes it: a REQ to a closed port gets REJ "invalid service ID" */
 	if (ur_cm_answer_stray(&m, &reply)) {
-		struct ibv_ah *ah = ibv_create_ah_from_wc(dev->pd, (struct ibv_wc *)wc,
-							  (struct ibv_grh *)grh, 1);
+		struct ibv_ah *ah =
+		    ibv_create_ah_from_wc(dev->pd, (struct ibv_wc *)wc, (struct ibv_grh *)grh, 1);
 
 		if (ah) {
 			urcm_send(dev, ah, &reply);
@@ -369,7 +373,7 @@ static void *cm_thread(void *arg)
 		run_timers(now, &next);
 		pthread_mutex_unlock(&urcm_lock);
 		timeout = next == UINT64_MAX ? -1
-			  : next <= now      ? 0
+			  : next <= now	     ? 0
 					     : (int)((next - now + 999999) / 1000000);
 		if (poll(p, n, timeout) <= 0)
 			continue;

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rdma_cm event channels (rdmacm.h): a pipe with a byte per queued event,
+ * so poll(), blocking reads and O_NONBLOCK behave as on the kernel's
+ * channel; events are handed out in order and counted per id until the
+ * program acknowledges them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rdmacm.h"
+#include "uroce.h"
+
+API struct rdma_event_channel *rdma_create_event_channel(void)
+{
+	struct urcm_channel *c = calloc(1, sizeof(*c));
+	int p[2];
+
+	if (!c)
+		return NULL;
+	if (pipe2(p, O_CLOEXEC)) {
+		free(c);
+		return NULL;
+	}
+	c->ch.fd = p[0];
+	c->wr_fd = p[1];
+	c->tail = &c->head;
+	return &c->ch;
+}
+
+API void rdma_destroy_event_channel(struct rdma_event_channel *ch)
+{
+	struct urcm_channel *c = to_uchan(ch);
+
+	pthread_mutex_lock(&urcm_lock);
+	while (c->head) {
+		struct urcm_event *e = c->head;
+
+		c->head = e->next;
+		free(e);
+	}
+	pthread_mutex_unlock(&urcm_lock);
+	close(c->ch.fd);
+	close(c->wr_fd);
+	free(c);
+}
+
+struct urcm_event *urcm_event(struct urcm_id *id, enum rdma_cm_event_type type, int status)
+{
+	struct urcm_id *to =
+	    id->listener && type == RDMA_CM_EVENT_CONNECT_REQUEST ? id->listener : id;
+	struct urcm_channel *c;
+	struct urcm_event *e;
+	char one = 1;
+
+	if (!to->id.channel && !to->sync)
+		return NULL; /* no channel yet (a passive id before rdma_get_request) */
+	c = to_uchan(to->id.channel ? to->id.channel : to->sync);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->ev.id = &id->id;
+	e->ev.listen_id = to != id ? &to->id : NULL;
+	e->ev.event = type;
+	e->ev.status = status;
+	*c->tail = e;
+	c->tail = &e->next;
+	if (write(c->wr_fd, &one, 1) != 1)
+		uroce_log(NULL, 0, "rdma_cm: event lost: %s", strerror(errno));
+	uroce_log(NULL, 1, "rdma_cm: event %d, status %d", type, status);
+	return e;
+}
+
+API int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
+{
+	struct urcm_channel *c = to_uchan(ch);
+	struct urcm_event *e;
+	char byte;
+	ssize_t n;
+
+	if (!event)
+		return urcm_fail(EINVAL);
+	/* one byte per event: blocks, or EAGAIN on an O_NONBLOCK channel, as the kernel's */
+	do
+		n = read(ch->fd, &byte, 1);
+	while (n < 0 && errno == EINTR);
+	/* the channel was destroyed under a thread waiting on it (rping's
+	 * event thread, at exit): the kernel's read goes on waiting, so does this */
+	while (n == 0)
+		pause();
+	if (n != 1)
+		return -1;
+	pthread_mutex_lock(&urcm_lock);
+	e = c->head;
+	if (e) {
+		c->head = e->next;
+		if (!c->head)
+			c->tail = &c->head;
+		/* rdma_destroy_id waits for the events handed out, as librdmacm's */
+		to_urcm(e->ev.id)->events_out++;
+	}
+	pthread_mutex_unlock(&urcm_lock);
+	if (!e)
+		return urcm_fail(ENODATA);
+	*event = &e->ev;
+	return 0;
+}
+
+API int rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	struct urcm_event *e = to_type(event, struct urcm_event, ev);
+	struct urcm_id *id = to_urcm(event->id);
+
+	pthread_mutex_lock(&urcm_lock);
+	id->events_out--;
+	pthread_cond_broadcast(&id->acked);
+	pthread_mutex_unlock(&urcm_lock);
+	free(e);
+	return 0;
+}
+
+/* Take the queued events that name id off channel c (lock held); their bytes stay in the pipe. */
+void urcm_drop_events(struct urcm_channel *c, struct urcm_id *id)
+{
+	struct urcm_event **p = &c->head;
+
+	while (*p) {
+		struct urcm_event *e = *p;
+
+		if (e->ev.id == &id->id) {
+			*p = e->next;
+			free(e);
+		} else {
+			p = &e->next;
+		}
+	}
+	c->tail = p;
+}
