@@ -191,8 +191,9 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_
 	return create_qp(ibctx, attr, 0);
 }
 
-/* The context's GSI QP, number 1, for the connection manager (rdmacm_gsi.c): UD. */
-struct ibv_qp *uroce_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+/* create_qp for the ibv_qp_init_attr form; gsi_qpn as there. */
+static struct ibv_qp *create_qp_in_pd(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
+				      uint32_t gsi_qpn)
 {
 	struct ibv_qp_init_attr_ex ex;
 	struct ibv_qp *qp;
@@ -201,11 +202,17 @@ struct ibv_qp *uroce_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a
 	memcpy(&ex, attr, sizeof(*attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
-	ex.qp_type = IBV_QPT_UD;
-	qp = create_qp(pd->context, &ex, 1);
+	qp = create_qp(pd->context, &ex, gsi_qpn);
 	if (qp)
 		attr->cap = ex.cap;
 	return qp;
+}
+
+/* The context's GSI QP, number 1, for the connection manager (rdmacm_gsi.c): UD. */
+struct ibv_qp *uroce_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	attr->qp_type = IBV_QPT_UD;
+	return create_qp_in_pd(pd, attr, 1);
 }
 
 static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr,
@@ -369,17 +376,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_at
 
 struct ibv_qp *uroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	struct ibv_qp_init_attr_ex ex;
-	struct ibv_qp *qp;
-
-	memset(&ex, 0, sizeof(ex));
-	memcpy(&ex, attr, sizeof(*attr));
-	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ex.pd = pd;
-	qp = uroce_create_qp_ex(pd->context, &ex);
-	if (qp)
-		attr->cap = ex.cap;
-	return qp;
+	return create_qp_in_pd(pd, attr, 0);
 }
 
 static void to_ur_attr(const struct ibv_qp_attr *a, struct ur_qp_attr *u)
