@@ -473,6 +473,7 @@ API int rdma_disconnect(struct rdma_cm_id *cid)
 	return err ? urcm_fail(err) : 0;
 }
 
+/* The program moved its QP itself after CONNECT_RESPONSE: the RTU goes, no event (as the kernel's). */
 API int rdma_establish(struct rdma_cm_id *cid)
 {
 	struct urcm_id *id = to_urcm(cid);
@@ -481,8 +482,11 @@ API int rdma_establish(struct rdma_cm_id *cid)
 
 	pthread_mutex_lock(&urcm_lock);
 	err = -ur_cm_establish(&id->cm, urcm_now(), &out);
-	if (!err)
-		urcm_out(id, &out);
+	if (!err) {
+		if (out.send)
+			urcm_send(id->dev, id->ah, out.send);
+		id->state = URCM_CONNECTED;
+	}
 	pthread_mutex_unlock(&urcm_lock);
 	return err ? urcm_fail(err) : 0;
 }
@@ -498,5 +502,78 @@ API int rdma_notify(struct rdma_cm_id *cid, enum ibv_event_type event)
 	    !ur_cm_comm_established(&id->cm, urcm_now(), &out))
 		urcm_out(id, &out);
 	pthread_mutex_unlock(&urcm_lock);
+	return 0;
+}
+
+/*
+ * The attributes that take a QP the program moves itself (UCX's, or one
+ * without rdma_create_qp) to qp_attr->qp_state, as the kernel's
+ * rdma_init_qp_attr gives them: INIT from the port, RTR and RTS from the
+ * REQ and the REP (a passive id's before rdma_accept: with the REP it will
+ * send, from the REQ's depths).
+ */
+API int rdma_init_qp_attr(struct rdma_cm_id *cid, struct ibv_qp_attr *a, int *mask)
+{
+	struct urcm_id *id = to_urcm(cid);
+	struct ur_cm_qp_attr qa;
+	struct ur_cm_rep rep;
+	enum ibv_qp_state want = a->qp_state;
+	int err = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->qp_state = want;
+	pthread_mutex_lock(&urcm_lock);
+	if (want == IBV_QPS_INIT) {
+		a->port_num = 1;
+		if (cid->qp_type == IBV_QPT_UD) {
+			a->qkey = URCM_UDP_QKEY;
+			*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+		} else {
+			a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+					     IBV_ACCESS_REMOTE_ATOMIC;
+			*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+		}
+	} else if ((want != IBV_QPS_RTR && want != IBV_QPS_RTS) || !id->cm_live) {
+		err = EINVAL;
+	} else if (id->passive && id->cm.rx.hdr.attr_id == UR_CM_ATTR_REQ) {
+		const struct ur_cm_req *req = &id->cm.rx.req;
+
+		memset(&rep, 0, sizeof(rep));
+		rep.starting_psn = id->psn;
+		rep.responder_resources = req->initiator_depth;
+		rep.initiator_depth = req->responder_resources;
+		rep.rnr_retry_count = req->rnr_retry_count;
+		ur_cm_qp_attr_passive(req, &rep, &qa);
+	} else if (!id->passive && id->cm.rx.hdr.attr_id == UR_CM_ATTR_REP) {
+		ur_cm_qp_attr_active(&id->cm.tx.req, &id->cm.rx.rep, URCM_PACKET_LIFETIME, &qa);
+	} else {
+		err = EINVAL;
+	}
+	pthread_mutex_unlock(&urcm_lock);
+	if (err)
+		return urcm_fail(err);
+	if (want == IBV_QPS_RTR) {
+		a->path_mtu = (enum ibv_mtu)qa.path_mtu;
+		a->dest_qp_num = qa.dest_qpn;
+		a->rq_psn = qa.rq_psn;
+		a->max_dest_rd_atomic = qa.max_dest_rd_atomic;
+		a->min_rnr_timer = qa.min_rnr_timer;
+		a->ah_attr.is_global = 1;
+		a->ah_attr.port_num = 1;
+		a->ah_attr.grh.dgid = cid->route.addr.addr.ibaddr.dgid;
+		a->ah_attr.grh.sgid_index = (uint8_t)id->sgid_index;
+		a->ah_attr.grh.hop_limit = 64;
+		a->ah_attr.grh.traffic_class = id->tos;
+		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	} else if (want == IBV_QPS_RTS) {
+		a->sq_psn = qa.sq_psn;
+		a->timeout = id->ack_timeout ? id->ack_timeout : qa.timeout;
+		a->retry_cnt = qa.retry_cnt;
+		a->rnr_retry = qa.rnr_retry;
+		a->max_rd_atomic = qa.max_rd_atomic;
+		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	}
 	return 0;
 }

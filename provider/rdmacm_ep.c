@@ -56,12 +56,7 @@ API int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res, struc
 		return urcm_fail(EINVAL);
 	if (rdma_create_id(NULL, &cid, NULL, (enum rdma_port_space)res->ai_port_space))
 		return -1;
-	id = to_urcm(cid);
-	id->sync = rdma_create_event_channel();
-	if (!id->sync) {
-		rdma_destroy_id(cid);
-		return urcm_fail(ENOMEM);
-	}
+	id = to_urcm(cid); /* synchronous: made without a channel */
 	/* as librdmacm: the QP is of the type the address info says */
 	if (qp_init_attr)
 		qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;

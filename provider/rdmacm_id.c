@@ -31,6 +31,9 @@ struct urcm_id *urcm_new_id(struct rdma_event_channel *ch, void *context, enum r
 	id->id.ps = ps;
 	id->id.qp_type = qp_type;
 	id->sgid_index = -1;
+	/* where a QP of this id starts sending: in the REQ or REP, and what
+	 * rdma_init_qp_attr gives for a QP the program moves itself */
+	id->psn = urcm_random() & 0xffffff;
 	pthread_cond_init(&id->acked, NULL);
 	id->next = ids;
 	ids = id;
@@ -51,6 +54,15 @@ API int rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, v
 	pthread_mutex_unlock(&urcm_lock);
 	if (!id)
 		return urcm_fail(ENOMEM);
+	/* no channel: a synchronous id, whose calls wait for their outcome,
+	 * as librdmacm makes it (libfabric's verbs provider relies on it) */
+	if (!ch) {
+		id->sync = rdma_create_event_channel();
+		if (!id->sync) {
+			rdma_destroy_id(&id->id);
+			return urcm_fail(ENOMEM);
+		}
+	}
 	*out = &id->id;
 	return 0;
 }

@@ -102,7 +102,6 @@ API int rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *at
 		id->own_cqs = false;
 		return urcm_fail(err);
 	}
-	id->psn = urcm_random() & 0xffffff;
 	err = qp_init(id, qp);
 	if (err) {
 		ibv_destroy_qp(qp);

@@ -124,9 +124,10 @@ for t in tag_lat ucp_put_lat; do
 	echo "     $t: uroce ${lat_u[$t]:-?} us, tcp ${lat_t[$t]:-?} us (medians)"
 done
 
-# io_demo checks every byte (-q). It connects through UCX's TCP connection
-# manager, which wants the veth enabled; the data endpoint then moves to
-# rc_verbs on uroce0:1, which the server's lane table must show.
+# io_demo checks every byte (-q). It connects through UCX's connection
+# manager (rdmacm, over uroce's own rdma_cm; or TCP, which wants the veth
+# enabled); the data endpoint then moves to rc_verbs on uroce0:1, which the
+# server's lane table must show.
 echo "== io_demo with its data check"
 port=$((port + 1))
 ur_in "$p-a" env UCX_NET_DEVICES="uroce0:1,${p}a0" UCX_LOG_LEVEL=info timeout 60 unshare --ipc \
