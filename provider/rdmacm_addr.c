@@ -132,6 +132,7 @@ static void *resolve_thread(void *arg)
 		id->state = URCM_BOUND;
 		urcm_event(id, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH);
 	}
+	pthread_cond_broadcast(&id->acked); /* a destroy may wait for this thread */
 	pthread_mutex_unlock(&urcm_lock);
 	free(job);
 	return NULL;

@@ -78,34 +78,36 @@ struct urcm_event *urcm_event(struct urcm_id *id, enum rdma_cm_event_type type, 
 API int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 {
 	struct urcm_channel *c = to_uchan(ch);
-	struct urcm_event *e;
+	struct urcm_event *e = NULL;
 	char byte;
 	ssize_t n;
 
 	if (!event)
 		return urcm_fail(EINVAL);
-	/* one byte per event: blocks, or EAGAIN on an O_NONBLOCK channel, as the kernel's */
-	do
-		n = read(ch->fd, &byte, 1);
-	while (n < 0 && errno == EINTR);
-	/* the channel was destroyed under a thread waiting on it (rping's
-	 * event thread, at exit): the kernel's read goes on waiting, so does this */
-	while (n == 0)
-		pause();
-	if (n != 1)
-		return -1;
-	pthread_mutex_lock(&urcm_lock);
-	e = c->head;
-	if (e) {
-		c->head = e->next;
-		if (!c->head)
-			c->tail = &c->head;
-		/* rdma_destroy_id waits for the events handed out, as librdmacm's */
-		to_urcm(e->ev.id)->events_out++;
+	/* A byte per event: blocks, or EAGAIN on an O_NONBLOCK channel, as the
+	 * kernel's. A byte whose event was discarded with its id (rdma_destroy_id)
+	 * has none: read on. */
+	while (!e) {
+		do
+			n = read(ch->fd, &byte, 1);
+		while (n < 0 && errno == EINTR);
+		/* the channel was destroyed under a thread waiting on it (rping's
+		 * event thread, at exit): the kernel's read goes on waiting, so does this */
+		while (n == 0)
+			pause();
+		if (n != 1)
+			return -1;
+		pthread_mutex_lock(&urcm_lock);
+		e = c->head;
+		if (e) {
+			c->head = e->next;
+			if (!c->head)
+				c->tail = &c->head;
+			/* rdma_destroy_id waits for the events handed out, as librdmacm's */
+			to_urcm(e->ev.id)->events_out++;
+		}
+		pthread_mutex_unlock(&urcm_lock);
 	}
-	pthread_mutex_unlock(&urcm_lock);
-	if (!e)
-		return urcm_fail(ENODATA);
 	*event = &e->ev;
 	return 0;
 }

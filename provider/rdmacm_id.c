@@ -90,7 +90,8 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 		urcm_drop_events(to_uchan(id->sync), id);
 	if (id->listener && id->listener->id.channel)
 		urcm_drop_events(to_uchan(id->listener->id.channel), id);
-	while (id->events_out)
+	/* and for a resolution in flight (its thread writes to the id) */
+	while (id->events_out || id->state == URCM_ADDR_QUERY)
 		pthread_cond_wait(&id->acked, &urcm_lock);
 	/* a connection still up ends as the kernel ends it: DREQ, or DREP to one received */
 	if (id->cm_live && (id->cm.state == UR_CM_ESTABLISHED || id->cm.state == UR_CM_DREQ_RCVD))

@@ -7,7 +7,7 @@
 # Soft-RoCE's kernel rdma_cm answers: test/data/cm/rxe-cm-reject.*) and an
 # address nobody answers (an error event, not a hang).
 #   rdmacm.sh BUILD_DIR [CHECK...]
-# CHECK: rping ucmatose udaddy rdma_server perftest rstream qperf fabric
+# CHECK: rping ucmatose udaddy rdma_server perftest perftest_ud rstream qperf fabric
 # reject unreachable (default: all). Exit 77 (skip) without root, namespaces
 # or the packages the chosen checks run. The environment reaches the programs
 # (UROCE_DEBUG=1 for the provider's reasons); RDMACM_KEEP=DIR keeps every
@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 shift
 ref=$(cd "$(dirname "$0")/../data/cm" && pwd) # Soft-RoCE's output of the same programs
 
-all="rping ucmatose udaddy rdma_server perftest rstream qperf fabric reject unreachable"
+all="rping ucmatose udaddy rdma_server perftest perftest_ud rstream qperf fabric reject unreachable"
 checks=${*:-$all}
 for c in $checks; do
 	case " $all " in
@@ -208,10 +208,17 @@ check_rdma_server() {
 	verdict rdma_server "rdma_server/rdma_client" "$why"
 }
 
-check_perftest() {
+# perftest_specs SPEC...: each perftest with -R, as Soft-RoCE ran them
+check_perftest() { perftest_specs "ib_write_bw" "ib_read_bw" "ib_send_bw"; }
+# UD over rdma_cm crashes perftest's client now and then (about 1 run in 6;
+# docs/rdma-cm.md), so the suite leaves it out
+check_perftest_ud() { perftest_specs "ib_send_bw -c UD"; }
+
+perftest_specs() {
 	local P=$((base + 4)) spec name why line
 	local bw_re='^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
-	for spec in "ib_write_bw" "ib_read_bw" "ib_send_bw" "ib_send_bw -c UD"; do
+	[ "$1" = "ib_send_bw -c UD" ] && P=$((P + 3))
+	for spec in "$@"; do
 		P=$((P + 1))
 		name=perftest-$P
 		pair "$name" 30 "$spec -d uroce0 -R -p $P" "$spec -d uroce0 -R -p $P $net.1"
@@ -373,6 +380,7 @@ want ucmatose && check_ucmatose
 want udaddy && check_udaddy
 want rdma_server && check_rdma_server
 want perftest && check_perftest
+want perftest_ud && check_perftest_ud
 want rstream && check_rstream
 want qperf && check_qperf
 want fabric && check_fabric
