@@ -129,7 +129,8 @@ int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n
 
 static int connect_to(struct dp_peer_loop *pl, uint32_t block)
 {
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0), buf = SEND_BUF_BYTES, err;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0),
+	    buf = SEND_BUF_BYTES, err;
 	struct sockaddr_un a;
 	socklen_t len = block_addr(pl, block, &a);
 
@@ -138,7 +139,8 @@ static int connect_to(struct dp_peer_loop *pl, uint32_t block)
 	/* beyond net.core.wmem_max where allowed (CAP_NET_ADMIN) */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)))
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	/* blocking connect: a unix listener answers at once or refuses */
+	/* a unix listener answers at once, refuses, or has its accept queue
+	 * full (EAGAIN: the frame waits in the sender and we try again) */
 	if (connect(fd, (struct sockaddr *)&a, len)) {
 		err = -errno;
 		close(fd);
@@ -148,8 +150,7 @@ static int connect_to(struct dp_peer_loop *pl, uint32_t block)
 	return fd;
 }
 
-int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *frame,
-		      uint32_t len)
+int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *frame, uint32_t len)
 {
 	int fd;
 

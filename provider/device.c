@@ -22,6 +22,11 @@ bool uroce_is_ours(const struct ibv_context *ctx)
 	return ctx && verbs_get_device(ctx->device)->ops == &uroce_dev_ops;
 }
 
+bool uroce_is_our_device(struct ibv_device *dev)
+{
+	return dev && verbs_get_device(dev)->ops == &uroce_dev_ops;
+}
+
 /* Ours when `uroce link add` wrote a config for this name in this namespace. */
 static bool uroce_match_device(struct verbs_sysfs_dev *sysfs_dev)
 {

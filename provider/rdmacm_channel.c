@@ -43,6 +43,11 @@ API void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 		c->head = e->next;
 		free(e);
 	}
+	/* ids still on it (a program that destroys the channel first) report
+	 * nothing more rather than to freed memory */
+	for (struct urcm_id *id = urcm_ids(); id; id = id->next)
+		if (id->id.channel == ch)
+			id->id.channel = NULL;
 	pthread_mutex_unlock(&urcm_lock);
 	close(c->ch.fd);
 	close(c->wr_fd);

@@ -473,7 +473,8 @@ API int rdma_disconnect(struct rdma_cm_id *cid)
 	return err ? urcm_fail(err) : 0;
 }
 
-/* The program moved its QP itself after CONNECT_RESPONSE: the RTU goes, no event (as the kernel's). */
+/* The program moved its QP itself after CONNECT_RESPONSE: the RTU goes, no event (as the kernel's).
+ */
 API int rdma_establish(struct rdma_cm_id *cid)
 {
 	struct urcm_id *id = to_urcm(cid);
@@ -531,7 +532,8 @@ API int rdma_init_qp_attr(struct rdma_cm_id *cid, struct ibv_qp_attr *a, int *ma
 		} else {
 			a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 					     IBV_ACCESS_REMOTE_ATOMIC;
-			*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+			*mask =
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 		}
 	} else if ((want != IBV_QPS_RTR && want != IBV_QPS_RTS) || !id->cm_live) {
 		err = EINVAL;
@@ -564,8 +566,8 @@ API int rdma_init_qp_attr(struct rdma_cm_id *cid, struct ibv_qp_attr *a, int *ma
 		a->ah_attr.grh.sgid_index = (uint8_t)id->sgid_index;
 		a->ah_attr.grh.hop_limit = 64;
 		a->ah_attr.grh.traffic_class = id->tos;
-		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	} else if (want == IBV_QPS_RTS) {
 		a->sq_psn = qa.sq_psn;
 		a->timeout = id->ack_timeout ? id->ack_timeout : qa.timeout;

@@ -29,7 +29,11 @@ int urcm_sync_wait(struct urcm_id *id, enum rdma_cm_event_type want)
 	got = ev->event;
 	status = ev->status;
 	rdma_ack_cm_event(ev);
-	if (got == want && !status)
+	/* as librdmacm's ucma_complete: any event without an error status
+	 * (a connect without a QP ends in CONNECT_RESPONSE, not ESTABLISHED) */
+	if (!status && got != RDMA_CM_EVENT_REJECTED && got != RDMA_CM_EVENT_UNREACHABLE &&
+	    got != RDMA_CM_EVENT_ADDR_ERROR && got != RDMA_CM_EVENT_ROUTE_ERROR &&
+	    got != RDMA_CM_EVENT_CONNECT_ERROR)
 		return 0;
 	uroce_log(NULL, 1, "rdma_cm: waited for event %d, got %d (status %d)", want, got, status);
 	return urcm_fail(status < 0 ? -status : got == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED : EIO);

@@ -97,11 +97,16 @@ int urcm_dev_open_all(void)
 	list = ibv_get_device_list(&n);
 	if (!list)
 		return -errno;
-	for (int i = 0; i < n && !err; i++)
-		err = dev_add(list[i]);
+	/* one scan: a device that will not open (another provider's, or one
+	 * gone meanwhile) is left out, not retried and added twice */
+	for (int i = 0; i < n; i++)
+		if (!uroce_is_our_device(list[i]))
+			continue;
+		else if (dev_add(list[i]))
+			err = -ENODEV;
 	ibv_free_device_list(list);
-	devs_scanned = !err;
-	return err;
+	devs_scanned = true;
+	return devs ? 0 : err;
 }
 
 /* The address as a GID: IPv4 as ::ffff:a.b.c.d, as RoCEv2 GIDs carry it. */
@@ -144,7 +149,7 @@ void urcm_grh_gids(const struct ibv_grh *grh, union ibv_gid *remote, union ibv_g
 {
 	const uint8_t *b = (const uint8_t *)grh;
 
-	if (b[20] >> 4 == 4) {
+	if (b[0] >> 4 != 6) { /* an IPv6 header starts with its version; the IPv4 case with zeros */
 		memset(remote, 0, sizeof(*remote));
 		memset(local, 0, sizeof(*local));
 		remote->raw[10] = remote->raw[11] = local->raw[10] = local->raw[11] = 0xff;
@@ -200,6 +205,10 @@ int urcm_send(struct urcm_dev *dev, struct ibv_ah *ah, const struct ur_cm_mad *m
 
 	if (!dev->gsi || !ah)
 		return -ENOTCONN;
+	/* every send slot still on its way: this MAD is lost, as on a busy
+	 * wire, and the endpoint's timer sends it again */
+	if (dev->sends_out >= URCM_GSI_SEND_SLOTS)
+		return -EAGAIN;
 	err = ur_cm_mad_encode(m, slot(dev, i), UR_MAD_LEN);
 	if (err)
 		return err;
@@ -291,8 +300,12 @@ static void on_mad(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t 
 	if (!id && !dest) {
 		struct urcm_id *l = find_listener(dev, &m);
 
-		if (l)
+		if (l) {
 			id = urcm_passive_id(l, dev, wc, grh);
+			/* backlog full: no answer, so the REQ comes again (Linux's CM) */
+			if (!id)
+				return;
+		}
 	}
 	if (id) {
 		if (!ur_cm_on_mad(&id->cm, urcm_now(), &m, &out))

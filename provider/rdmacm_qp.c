@@ -134,9 +134,12 @@ API void rdma_destroy_qp(struct rdma_cm_id *cid)
 {
 	struct urcm_id *id = to_urcm(cid);
 
+	/* under the CM's lock: its thread moves the QP when a REP comes */
+	pthread_mutex_lock(&urcm_lock);
 	if (cid->qp)
 		ibv_destroy_qp(cid->qp);
 	cid->qp = NULL;
+	pthread_mutex_unlock(&urcm_lock);
 	if (id->own_cqs) {
 		free_cqs(cid);
 		id->own_cqs = false;

@@ -202,6 +202,7 @@ static inline struct uroce_ah *to_uah(struct ibv_ah *ah)
 /* device.c */
 extern const struct verbs_device_ops uroce_dev_ops;
 bool uroce_is_ours(const struct ibv_context *ctx);
+bool uroce_is_our_device(struct ibv_device *dev);
 
 /* nic.c: the process's one NIC per device, made by its first context */
 int uroce_nic_get(const char *name, struct uroce_nic **out);
