@@ -179,6 +179,9 @@ API int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct s
 		} else {
 			memcpy(g.raw, &((struct sockaddr_in6 *)dst)->sin6_addr, 16);
 		}
+		/* loopback, as the kernel's rdma_cm: to the device's own GID */
+		if (is_loopback(dst))
+			g = cid->route.addr.addr.ibaddr.sgid;
 		cid->route.addr.addr.ibaddr.dgid = g;
 		id->state = URCM_ADDR_QUERY;
 	}
@@ -287,6 +290,35 @@ API void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	}
 }
 
+static int addrinfo_from_hints(const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *r;
+
+	if (!hints || (!hints->ai_src_addr && !hints->ai_dst_addr))
+		return urcm_fail(EINVAL);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return urcm_fail(ENOMEM);
+	*r = *hints;
+	r->ai_src_addr = r->ai_dst_addr = NULL;
+	r->ai_src_canonname = r->ai_dst_canonname = NULL;
+	r->ai_route = r->ai_connect = NULL;
+	r->ai_route_len = r->ai_connect_len = 0;
+	r->ai_next = NULL;
+	if (!r->ai_qp_type)
+		r->ai_qp_type = IBV_QPT_RC;
+	if (!r->ai_port_space)
+		r->ai_port_space = r->ai_qp_type == IBV_QPT_UD ? RDMA_PS_UDP : RDMA_PS_TCP;
+	if (hints->ai_src_addr && hints->ai_src_len)
+		r->ai_src_addr = addr_dup(hints->ai_src_addr, hints->ai_src_len);
+	if (hints->ai_dst_addr && hints->ai_dst_len)
+		r->ai_dst_addr = addr_dup(hints->ai_dst_addr, hints->ai_dst_len);
+	if (!r->ai_family)
+		r->ai_family = (r->ai_src_addr ? r->ai_src_addr : r->ai_dst_addr)->sa_family;
+	*res = r;
+	return 0;
+}
+
 /*
  * Names and services as getaddrinfo() reads them; RAI_PASSIVE makes the
  * address a source (to bind and listen), otherwise a destination, with the
@@ -299,8 +331,11 @@ API int rdma_getaddrinfo(const char *node, const char *service, const struct rdm
 	struct rdma_addrinfo *r;
 	int err;
 
-	if (!res || (!node && !service))
+	if (!res)
 		return urcm_fail(EINVAL);
+	/* no name: the addresses the hints carry, as librdmacm takes them */
+	if (!node && !service)
+		return addrinfo_from_hints(hints, res);
 	if (hints) {
 		ah.ai_family = hints->ai_family;
 		if (hints->ai_flags & RAI_PASSIVE)

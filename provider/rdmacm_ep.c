@@ -118,6 +118,7 @@ API int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 	id->sync = rdma_create_event_channel();
 	if (!id->sync)
 		goto err;
+	id->id.channel = id->sync;
 	if (l->ep_attr) {
 		attr = *l->ep_attr;
 		if (rdma_create_qp(&id->id, l->ep_pd, &attr))

@@ -62,6 +62,8 @@ API int rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, v
 			rdma_destroy_id(&id->id);
 			return urcm_fail(ENOMEM);
 		}
+		/* programs read it (rsockets polls id->channel->fd) */
+		id->id.channel = id->sync;
 	}
 	*out = &id->id;
 	return 0;
