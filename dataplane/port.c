@@ -26,6 +26,7 @@
 #include <rte_mbuf.h>
 
 #include "dp_internal.h"
+#include "netem.h"
 
 #define POOL_MBUFS 4095
 #define RING_DESC 1024
@@ -504,20 +505,12 @@ static struct rte_mbuf *ring_frame_copy(struct uroce_dp *dp, const uint8_t *f, u
 /* The destination QP of a RoCEv2 frame we built; 0 for anything else (it stays here). */
 static uint32_t frame_dqpn(const uint8_t *f, uint32_t len)
 {
-	uint32_t off = 12, udp;
-	uint16_t type = (uint16_t)(f[off] << 8 | f[off + 1]);
+	bool v6;
+	uint32_t ip = netem_ip_offset(f, len, &v6), udp;
 
-	if (type == 0x8100) {
-		off += 4;
-		type = (uint16_t)(f[off] << 8 | f[off + 1]);
-	}
-	off += 2;
-	if (type == 0x0800 && len > off + 20 && f[off + 9] == 17)
-		udp = off + (uint32_t)(f[off] & 0xf) * 4;
-	else if (type == 0x86dd && len > off + 40 && f[off + 6] == 17)
-		udp = off + 40;
-	else
+	if (!ip || f[ip + (v6 ? 6 : 9)] != 17) /* next header / protocol: UDP */
 		return 0;
+	udp = ip + (v6 ? 40 : (uint32_t)(f[ip] & 0xf) * 4);
 	/* UDP 4791 (RoCEv2), then BTH: its destination QP in bytes 5-7 */
 	if (len < udp + 8 + 12 || f[udp + 2] != 0x12 || f[udp + 3] != 0xb7)
 		return 0;

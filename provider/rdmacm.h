@@ -116,6 +116,8 @@ int urcm_dev_open_all(void);
 struct urcm_dev *urcm_devs(void);
 /* The device's QP 1 and its thread, made the first time. */
 int urcm_gsi_start(struct urcm_dev *dev);
+/* The address as a GID (IPv4-mapped for IPv4); false for another family. */
+bool urcm_addr_gid(const struct sockaddr *a, union ibv_gid *g);
 /* The peer's and our GID of a received datagram, from its GRH area. */
 void urcm_grh_gids(const struct ibv_grh *grh, union ibv_gid *remote, union ibv_gid *local);
 /* Send m from QP 1 to the peer's QP 1 at ah. */
@@ -153,12 +155,18 @@ int urcm_qp_connect(struct urcm_id *id, const struct ur_cm_qp_attr *c);
 void urcm_qp_to_error(struct urcm_id *id);
 
 /* rdmacm_conn.c */
-void urcm_on_rep(struct urcm_id *id, const struct ur_cm_out *out);
+void urcm_on_rep(struct urcm_id *id);
 struct urcm_id *urcm_passive_id(struct urcm_id *listener, struct urcm_dev *dev,
 				const struct ibv_wc *wc, const struct ibv_grh *grh);
 
 /* rdmacm_ep.c: a synchronous id's wait for the outcome of its call */
 int urcm_sync_wait(struct urcm_id *id, enum rdma_cm_event_type want);
+
+/* A verbs GID as the engine's (the same 16 bytes). */
+static inline struct ur_gid *to_ur_gid(union ibv_gid *g)
+{
+	return (struct ur_gid *)g->raw;
+}
 
 static inline struct urcm_id *to_urcm(struct rdma_cm_id *id)
 {

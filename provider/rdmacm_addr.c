@@ -105,17 +105,11 @@ static int route_source(const struct sockaddr *dst, struct sockaddr_storage *src
 	return err;
 }
 
-struct resolve_job {
-	struct urcm_id *id;
-	int timeout_ms;
-};
-
 /* The peer's MAC, found the way the provider finds it (ARP/ND, up to 3 s), off the caller's thread.
  */
 static void *resolve_thread(void *arg)
 {
-	struct resolve_job *job = arg;
-	struct urcm_id *id = job->id;
+	struct urcm_id *id = arg;
 	struct ibv_ah_attr ah = {.is_global = 1, .port_num = 1};
 	struct ibv_ah *a;
 
@@ -134,7 +128,6 @@ static void *resolve_thread(void *arg)
 	}
 	pthread_cond_broadcast(&id->acked); /* a destroy may wait for this thread */
 	pthread_mutex_unlock(&urcm_lock);
-	free(job);
 	return NULL;
 }
 
@@ -143,7 +136,6 @@ API int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct s
 {
 	struct urcm_id *id = to_urcm(cid);
 	struct sockaddr_storage s;
-	struct resolve_job *job;
 	pthread_t t;
 	int err = 0;
 
@@ -169,16 +161,10 @@ API int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct s
 		}
 	}
 	if (!err) {
-		memcpy(&cid->route.addr.dst_addr, dst, addr_len(dst));
 		union ibv_gid g;
 
-		memset(&g, 0, sizeof(g));
-		if (dst->sa_family == AF_INET) {
-			g.raw[10] = g.raw[11] = 0xff;
-			memcpy(&g.raw[12], &((struct sockaddr_in *)dst)->sin_addr, 4);
-		} else {
-			memcpy(g.raw, &((struct sockaddr_in6 *)dst)->sin6_addr, 16);
-		}
+		memcpy(&cid->route.addr.dst_addr, dst, addr_len(dst));
+		urcm_addr_gid(dst, &g);
 		/* loopback, as the kernel's rdma_cm: to the device's own GID */
 		if (is_loopback(dst))
 			g = cid->route.addr.addr.ibaddr.sgid;
@@ -190,13 +176,12 @@ API int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct s
 		uroce_log(NULL, 1, "rdma_resolve_addr: %s", strerror(err));
 		return urcm_fail(err == EADDRNOTAVAIL ? ENODEV : err);
 	}
-	job = malloc(sizeof(*job));
-	if (!job)
-		return urcm_fail(ENOMEM);
-	job->id = id;
-	job->timeout_ms = timeout_ms;
-	if (pthread_create(&t, NULL, resolve_thread, job)) {
-		free(job);
+	/* timeout_ms is not taken: the neighbour table gives up after its own 3 s */
+	(void)timeout_ms;
+	if (pthread_create(&t, NULL, resolve_thread, id)) {
+		pthread_mutex_lock(&urcm_lock);
+		id->state = URCM_BOUND; /* nothing in flight: a destroy must not wait */
+		pthread_mutex_unlock(&urcm_lock);
 		return urcm_fail(ENOMEM);
 	}
 	pthread_detach(t);

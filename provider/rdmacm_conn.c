@@ -23,6 +23,14 @@ static void conn_param_event(struct urcm_event *e, const uint8_t *pdata, size_t 
 	e->ev.param.conn.private_data_len = (uint8_t)len;
 }
 
+/* The id's CM endpoint, with a random comm ID (never 0) and transaction ID. */
+static void endpoint_start(struct urcm_id *id)
+{
+	ur_cm_init(&id->cm, urcm_random() | 1, (uint64_t)urcm_random() << 32 | urcm_random(),
+		   URCM_PACKET_LIFETIME);
+	id->cm_live = true;
+}
+
 struct urcm_id *urcm_passive_id(struct urcm_id *l, struct urcm_dev *dev, const struct ibv_wc *wc,
 				const struct ibv_grh *grh)
 {
@@ -43,9 +51,7 @@ struct urcm_id *urcm_passive_id(struct urcm_id *l, struct urcm_dev *dev, const s
 	id->dev = dev;
 	id->state = URCM_REQ_RCVD;
 	id->ah = ibv_create_ah_from_wc(dev->pd, (struct ibv_wc *)wc, (struct ibv_grh *)grh, 1);
-	ur_cm_init(&id->cm, urcm_random() | 1, (uint64_t)urcm_random() << 32 | urcm_random(),
-		   URCM_PACKET_LIFETIME);
-	id->cm_live = true;
+	endpoint_start(id);
 	/* the addresses come with the REQ's private data, in on_req_event() */
 	urcm_grh_gids(grh, &id->id.route.addr.addr.ibaddr.dgid, &local);
 	for (int i = 0; i < dev->ngids; i++)
@@ -107,7 +113,7 @@ static void on_req_event(struct urcm_id *id, bool sidr)
 }
 
 /* The REP came (active side): the QP to RTS, then RTU and ESTABLISHED. Lock held. */
-void urcm_on_rep(struct urcm_id *id, const struct ur_cm_out *in)
+void urcm_on_rep(struct urcm_id *id)
 {
 	const struct ur_cm_rep *rep = &id->cm.rx.rep;
 	struct ur_cm_qp_attr qa;
@@ -115,7 +121,6 @@ void urcm_on_rep(struct urcm_id *id, const struct ur_cm_out *in)
 	struct urcm_event *e;
 	int err;
 
-	(void)in;
 	ur_cm_qp_attr_active(&id->cm.tx.req, rep, URCM_PACKET_LIFETIME, &qa);
 	err = urcm_qp_connect(id, &qa);
 	if (err) {
@@ -154,7 +159,7 @@ void urcm_out(struct urcm_id *id, const struct ur_cm_out *out)
 		on_req_event(id, true);
 		break;
 	case UR_CM_EV_REP_RECEIVED:
-		urcm_on_rep(id, out);
+		urcm_on_rep(id);
 		break;
 	case UR_CM_EV_ESTABLISHED:
 		id->state = URCM_CONNECTED;
@@ -283,9 +288,7 @@ static int connect_rc(struct urcm_id *id, const struct rdma_conn_param *p)
 	path->traffic_class = id->tos;
 	path->hop_limit = 64;
 	path->local_ack_timeout = URCM_PACKET_LIFETIME + 1; /* as Linux's CM puts it */
-	ur_cm_init(&id->cm, urcm_random() | 1, (uint64_t)urcm_random() << 32 | urcm_random(),
-		   URCM_PACKET_LIFETIME);
-	id->cm_live = true;
+	endpoint_start(id);
 	err = ur_cm_connect(&id->cm, urcm_now(), &req, &out);
 	if (err)
 		return -err;
@@ -308,9 +311,7 @@ static int connect_ud(struct urcm_id *id, const struct rdma_conn_param *p)
 	req.pkey = 0xffff;
 	req.service_id =
 	    ur_cm_ip_service_id((uint16_t)id->id.ps, ntohs(rdma_get_dst_port(&id->id)));
-	ur_cm_init(&id->cm, urcm_random() | 1, (uint64_t)urcm_random() << 32 | urcm_random(),
-		   URCM_PACKET_LIFETIME);
-	id->cm_live = true;
+	endpoint_start(id);
 	err = ur_cm_sidr_request(&id->cm, urcm_now(), &req, URCM_RESPONSE_TIMEOUT,
 				 URCM_MAX_CM_RETRIES, &out);
 	if (err)

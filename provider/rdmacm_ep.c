@@ -39,11 +39,6 @@ int urcm_sync_wait(struct urcm_id *id, enum rdma_cm_event_type want)
 	return urcm_fail(status < 0 ? -status : got == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED : EIO);
 }
 
-struct resolve_job {
-	struct urcm_id *id;
-	int timeout_ms;
-};
-
 /*
  * An id whose calls wait for their outcome, with its QP: resolved and
  * routed to res's destination, or bound to res's source (RAI_PASSIVE) and

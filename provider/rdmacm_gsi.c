@@ -110,12 +110,11 @@ int urcm_dev_open_all(void)
 }
 
 /* The address as a GID: IPv4 as ::ffff:a.b.c.d, as RoCEv2 GIDs carry it. */
-static bool addr_gid(const struct sockaddr *a, union ibv_gid *g)
+bool urcm_addr_gid(const struct sockaddr *a, union ibv_gid *g)
 {
-	memset(g, 0, sizeof(*g));
 	if (a->sa_family == AF_INET) {
-		g->raw[10] = g->raw[11] = 0xff;
-		memcpy(&g->raw[12], &((const struct sockaddr_in *)a)->sin_addr, 4);
+		ur_gid_from_v4(to_ur_gid(g),
+			       (const uint8_t *)&((const struct sockaddr_in *)a)->sin_addr);
 		return true;
 	}
 	if (a->sa_family == AF_INET6) {
@@ -129,7 +128,7 @@ struct urcm_dev *urcm_dev_by_addr(const struct sockaddr *a, int *gid_index)
 {
 	union ibv_gid g;
 
-	if (!addr_gid(a, &g) || urcm_dev_open_all())
+	if (!urcm_addr_gid(a, &g) || urcm_dev_open_all())
 		return NULL;
 	for (struct urcm_dev *d = devs; d; d = d->next)
 		for (int i = 0; i < d->ngids; i++)
@@ -150,11 +149,8 @@ void urcm_grh_gids(const struct ibv_grh *grh, union ibv_gid *remote, union ibv_g
 	const uint8_t *b = (const uint8_t *)grh;
 
 	if (b[0] >> 4 != 6) { /* an IPv6 header starts with its version; the IPv4 case with zeros */
-		memset(remote, 0, sizeof(*remote));
-		memset(local, 0, sizeof(*local));
-		remote->raw[10] = remote->raw[11] = local->raw[10] = local->raw[11] = 0xff;
-		memcpy(&remote->raw[12], b + 20 + 12, 4);
-		memcpy(&local->raw[12], b + 20 + 16, 4);
+		ur_gid_from_v4(to_ur_gid(remote), b + 20 + 12);
+		ur_gid_from_v4(to_ur_gid(local), b + 20 + 16);
 		return;
 	}
 	*remote = grh->sgid;
@@ -167,10 +163,7 @@ struct urcm_dev *urcm_dev_first(int family, int *gid_index)
 		return NULL;
 	for (struct urcm_dev *d = devs; d; d = d->next)
 		for (int i = 0; i < d->ngids; i++) {
-			const uint8_t *g = d->gids[i].raw;
-			bool v4 = !memcmp(g, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12);
-
-			if (v4 == (family == AF_INET)) {
+			if (ur_gid_is_v4(to_ur_gid(&d->gids[i])) == (family == AF_INET)) {
 				*gid_index = i;
 				return d;
 			}
@@ -248,13 +241,10 @@ static struct urcm_id *find_listener(struct urcm_dev *dev, const struct ur_cm_ma
 	if (!ur_cm_ip_service_parse(sid, &ps, &port) ||
 	    ur_cm_ip_hdr_decode(&h, pdata, UR_CM_IP_HDR_LEN))
 		return NULL;
-	memset(&dst, 0, sizeof(dst));
-	if (h.ip_version == 4) {
-		dst.raw[10] = dst.raw[11] = 0xff;
-		memcpy(&dst.raw[12], &h.dst_ip[12], 4);
-	} else {
+	if (h.ip_version == 4)
+		ur_gid_from_v4(to_ur_gid(&dst), &h.dst_ip[12]);
+	else
 		memcpy(dst.raw, h.dst_ip, 16);
-	}
 	for (struct urcm_id *l = urcm_ids(); l; l = l->next) {
 		union ibv_gid bound;
 		const struct sockaddr *sa = &l->id.route.addr.src_addr;
@@ -263,12 +253,7 @@ static struct urcm_id *find_listener(struct urcm_dev *dev, const struct ur_cm_ma
 		    ntohs(rdma_get_src_port(&l->id)) != port || (l->dev && l->dev != dev))
 			continue;
 		/* a listener bound to an address takes only what is sent to it */
-		if (addr_gid(sa, &bound) &&
-		    (sa->sa_family == AF_INET
-			 ? ((const struct sockaddr_in *)sa)->sin_addr.s_addr != 0
-			 : !IN6_IS_ADDR_UNSPECIFIED(
-			       &((const struct sockaddr_in6 *)sa)->sin6_addr)) &&
-		    memcmp(bound.raw, dst.raw, 16))
+		if (!is_wildcard(sa) && urcm_addr_gid(sa, &bound) && memcmp(bound.raw, dst.raw, 16))
 			continue;
 		return l;
 	}
