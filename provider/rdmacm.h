@@ -78,10 +78,25 @@ struct urcm_event {
 	uint8_t pdata[UR_CM_REP_PDATA]; /* the largest private data an event carries */
 };
 
+/*
+ * What librdmacm's own code (rsockets, in librdmacm.so, calls its internal
+ * ucma_complete on our ids) reads of an id: the head of its private id,
+ * struct cma_id_private in rdma-core v44's cma.c. Only `sync` is read.
+ */
+struct urcm_lib_view {
+	void *cma_dev;
+	void *connect;
+	size_t connect_len;
+	int events_completed;
+	int connect_error;
+	int sync; /* 1: the id's calls wait for their event on id.channel */
+};
+
 struct urcm_id {
 	struct rdma_cm_id id;
-	struct urcm_id *next; /* every id of the process */
-	struct urcm_dev *dev; /* NULL while bound to the wildcard */
+	struct urcm_lib_view lib; /* right after id, as in librdmacm */
+	struct urcm_id *next;	  /* every id of the process */
+	struct urcm_dev *dev;	  /* NULL while bound to the wildcard */
 	enum urcm_state state;
 	struct ur_cm_id cm;	  /* the connection's endpoint, once there is one */
 	bool cm_live;		  /* cm is in use: its timer runs, MADs find it */
@@ -95,13 +110,18 @@ struct urcm_id {
 	uint8_t ack_timeout; /* rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT), 0: ours */
 	bool reuseaddr, afonly;
 	bool own_cqs; /* rdma_create_qp made the CQs */
-	/* a synchronous id (rdma_create_ep): its calls wait for their event here */
+	/* a synchronous id (made without a channel): its calls wait for their
+	 * event here and leave it in id.event until the next, as librdmacm's */
 	struct rdma_event_channel *sync;
 	struct ibv_qp_init_attr *ep_attr; /* a passive endpoint's: QPs for rdma_get_request */
 	struct ibv_pd *ep_pd;
 	unsigned events_out; /* handed to the program, not yet acknowledged */
 	pthread_cond_t acked;
 };
+
+static_assert(offsetof(struct urcm_id, lib) == sizeof(struct rdma_cm_id) &&
+		  offsetof(struct urcm_lib_view, sync) == 4 * sizeof(void *),
+	      "librdmacm v44's struct cma_id_private");
 
 /* The process's CM: one lock for all of it (connection set-up is not a fast path). */
 extern pthread_mutex_t urcm_lock;
@@ -138,8 +158,8 @@ uint32_t urcm_random(void);
 /* rdmacm_channel.c */
 /* Queue an event for the program on the id's channel (lock held). */
 struct urcm_event *urcm_event(struct urcm_id *id, enum rdma_cm_event_type type, int status);
-/* Take the queued events that name id off channel c (lock held). */
-void urcm_drop_events(struct urcm_channel *c, struct urcm_id *id);
+/* Take the queued events that name id off channel c (lock held): freed, or onto `to`. */
+void urcm_move_events(struct urcm_channel *c, struct urcm_id *id, struct urcm_channel *to);
 
 /* rdmacm_id.c */
 struct urcm_id *urcm_ids(void);
@@ -161,6 +181,10 @@ struct urcm_id *urcm_passive_id(struct urcm_id *listener, struct urcm_dev *dev,
 
 /* rdmacm_ep.c: a synchronous id's wait for the outcome of its call */
 int urcm_sync_wait(struct urcm_id *id, enum rdma_cm_event_type want);
+/* Make id synchronous on a channel of its own (0), or -1 with errno. */
+int urcm_make_sync(struct urcm_id *id);
+/* Give back the event a synchronous id holds (librdmacm's id->event). */
+void urcm_sync_release(struct urcm_id *id);
 
 /* A verbs GID as the engine's (the same 16 bytes). */
 static inline struct ur_gid *to_ur_gid(union ibv_gid *g)

@@ -243,10 +243,11 @@ API int rdma_listen(struct rdma_cm_id *cid, int backlog)
 	if (!err) {
 		id->state = URCM_LISTEN;
 		id->backlog = backlog > 0 ? backlog : 1024;
+		urcm_kick(); /* a REQ held for want of a listener may be for it */
 	}
 	pthread_mutex_unlock(&urcm_lock);
-	if (err)
-		uroce_log(NULL, 1, "rdma_listen: %s", strerror(err));
+	uroce_log(NULL, 1, "rdma_listen: port %u: %s", ntohs(*port_of(&cid->route.addr.src_addr)),
+		  err ? strerror(err) : "listening");
 	return err ? urcm_fail(err) : 0;
 }
 

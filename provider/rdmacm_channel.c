@@ -130,20 +130,32 @@ API int rdma_ack_cm_event(struct rdma_cm_event *event)
 	return 0;
 }
 
-/* Take the queued events that name id off channel c (lock held); their bytes stay in the pipe. */
-void urcm_drop_events(struct urcm_channel *c, struct urcm_id *id)
+/*
+ * Take the queued events that name id off channel c (lock held): freed,
+ * or queued on `to` (rdma_migrate_id). Their bytes stay in c's pipe.
+ */
+void urcm_move_events(struct urcm_channel *c, struct urcm_id *id, struct urcm_channel *to)
 {
 	struct urcm_event **p = &c->head;
+	char one = 1;
 
 	while (*p) {
 		struct urcm_event *e = *p;
 
-		if (e->ev.id == &id->id) {
-			*p = e->next;
-			free(e);
-		} else {
+		if (e->ev.id != &id->id) {
 			p = &e->next;
+			continue;
 		}
+		*p = e->next;
+		if (!to) {
+			free(e);
+			continue;
+		}
+		e->next = NULL;
+		*to->tail = e;
+		to->tail = &e->next;
+		if (write(to->wr_fd, &one, 1) != 1)
+			uroce_log(NULL, 0, "rdma_cm: event lost: %s", strerror(errno));
 	}
 	c->tail = p;
 }

@@ -12,31 +12,56 @@
 #include "rdmacm.h"
 #include "uroce.h"
 
+/* The errno of a failed synchronous call, as librdmacm's ucma_complete gives it. */
+static int event_errno(const struct rdma_cm_event *ev)
+{
+	if (ev->event == RDMA_CM_EVENT_REJECTED)
+		return ECONNREFUSED;
+	return ev->status < 0 ? -ev->status : ev->status;
+}
+
 /*
- * A synchronous id (rdma_create_ep) waits for its call's outcome: `want`,
- * or the error the event's status gives. Other urcm_ids() return at once.
+ * A synchronous id (made without a channel) waits in each call for its
+ * outcome, as librdmacm's ucma_complete: the event is left in id.event
+ * (rsockets reads the peer's private data there) until the next call or
+ * the id's end; an error status becomes the call's errno. `want` only
+ * names the event for the log. An O_NONBLOCK channel gives EAGAIN, and
+ * librdmacm's ucma_complete (rsockets) picks the event up later.
  */
 int urcm_sync_wait(struct urcm_id *id, enum rdma_cm_event_type want)
 {
 	struct rdma_cm_event *ev;
-	int status;
-	enum rdma_cm_event_type got;
 
-	if (!id->sync)
+	if (!id->sync || !id->lib.sync)
 		return 0;
-	if (rdma_get_cm_event(id->sync, &ev))
+	urcm_sync_release(id);
+	if (rdma_get_cm_event(id->id.channel, &ev))
 		return -1;
-	got = ev->event;
-	status = ev->status;
-	rdma_ack_cm_event(ev);
-	/* as librdmacm's ucma_complete: any event without an error status
-	 * (a connect without a QP ends in CONNECT_RESPONSE, not ESTABLISHED) */
-	if (!status && got != RDMA_CM_EVENT_REJECTED && got != RDMA_CM_EVENT_UNREACHABLE &&
-	    got != RDMA_CM_EVENT_ADDR_ERROR && got != RDMA_CM_EVENT_ROUTE_ERROR &&
-	    got != RDMA_CM_EVENT_CONNECT_ERROR)
+	id->id.event = ev;
+	if (!ev->status && ev->event != RDMA_CM_EVENT_REJECTED)
 		return 0;
-	uroce_log(NULL, 1, "rdma_cm: waited for event %d, got %d (status %d)", want, got, status);
-	return urcm_fail(status < 0 ? -status : got == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED : EIO);
+	uroce_log(NULL, 1, "rdma_cm: waited for event %d, got %d (status %d)", want, ev->event,
+		  ev->status);
+	return urcm_fail(event_errno(ev));
+}
+
+int urcm_make_sync(struct urcm_id *id)
+{
+	id->sync = rdma_create_event_channel();
+	if (!id->sync)
+		return -1;
+	/* programs read it (rsockets polls id->channel->fd) */
+	id->id.channel = id->sync;
+	id->lib.sync = 1;
+	return 0;
+}
+
+void urcm_sync_release(struct urcm_id *id)
+{
+	if (id->id.event) {
+		rdma_ack_cm_event(id->id.event);
+		id->id.event = NULL;
+	}
 }
 
 /*
@@ -99,21 +124,22 @@ API int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 	struct rdma_cm_event *ev;
 	struct ibv_qp_init_attr attr;
 
-	if (!l->sync || !out)
+	if (!l->sync || !l->lib.sync || !out)
 		return urcm_fail(EINVAL);
-	for (;;) {
-		if (rdma_get_cm_event(l->sync, &ev))
-			return -1;
-		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && !ev->status)
-			break;
-		rdma_ack_cm_event(ev);
+	urcm_sync_release(l);
+	if (rdma_get_cm_event(listen->channel, &ev))
+		return -1;
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST || ev->status) {
+		/* kept for the program to read, as librdmacm keeps it */
+		listen->event = ev;
+		return urcm_fail(ev->status || ev->event == RDMA_CM_EVENT_REJECTED ? event_errno(ev)
+										   : EINVAL);
 	}
 	id = to_urcm(ev->id);
-	rdma_ack_cm_event(ev);
-	id->sync = rdma_create_event_channel();
-	if (!id->sync)
+	/* the request stays with the new id (its private data), as librdmacm's */
+	id->id.event = ev;
+	if (urcm_make_sync(id))
 		goto err;
-	id->id.channel = id->sync;
 	if (l->ep_attr) {
 		attr = *l->ep_attr;
 		if (rdma_create_qp(&id->id, l->ep_pd, &attr))

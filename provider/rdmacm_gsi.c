@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -260,8 +261,80 @@ static struct urcm_id *find_listener(struct urcm_dev *dev, const struct ur_cm_ma
 	return NULL;
 }
 
-/* A MAD from QP 1 of a peer (lock held). */
+/*
+ * A REQ or SIDR_REQ for a port nobody listens on waits a moment before the
+ * REJ that says so: a program's rdma_listen can lag its peer's connect by a
+ * scheduling slice on a busy host (perftest -R listens right after a
+ * handshake whose other end connects at once, and its retry after a REJ
+ * uses memory it freed). A listen in time takes it; else the REJ goes, as
+ * Linux's CM answers (reject check: well within a second).
+ */
+#define URCM_HOLD_NS (50 * 1000 * 1000ull)
+#define URCM_HOLD_SLOTS 8
+
+static struct held_req {
+	struct urcm_dev *dev; /* NULL: the slot is free */
+	uint64_t until;
+	struct ibv_wc wc;
+	uint8_t buf[sizeof(struct ibv_grh) + UR_MAD_LEN];
+} held[URCM_HOLD_SLOTS];
+
+static bool hold(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf,
+		 const struct ur_cm_mad *m)
+{
+	struct held_req *free_slot = NULL;
+
+	if (m->hdr.attr_id != UR_CM_ATTR_REQ && m->hdr.attr_id != UR_CM_ATTR_SIDR_REQ)
+		return false;
+	for (unsigned i = 0; i < URCM_HOLD_SLOTS; i++) {
+		if (!held[i].dev) {
+			free_slot = free_slot ? free_slot : &held[i];
+			continue;
+		}
+		/* the same REQ again (its resend): one is held already */
+		if (held[i].dev == dev && !memcmp(held[i].buf, buf, sizeof(held[i].buf)))
+			return true;
+	}
+	if (!free_slot)
+		return false;
+	*free_slot = (struct held_req){.dev = dev, .until = urcm_now() + URCM_HOLD_NS, .wc = *wc};
+	memcpy(free_slot->buf, buf, sizeof(free_slot->buf));
+	return true;
+}
+
+static void on_mad_now(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf,
+		       bool may_hold);
+
+/* Held REQs a listener now takes, or whose time is up (lock held). */
+static void run_held(uint64_t now, uint64_t *next)
+{
+	for (unsigned i = 0; i < URCM_HOLD_SLOTS; i++) {
+		struct held_req h = held[i];
+		struct ur_cm_mad m;
+
+		if (!h.dev)
+			continue;
+		if (ur_cm_mad_decode(&m, h.buf + sizeof(struct ibv_grh), UR_MAD_LEN) ||
+		    find_listener(h.dev, &m) || h.until <= now) {
+			if (h.until > now)
+				uroce_log(NULL, 1, "rdma_cm: a REQ waited %.1f ms for its listener",
+					  (double)(now + URCM_HOLD_NS - h.until) / 1e6);
+			held[i].dev = NULL;
+			on_mad_now(h.dev, &h.wc, h.buf, false);
+		} else if (h.until < *next) {
+			*next = h.until;
+		}
+	}
+}
+
 static void on_mad(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf)
+{
+	on_mad_now(dev, wc, buf, true);
+}
+
+/* A MAD from QP 1 of a peer (lock held). */
+static void on_mad_now(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf,
+		       bool may_hold)
 {
 	const struct ibv_grh *grh = (const void *)buf;
 	struct ur_cm_mad m, reply;
@@ -298,9 +371,17 @@ static void on_mad(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t 
 		return;
 	}
 	/* nobody takes it: a REQ to a closed port gets REJ "invalid service ID" */
+	if (!dest && may_hold && hold(dev, wc, buf, &m))
+		return;
 	if (ur_cm_answer_stray(&m, &reply)) {
-		struct ibv_ah *ah =
-		    ibv_create_ah_from_wc(dev->pd, (struct ibv_wc *)wc, (struct ibv_grh *)grh, 1);
+		struct ibv_ah *ah;
+
+		/* what a user asks first when a connect is refused */
+		uroce_log(NULL, 1, "rdma_cm: %s (service ID 0x%016" PRIx64 ") taken by nobody: %s",
+			  ur_cm_attr_name(m.hdr.attr_id),
+			  strcmp(ur_cm_attr_name(m.hdr.attr_id), "REQ") ? 0 : m.req.service_id,
+			  ur_cm_attr_name(reply.hdr.attr_id));
+		ah = ibv_create_ah_from_wc(dev->pd, (struct ibv_wc *)wc, (struct ibv_grh *)grh, 1);
 
 		if (ah) {
 			urcm_send(dev, ah, &reply);
@@ -369,6 +450,7 @@ static void *cm_thread(void *arg)
 			p[n++] = (struct pollfd){.fd = d->chan->fd, .events = POLLIN};
 		}
 		run_timers(now, &next);
+		run_held(now, &next);
 		pthread_mutex_unlock(&urcm_lock);
 		timeout = next == UINT64_MAX ? -1
 			  : next <= now	     ? 0

@@ -56,14 +56,9 @@ API int rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **out, v
 		return urcm_fail(ENOMEM);
 	/* no channel: a synchronous id, whose calls wait for their outcome,
 	 * as librdmacm makes it (libfabric's verbs provider relies on it) */
-	if (!ch) {
-		id->sync = rdma_create_event_channel();
-		if (!id->sync) {
-			rdma_destroy_id(&id->id);
-			return urcm_fail(ENOMEM);
-		}
-		/* programs read it (rsockets polls id->channel->fd) */
-		id->id.channel = id->sync;
+	if (!ch && urcm_make_sync(id)) {
+		rdma_destroy_id(&id->id);
+		return urcm_fail(ENOMEM);
 	}
 	*out = &id->id;
 	return 0;
@@ -83,15 +78,16 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 	struct urcm_id *id = to_urcm(cid);
 	struct ur_cm_out out;
 
+	urcm_sync_release(id);
 	pthread_mutex_lock(&urcm_lock);
 	/* events of it not handed out go, as the kernel discards them; wait
 	 * until the program acknowledged those it was given, as librdmacm does */
 	if (cid->channel)
-		urcm_drop_events(to_uchan(cid->channel), id);
+		urcm_move_events(to_uchan(cid->channel), id, NULL);
 	if (id->sync)
-		urcm_drop_events(to_uchan(id->sync), id);
+		urcm_move_events(to_uchan(id->sync), id, NULL);
 	if (id->listener && id->listener->id.channel)
-		urcm_drop_events(to_uchan(id->listener->id.channel), id);
+		urcm_move_events(to_uchan(id->listener->id.channel), id, NULL);
 	/* and for a resolution in flight (its thread writes to the id) */
 	while (id->events_out || id->state == URCM_ADDR_QUERY)
 		pthread_cond_wait(&id->acked, &urcm_lock);
@@ -125,12 +121,28 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 API int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *ch)
 {
 	struct urcm_id *id = to_urcm(cid);
+	struct rdma_event_channel *old_sync = id->sync;
 
+	if (id->lib.sync && !ch)
+		return urcm_fail(EINVAL);
+	/* to no channel: synchronous from now on, as librdmacm's */
+	if (!ch && urcm_make_sync(id))
+		return -1;
+	if (ch) {
+		urcm_sync_release(id);
+		id->sync = NULL;
+		id->lib.sync = 0;
+	}
 	pthread_mutex_lock(&urcm_lock);
 	while (id->events_out)
 		pthread_cond_wait(&id->acked, &urcm_lock);
-	cid->channel = ch;
+	/* what waits on the old channel moves with the id */
+	if (cid->channel && cid->channel != id->sync)
+		urcm_move_events(to_uchan(cid->channel), id, to_uchan(id->sync ? id->sync : ch));
+	cid->channel = id->sync ? id->sync : ch;
 	pthread_mutex_unlock(&urcm_lock);
+	if (ch && old_sync)
+		rdma_destroy_event_channel(old_sync);
 	return 0;
 }
 
