@@ -47,7 +47,8 @@ struct urcm_dev {
 	unsigned send_next;
 	unsigned sends_out; /* MADs posted, not yet sent */
 	uint64_t guid;
-	uint8_t mtu; /* the port's active MTU, IB enum */
+	uint8_t mtu;		    /* the port's active MTU, IB enum */
+	uint8_t max_resp, max_init; /* max_qp_rd_atom, max_qp_init_rd_atom */
 	int ngids;
 	union ibv_gid gids[16];
 };
@@ -125,6 +126,10 @@ static_assert(offsetof(struct urcm_id, lib) == sizeof(struct rdma_cm_id) &&
 
 /* The process's CM: one lock for all of it (connection set-up is not a fast path). */
 extern pthread_mutex_t urcm_lock;
+
+/* rdmacm_addr.c */
+/* The address's IP as text, for the log. */
+const char *urcm_addr_str(const struct sockaddr *a, char *buf, size_t len);
 
 /* rdmacm_gsi.c */
 /* Our context on the uroce device holding this address (IPv4 or IPv6), and the GID's index. */

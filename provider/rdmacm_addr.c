@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,7 +44,14 @@ void urcm_set_gids(struct urcm_id *id)
 }
 
 /* Lock held. */
-static int bind_addr(struct urcm_id *id, const struct sockaddr *a)
+/*
+ * Bind id to a: a device's address, the wildcard (no device yet), or
+ * loopback: as the kernel's rdma_cm, an rdma_bind_addr() to it takes no
+ * device (libfabric's verbs provider then asks for the devices' own
+ * addresses), an address resolution from it the first device, by its
+ * first GID of the family (`resolving`).
+ */
+static int bind_addr(struct urcm_id *id, const struct sockaddr *a, bool resolving)
 {
 	struct sockaddr *src = &id->id.route.addr.src_addr;
 
@@ -51,9 +59,8 @@ static int bind_addr(struct urcm_id *id, const struct sockaddr *a)
 		return EAFNOSUPPORT;
 	memcpy(src, a, addr_len(a));
 	if (is_loopback(a)) {
-		/* as the kernel's rdma_cm: the first device, by its first GID of the family */
-		id->dev = urcm_dev_first(a->sa_family, &id->sgid_index);
-		if (!id->dev)
+		id->dev = resolving ? urcm_dev_first(a->sa_family, &id->sgid_index) : NULL;
+		if (resolving && !id->dev)
 			return EADDRNOTAVAIL;
 	} else if (!is_wildcard(a)) {
 		id->dev = urcm_dev_by_addr(a, &id->sgid_index);
@@ -81,7 +88,7 @@ API int rdma_bind_addr(struct rdma_cm_id *cid, struct sockaddr *addr)
 	if (!addr)
 		return urcm_fail(EINVAL);
 	pthread_mutex_lock(&urcm_lock);
-	err = bind_addr(to_urcm(cid), addr);
+	err = bind_addr(to_urcm(cid), addr, false);
 	pthread_mutex_unlock(&urcm_lock);
 	return err ? urcm_fail(err) : 0;
 }
@@ -131,10 +138,23 @@ static void *resolve_thread(void *arg)
 	return NULL;
 }
 
+const char *urcm_addr_str(const struct sockaddr *a, char *buf, size_t len)
+{
+	const void *ip = a->sa_family == AF_INET6
+			     ? (const void *)&((const struct sockaddr_in6 *)a)->sin6_addr
+			     : (const void *)&((const struct sockaddr_in *)a)->sin_addr;
+
+	if ((a->sa_family != AF_INET && a->sa_family != AF_INET6) ||
+	    !inet_ntop(a->sa_family, ip, buf, (socklen_t)len))
+		snprintf(buf, len, "(family %u)", a->sa_family);
+	return buf;
+}
+
 API int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct sockaddr *dst,
 			  int timeout_ms)
 {
 	struct urcm_id *id = to_urcm(cid);
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
 	struct sockaddr_storage s;
 	pthread_t t;
 	int err = 0;
@@ -144,11 +164,11 @@ API int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct s
 	pthread_mutex_lock(&urcm_lock);
 	if (id->state == URCM_IDLE) {
 		if (src) {
-			err = bind_addr(id, src);
+			err = bind_addr(id, src, true);
 		} else {
 			err = route_source(dst, &s);
 			if (!err)
-				err = bind_addr(id, (struct sockaddr *)&s);
+				err = bind_addr(id, (struct sockaddr *)&s, true);
 		}
 	} else if (id->state != URCM_BOUND) {
 		err = EINVAL;
@@ -157,7 +177,7 @@ API int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct s
 		err = route_source(dst, &s);
 		if (!err) {
 			*port_of((struct sockaddr *)&s) = rdma_get_src_port(cid);
-			err = bind_addr(id, (struct sockaddr *)&s);
+			err = bind_addr(id, (struct sockaddr *)&s, true);
 		}
 	}
 	if (!err) {
@@ -176,6 +196,8 @@ API int rdma_resolve_addr(struct rdma_cm_id *cid, struct sockaddr *src, struct s
 		uroce_log(NULL, 1, "rdma_resolve_addr: %s", strerror(err));
 		return urcm_fail(err == EADDRNOTAVAIL ? ENODEV : err);
 	}
+	uroce_log(NULL, 1, "rdma_resolve_addr: %s from %s", urcm_addr_str(dst, a, sizeof(a)),
+		  urcm_addr_str(&cid->route.addr.src_addr, b, sizeof(b)));
 	/* timeout_ms is not taken: the neighbour table gives up after its own 3 s */
 	(void)timeout_ms;
 	if (pthread_create(&t, NULL, resolve_thread, id)) {
@@ -228,6 +250,7 @@ API int rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 API int rdma_listen(struct rdma_cm_id *cid, int backlog)
 {
 	struct urcm_id *id = to_urcm(cid);
+	char a[INET6_ADDRSTRLEN];
 	int err = 0;
 
 	pthread_mutex_lock(&urcm_lock);
@@ -246,8 +269,9 @@ API int rdma_listen(struct rdma_cm_id *cid, int backlog)
 		urcm_kick(); /* a REQ held for want of a listener may be for it */
 	}
 	pthread_mutex_unlock(&urcm_lock);
-	uroce_log(NULL, 1, "rdma_listen: port %u: %s", ntohs(*port_of(&cid->route.addr.src_addr)),
-		  err ? strerror(err) : "listening");
+	uroce_log(NULL, 1, "rdma_listen: %s port %u: %s",
+		  urcm_addr_str(&cid->route.addr.src_addr, a, sizeof(a)),
+		  ntohs(*port_of(&cid->route.addr.src_addr)), err ? strerror(err) : "listening");
 	return err ? urcm_fail(err) : 0;
 }
 

@@ -252,6 +252,27 @@ static int ip_pdata(struct urcm_id *id, uint8_t *out, size_t room, const void *p
 	return 0;
 }
 
+/*
+ * The depths of a connect or accept, as librdmacm settles them: 255
+ * (RDMA_MAX_RESP_RES, RDMA_MAX_INIT_DEPTH) is as many as the device takes
+ * and, for an accept, the request asked for (peer_resp, peer_init: 255 for a
+ * connect); a number above the device's is EINVAL.
+ */
+static int conn_depths(const struct urcm_dev *d, const struct rdma_conn_param *p, uint8_t peer_resp,
+		       uint8_t peer_init, uint8_t *resp, uint8_t *init)
+{
+	if ((p->responder_resources != RDMA_MAX_RESP_RES && p->responder_resources > d->max_resp) ||
+	    (p->initiator_depth != RDMA_MAX_INIT_DEPTH && p->initiator_depth > d->max_init))
+		return EINVAL;
+	*resp = p->responder_resources;
+	if (*resp == RDMA_MAX_RESP_RES)
+		*resp = peer_resp < d->max_resp ? peer_resp : d->max_resp;
+	*init = p->initiator_depth;
+	if (*init == RDMA_MAX_INIT_DEPTH)
+		*init = peer_init < d->max_init ? peer_init : d->max_init;
+	return 0;
+}
+
 static int connect_rc(struct urcm_id *id, const struct rdma_conn_param *p)
 {
 	struct ur_cm_req req;
@@ -267,8 +288,9 @@ static int connect_rc(struct urcm_id *id, const struct rdma_conn_param *p)
 	    ur_cm_ip_service_id((uint16_t)id->id.ps, ntohs(rdma_get_dst_port(&id->id)));
 	req.local_ca_guid = id->dev->guid;
 	req.local_qpn = id->id.qp ? id->id.qp->qp_num : p->qp_num;
-	req.responder_resources = p->responder_resources;
-	req.initiator_depth = p->initiator_depth;
+	err = conn_depths(id->dev, p, 255, 255, &req.responder_resources, &req.initiator_depth);
+	if (err)
+		return err;
 	req.remote_cm_response_timeout = URCM_RESPONSE_TIMEOUT;
 	req.transport_service_type = UR_CM_TS_RC;
 	req.e2e_flow_control = p->flow_control;
@@ -357,8 +379,11 @@ static int accept_rc(struct urcm_id *id, const struct rdma_conn_param *p)
 	memset(&rep, 0, sizeof(rep));
 	rep.local_qpn = id->id.qp ? id->id.qp->qp_num : p->qp_num;
 	rep.starting_psn = id->psn;
-	rep.responder_resources = p->responder_resources;
-	rep.initiator_depth = p->initiator_depth;
+	/* the request's initiator depth is what we may answer with resources */
+	err = conn_depths(id->dev, p, req->initiator_depth, req->responder_resources,
+			  &rep.responder_resources, &rep.initiator_depth);
+	if (err)
+		return err;
 	rep.target_ack_delay = 15; /* query_device's local_ca_ack_delay */
 	rep.e2e_flow_control = p->flow_control;
 	rep.rnr_retry_count = p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count;

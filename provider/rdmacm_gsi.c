@@ -55,6 +55,7 @@ struct urcm_dev *urcm_devs(void)
 
 static int dev_add(struct ibv_device *d)
 {
+	struct ibv_device_attr da;
 	struct ibv_port_attr pa;
 	struct urcm_dev *dev;
 	struct ibv_context *ctx = ibv_open_device(d);
@@ -72,6 +73,11 @@ static int dev_add(struct ibv_device *d)
 	}
 	dev->verbs = ctx;
 	dev->mtu = (uint8_t)pa.active_mtu;
+	if (!ibv_query_device(ctx, &da)) {
+		dev->max_resp = (uint8_t)(da.max_qp_rd_atom > 255 ? 255 : da.max_qp_rd_atom);
+		dev->max_init =
+		    (uint8_t)(da.max_qp_init_rd_atom > 255 ? 255 : da.max_qp_init_rd_atom);
+	}
 	dev->guid = ibv_get_device_guid(d);
 	for (int i = 0; i < pa.gid_tbl_len && i < 16; i++)
 		if (!ibv_query_gid(ctx, 1, i, &dev->gids[i]))

@@ -16,5 +16,7 @@ void ur_ack_hold_answer_sent(struct ur_qp *qp);
 int ur_ack_hold_send_ahead(struct ur_qp *qp);
 /* ack_out.c */
 int ur_ack_emit(struct ur_qp *qp);
+/* The consumer takes qp out of service: send the ACK it holds back first. */
+void ur_ack_flush_owed(struct ur_qp *qp);
 
 #endif

@@ -39,3 +39,20 @@ int ur_ack_emit(struct ur_qp *qp)
 		ur_qp_to_error(qp, true);
 	return 0;
 }
+
+/*
+ * A QP the consumer takes out of service (modify to ERR or RESET, destroy)
+ * first sends the ACK it holds back (ack.c's coalescing): the messages it
+ * covers completed here, and a NIC would have answered them already.
+ * Without it the peer resends into a QP that is gone and ends in RETRY_EXC
+ * (a client that exits right after its last receive: fi_pingpong's).
+ */
+void ur_ack_flush_owed(struct ur_qp *qp)
+{
+	const struct ur_responder *rs = &qp->resp;
+	enum ur_qp_state s = qp_state(qp);
+
+	if (rs->ack.pending && (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK &&
+	    (s == UR_QPS_RTR || s == UR_QPS_RTS || s == UR_QPS_SQD || s == UR_QPS_SQE))
+		(void)ur_ack_emit(qp);
+}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ack.h"
 #include "doorbell.h"
 #include "psn.h"
 #include "qp.h"
@@ -447,6 +448,7 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
 
 	switch (next) {
 	case UR_QPS_RESET:
+		ur_ack_flush_owed(qp);
 		reset_state(qp);
 		break;
 	case UR_QPS_RTR:
@@ -458,6 +460,7 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
 		break;
 	case UR_QPS_ERR:
 		log_transition(qp, cur, next);
+		ur_ack_flush_owed(qp);
 		ur_qp_to_error(qp, false);
 		return 0;
 	default:
@@ -584,6 +587,7 @@ void ur_qp_destroy(struct ur_qp *qp)
 {
 	struct ur_dev *dev = qp->dev;
 
+	ur_ack_flush_owed(qp);
 	atomic_store_explicit(&qp->state, UR_QPS_RESET, memory_order_relaxed);
 	ur_dev_account(dev, qp); /* its packets in flight no longer count */
 
