@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <rdma/rdma_cma.h>
 #include <stdbool.h>
@@ -35,6 +36,14 @@
 #define URCM_UDP_QKEY 0x01234567u /* RDMA_UDP_QKEY: what UD ids use */
 
 /* A uroce device the CM uses: our own context on it, its GSI QP. */
+/* A port this program listens on, as the device's other programs see it. */
+struct urcm_port {
+	struct urcm_port *next;
+	struct urcm_id *owner; /* a listener of ours on the port */
+	uint16_t ps, port;
+	int fd;
+};
+
 struct urcm_dev {
 	struct urcm_dev *next;
 	struct ibv_context *verbs;
@@ -49,6 +58,9 @@ struct urcm_dev {
 	uint64_t guid;
 	uint8_t mtu;		    /* the port's active MTU, IB enum */
 	uint8_t max_resp, max_init; /* max_qp_rd_atom, max_qp_init_rd_atom */
+	int route_fd;		    /* our slot's socket (rdmacm_route.c), or -1 */
+	unsigned slot;		    /* the top bits of our communication IDs; 0: none */
+	struct urcm_port *ports;    /* the ports we listen on, named for other programs */
 	int ngids;
 	union ibv_gid gids[16];
 };
@@ -126,6 +138,24 @@ static_assert(offsetof(struct urcm_id, lib) == sizeof(struct rdma_cm_id) &&
 
 /* The process's CM: one lock for all of it (connection set-up is not a fast path). */
 extern pthread_mutex_t urcm_lock;
+
+/* rdmacm_route.c: CM MADs between the programs of one device (lock held) */
+#define URCM_SLOT_SHIFT 20 /* communication IDs: slot << 20 | 20 random bits */
+#define URCM_SLOTS 4095
+typedef void (*urcm_mad_fn)(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf);
+/* Bind this program's slot on dev (0, or -errno: then IDs are random, MADs stay here). */
+int urcm_route_start(struct urcm_dev *dev);
+/* A new communication ID of ours on dev. */
+uint32_t urcm_comm_id(const struct urcm_dev *dev);
+/* REQs to the listener id's port, from other programs of dev, come to us. */
+int urcm_route_listen(struct urcm_id *id, struct urcm_dev *dev);
+void urcm_route_unlisten(struct urcm_id *id);
+/* Pass the MAD m (as received: wc, buf) to the program of dev it is for: true if sent. */
+bool urcm_route_forward(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf,
+			const struct ur_cm_mad *m);
+/* dev's sockets to poll (of[i]: whose), at most max; then what came on one, to fn. */
+unsigned urcm_route_fds(struct urcm_dev *dev, struct pollfd *p, struct urcm_dev **of, unsigned max);
+void urcm_route_rx(struct urcm_dev *dev, int fd, urcm_mad_fn fn);
 
 /* rdmacm_addr.c */
 /* The address's IP as text, for the log. */

@@ -258,10 +258,15 @@ API int rdma_listen(struct rdma_cm_id *cid, int backlog)
 		err = EINVAL;
 	} else if (id->dev) {
 		err = -urcm_gsi_start(id->dev);
+		if (!err)
+			err = -urcm_route_listen(id, id->dev);
 	} else {
 		err = -urcm_dev_open_all();
-		for (struct urcm_dev *d = urcm_devs(); d && !err; d = d->next)
+		for (struct urcm_dev *d = urcm_devs(); d && !err; d = d->next) {
 			err = -urcm_gsi_start(d);
+			if (!err)
+				err = -urcm_route_listen(id, d);
+		}
 	}
 	if (!err) {
 		id->state = URCM_LISTEN;

@@ -26,7 +26,7 @@ static void conn_param_event(struct urcm_event *e, const uint8_t *pdata, size_t 
 /* The id's CM endpoint, with a random comm ID (never 0) and transaction ID. */
 static void endpoint_start(struct urcm_id *id)
 {
-	ur_cm_init(&id->cm, urcm_random() | 1, (uint64_t)urcm_random() << 32 | urcm_random(),
+	ur_cm_init(&id->cm, urcm_comm_id(id->dev), (uint64_t)urcm_random() << 32 | urcm_random(),
 		   URCM_PACKET_LIFETIME);
 	id->cm_live = true;
 }

@@ -72,6 +72,7 @@ static int dev_add(struct ibv_device *d)
 		return -ENOMEM;
 	}
 	dev->verbs = ctx;
+	dev->route_fd = -1;
 	dev->mtu = (uint8_t)pa.active_mtu;
 	if (!ibv_query_device(ctx, &da)) {
 		dev->max_resp = (uint8_t)(da.max_qp_rd_atom > 255 ? 255 : da.max_qp_rd_atom);
@@ -275,18 +276,23 @@ static struct urcm_id *find_listener(struct urcm_dev *dev, const struct ur_cm_ma
  * uses memory it freed). A listen in time takes it; else the REJ goes, as
  * Linux's CM answers (reject check: well within a second).
  */
-#define URCM_HOLD_NS (50 * 1000 * 1000ull)
+#define URCM_HOLD_NS (250 * 1000 * 1000ull)
 #define URCM_HOLD_SLOTS 8
+#define URCM_HOLD_RECHECK_NS (1000 * 1000ull)
+
+/* What may become of a MAD nobody here takes. */
+enum { MAD_MAY_HOLD = 1, MAD_MAY_FORWARD = 2 };
 
 static struct held_req {
 	struct urcm_dev *dev; /* NULL: the slot is free */
 	uint64_t until;
+	unsigned flags; /* MAD_MAY_FORWARD: it came from the wire, not another program */
 	struct ibv_wc wc;
 	uint8_t buf[sizeof(struct ibv_grh) + UR_MAD_LEN];
 } held[URCM_HOLD_SLOTS];
 
 static bool hold(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf,
-		 const struct ur_cm_mad *m)
+		 const struct ur_cm_mad *m, unsigned flags)
 {
 	struct held_req *free_slot = NULL;
 
@@ -303,15 +309,16 @@ static bool hold(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *b
 	}
 	if (!free_slot)
 		return false;
-	*free_slot = (struct held_req){.dev = dev, .until = urcm_now() + URCM_HOLD_NS, .wc = *wc};
+	*free_slot = (struct held_req){
+	    .dev = dev, .until = urcm_now() + URCM_HOLD_NS, .flags = flags, .wc = *wc};
 	memcpy(free_slot->buf, buf, sizeof(free_slot->buf));
 	return true;
 }
 
 static void on_mad_now(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf,
-		       bool may_hold);
+		       unsigned flags);
 
-/* Held REQs a listener now takes, or whose time is up (lock held). */
+/* Held REQs a listener here or in another program now takes, or whose time is up (lock held). */
 static void run_held(uint64_t now, uint64_t *next)
 {
 	for (unsigned i = 0; i < URCM_HOLD_SLOTS; i++) {
@@ -321,26 +328,40 @@ static void run_held(uint64_t now, uint64_t *next)
 		if (!h.dev)
 			continue;
 		if (ur_cm_mad_decode(&m, h.buf + sizeof(struct ibv_grh), UR_MAD_LEN) ||
-		    find_listener(h.dev, &m) || h.until <= now) {
+		    find_listener(h.dev, &m) || h.until <= now ||
+		    ((h.flags & MAD_MAY_FORWARD) && urcm_route_forward(h.dev, &h.wc, h.buf, &m))) {
+			held[i].dev = NULL;
 			if (h.until > now)
 				uroce_log(NULL, 1, "rdma_cm: a REQ waited %.1f ms for its listener",
 					  (double)(now + URCM_HOLD_NS - h.until) / 1e6);
-			held[i].dev = NULL;
-			on_mad_now(h.dev, &h.wc, h.buf, false);
-		} else if (h.until < *next) {
-			*next = h.until;
+			if (h.until <= now || find_listener(h.dev, &m))
+				on_mad_now(h.dev, &h.wc, h.buf, 0);
+		} else {
+			/* a listen in another program rings no bell here: look again soon */
+			uint64_t again = h.flags & MAD_MAY_FORWARD ? now + URCM_HOLD_RECHECK_NS : h.until;
+
+			if (again > h.until)
+				again = h.until;
+			if (again < *next)
+				*next = again;
 		}
 	}
 }
 
+/* A MAD from QP 1 of a peer (lock held). */
 static void on_mad(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf)
 {
-	on_mad_now(dev, wc, buf, true);
+	on_mad_now(dev, wc, buf, MAD_MAY_HOLD | MAD_MAY_FORWARD);
 }
 
-/* A MAD from QP 1 of a peer (lock held). */
+/* One another program of the device passed on (rdmacm_route.c). */
+static void on_passed_mad(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf)
+{
+	on_mad_now(dev, wc, buf, MAD_MAY_HOLD);
+}
+
 static void on_mad_now(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf,
-		       bool may_hold)
+		       unsigned flags)
 {
 	const struct ibv_grh *grh = (const void *)buf;
 	struct ur_cm_mad m, reply;
@@ -376,8 +397,11 @@ static void on_mad_now(struct urcm_dev *dev, const struct ibv_wc *wc, const uint
 			urcm_out(id, &out);
 		return;
 	}
-	/* nobody takes it: a REQ to a closed port gets REJ "invalid service ID" */
-	if (!dest && may_hold && hold(dev, wc, buf, &m))
+	/* another program of the device's, or nobody: a REQ to a closed port
+	 * gets REJ "invalid service ID" */
+	if ((flags & MAD_MAY_FORWARD) && urcm_route_forward(dev, wc, buf, &m))
+		return;
+	if (!dest && (flags & MAD_MAY_HOLD) && hold(dev, wc, buf, &m, flags))
 		return;
 	if (ur_cm_answer_stray(&m, &reply)) {
 		struct ibv_ah *ah;
@@ -433,27 +457,36 @@ static void run_timers(uint64_t now, uint64_t *next)
 	}
 }
 
+#define URCM_POLL_MAX 64
+
 static void *cm_thread(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct pollfd p[1 + 16];
-		struct urcm_dev *polled[16];
-		unsigned n = 1;
+		struct pollfd p[URCM_POLL_MAX];
+		struct urcm_dev *of[URCM_POLL_MAX];
+		bool is_cq[URCM_POLL_MAX];
+		unsigned n = 1, k;
 		uint64_t now, next, v;
 		int timeout;
 
 		p[0] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
 		pthread_mutex_lock(&urcm_lock);
 		now = urcm_now();
-		for (struct urcm_dev *d = devs; d && n < 17; d = d->next) {
+		for (struct urcm_dev *d = devs; d && n < URCM_POLL_MAX; d = d->next) {
 			if (!d->gsi)
 				continue;
 			drain(d);
 			ibv_req_notify_cq(d->cq, 0);
 			drain(d); /* what came before the arm raises no event */
-			polled[n - 1] = d;
+			of[n] = d;
+			is_cq[n] = true;
 			p[n++] = (struct pollfd){.fd = d->chan->fd, .events = POLLIN};
+			/* and what the device's other programs pass on to us */
+			k = urcm_route_fds(d, p + n, of + n, URCM_POLL_MAX - n);
+			for (unsigned i = n; i < n + k; i++)
+				is_cq[i] = false;
+			n += k;
 		}
 		run_timers(now, &next);
 		run_held(now, &next);
@@ -469,9 +502,15 @@ static void *cm_thread(void *arg)
 			struct ibv_cq *cq;
 			void *cq_ctx;
 
-			if ((p[i].revents & POLLIN) &&
-			    !ibv_get_cq_event(polled[i - 1]->chan, &cq, &cq_ctx))
+			if (!(p[i].revents & POLLIN))
+				continue;
+			if (!is_cq[i]) {
+				pthread_mutex_lock(&urcm_lock);
+				urcm_route_rx(of[i], p[i].fd, on_passed_mad);
+				pthread_mutex_unlock(&urcm_lock);
+			} else if (!ibv_get_cq_event(of[i]->chan, &cq, &cq_ctx)) {
 				ibv_ack_cq_events(cq, 1);
+			}
 		}
 	}
 	return NULL;
@@ -530,6 +569,10 @@ int urcm_gsi_start(struct urcm_dev *dev)
 	for (unsigned i = 0; i < URCM_GSI_SLOTS; i++)
 		if (post_recv_slot(dev, i))
 			return -errno;
+	/* without a slot, MADs for us that reach another program stay there */
+	if (urcm_route_start(dev))
+		uroce_log(NULL, 1, "rdma_cm: %s: no slot for MADs between programs",
+			  ibv_get_device_name(dev->verbs->device));
 	urcm_kick();
 	return 0;
 }

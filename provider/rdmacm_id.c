@@ -100,6 +100,7 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 		    ur_cm_reject(&id->cm, urcm_now(), UR_CM_REJ_CONSUMER_DEFINED, NULL, 0, &out),
 		    &out);
 	id->cm_live = false;
+	urcm_route_unlisten(id);
 	unlink_id(id);
 	/* its passive ids outlive it (perftest destroys the listener first) */
 	for (struct urcm_id *i = ids; i; i = i->next)

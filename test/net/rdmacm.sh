@@ -8,7 +8,7 @@
 # address nobody answers (an error event, not a hang).
 #   rdmacm.sh BUILD_DIR [CHECK...]
 # CHECK: rping ucmatose udaddy rdma_server perftest perftest_ud rstream qperf fabric
-# reject unreachable (default: all). Exit 77 (skip) without root, namespaces
+# twoservers reject unreachable (default: all). Exit 77 (skip) without root, namespaces
 # or the packages the chosen checks run. The environment reaches the programs
 # (UROCE_DEBUG=1 for the provider's reasons); RDMACM_KEEP=DIR keeps every
 # program's whole output there; RDMACM_ONE_NS=1 runs the clients in the
@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 shift
 ref=$(cd "$(dirname "$0")/../data/cm" && pwd) # Soft-RoCE's output of the same programs
 
-all="rping ucmatose udaddy rdma_server perftest perftest_ud rstream qperf fabric reject unreachable"
+all="rping ucmatose udaddy rdma_server perftest perftest_ud rstream qperf fabric twoservers reject unreachable"
 checks=${*:-$all}
 for c in $checks; do
 	case " $all " in
@@ -32,7 +32,7 @@ for c in $checks; do
 done
 want() { case " $checks " in *" $1 "*) return 0 ;; esac; return 1; }
 
-if want rping || want reject || want unreachable; then
+if want rping || want twoservers || want reject || want unreachable; then
 	ur_need rdmacm-utils rping
 fi
 want ucmatose && ur_need rdmacm-utils ucmatose
@@ -173,6 +173,36 @@ check_rping() {
 	fi
 	verdict rping "rping -v -V -C 100 -S 4096" "$why" \
 		"$(grep -c '^ping data:' "$log/rping.cli") pings checked, server echoed $(grep -c '^server ping data:' "$log/rping.srv")"
+}
+
+# Two listening programs on one device: the first to open it takes the
+# wire's MADs for QP 1 and passes the second's on (provider/rdmacm_route.c);
+# a client for each, the second's first, each checks its data
+check_twoservers() {
+	local P=$((base + 30)) s1 s2 t0 f why=
+	ur_in "$p-a" timeout 40 rping -s -a "$net.1" -p "$P" -v -C 20 >"$log/two1.srv" 2>&1 &
+	s1=$!
+	sleep 1.5
+	ur_in "$p-a" timeout 40 rping -s -a "$net.1" -p $((P + 1)) -v -C 20 >"$log/two2.srv" 2>&1 &
+	s2=$!
+	sleep 1.5
+	t0=$(now_ms)
+	ur_in "$cns" timeout 20 rping -c -a "$net.1" -p $((P + 1)) -v -V -C 20 >"$log/two2.cli" 2>&1 ||
+		why="the second program's client exit $?"
+	ur_in "$cns" timeout 20 rping -c -a "$net.1" -p "$P" -v -V -C 20 >"$log/two1.cli" 2>&1 ||
+		why="${why:+$why, }the first program's client exit $?"
+	ms=$(($(now_ms) - t0))
+	finish "$s2" 5 || why="${why:+$why, }the second server exit $?"
+	finish "$s1" 5 || why="${why:+$why, }the first server exit $?"
+	rc_c=0 rc_s=0
+	for f in two1 two2; do
+		[ -n "$why" ] || [ "$(grep -c '^ping data:' "$log/$f.cli")" = 20 ] ||
+			why="$f: not 20 pings checked"
+	done
+	cat "$log/two2.cli" "$log/two1.cli" >"$log/twoservers.cli"
+	cat "$log/two2.srv" "$log/two1.srv" >"$log/twoservers.srv"
+	verdict twoservers "two listening programs on one device, a client each" "$why" \
+		"$(grep -c '^ping data:' "$log/two2.cli") and $(grep -c '^ping data:' "$log/two1.cli") pings checked"
 }
 
 # reference NAME LABEL SERVER_CMD CLIENT_CMD: both sides print the lines
@@ -390,6 +420,7 @@ want perftest_ud && check_perftest_ud
 want rstream && check_rstream
 want qperf && check_qperf
 want fabric && check_fabric
+want twoservers && check_twoservers
 want reject && check_reject
 want unreachable && check_unreachable
 
