@@ -338,7 +338,8 @@ static void run_held(uint64_t now, uint64_t *next)
 				on_mad_now(h.dev, &h.wc, h.buf, 0);
 		} else {
 			/* a listen in another program rings no bell here: look again soon */
-			uint64_t again = h.flags & MAD_MAY_FORWARD ? now + URCM_HOLD_RECHECK_NS : h.until;
+			uint64_t again =
+			    h.flags & MAD_MAY_FORWARD ? now + URCM_HOLD_RECHECK_NS : h.until;
 
 			if (again > h.until)
 				again = h.until;
@@ -524,38 +525,30 @@ void urcm_kick(void)
 		return;
 }
 
-/* Lock held. */
-int urcm_gsi_start(struct urcm_dev *dev)
+/* What a failed urcm_gsi_start made goes, so that a later call starts afresh. */
+static void gsi_undo(struct urcm_dev *dev)
 {
-	struct ibv_qp_init_attr ia = {.qp_type = IBV_QPT_UD,
-				      .cap = {.max_send_wr = URCM_GSI_SEND_SLOTS,
-					      .max_recv_wr = URCM_GSI_SLOTS,
-					      .max_send_sge = 1,
-					      .max_recv_sge = 1}};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = UR_GSI_QKEY};
-	size_t bytes = (size_t)(URCM_GSI_SLOTS + URCM_GSI_SEND_SLOTS) * URCM_SLOT_BYTES;
-
 	if (dev->gsi)
-		return 0;
-	if (wake_fd < 0) {
-		wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (wake_fd < 0 || pthread_create(&thread, NULL, cm_thread, NULL))
-			return -ENOMEM;
-		pthread_setname_np(thread, "uroce-cm");
-		pthread_detach(thread);
-	}
-	dev->chan = ibv_create_comp_channel(dev->verbs);
-	dev->cq = dev->chan ? ibv_create_cq(dev->verbs, URCM_GSI_SLOTS + URCM_GSI_SEND_SLOTS, NULL,
-					    dev->chan, 0)
-			    : NULL;
-	dev->buf = aligned_alloc(4096, bytes);
-	dev->mr = dev->buf ? ibv_reg_mr(dev->pd, dev->buf, bytes, IBV_ACCESS_LOCAL_WRITE) : NULL;
-	if (!dev->cq || !dev->mr)
-		return -ENOMEM;
-	ia.send_cq = ia.recv_cq = dev->cq;
-	dev->gsi = uroce_create_gsi_qp(dev->pd, &ia);
-	if (!dev->gsi)
-		return -errno;
+		ibv_destroy_qp(dev->gsi);
+	if (dev->mr)
+		ibv_dereg_mr(dev->mr);
+	if (dev->cq)
+		ibv_destroy_cq(dev->cq);
+	if (dev->chan)
+		ibv_destroy_comp_channel(dev->chan);
+	free(dev->buf);
+	dev->gsi = NULL;
+	dev->mr = NULL;
+	dev->cq = NULL;
+	dev->chan = NULL;
+	dev->buf = NULL;
+}
+
+/* The GSI QP through INIT, RTR and RTS with every receive slot posted: 0 or -errno. */
+static int gsi_ready(struct urcm_dev *dev)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = UR_GSI_QKEY};
+
 	if (ibv_modify_qp(dev->gsi, &a,
 			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
 		return -errno;
@@ -569,6 +562,53 @@ int urcm_gsi_start(struct urcm_dev *dev)
 	for (unsigned i = 0; i < URCM_GSI_SLOTS; i++)
 		if (post_recv_slot(dev, i))
 			return -errno;
+	return 0;
+}
+
+/* Lock held. */
+int urcm_gsi_start(struct urcm_dev *dev)
+{
+	struct ibv_qp_init_attr ia = {.qp_type = IBV_QPT_UD,
+				      .cap = {.max_send_wr = URCM_GSI_SEND_SLOTS,
+					      .max_recv_wr = URCM_GSI_SLOTS,
+					      .max_send_sge = 1,
+					      .max_recv_sge = 1}};
+	size_t bytes = (size_t)(URCM_GSI_SLOTS + URCM_GSI_SEND_SLOTS) * URCM_SLOT_BYTES;
+	int err;
+
+	if (dev->gsi)
+		return 0;
+	if (wake_fd < 0) {
+		wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (wake_fd < 0)
+			return -ENOMEM;
+		if (pthread_create(&thread, NULL, cm_thread, NULL)) {
+			close(wake_fd);
+			wake_fd = -1;
+			return -ENOMEM;
+		}
+		pthread_setname_np(thread, "uroce-cm");
+		pthread_detach(thread);
+	}
+	dev->chan = ibv_create_comp_channel(dev->verbs);
+	dev->cq = dev->chan ? ibv_create_cq(dev->verbs, URCM_GSI_SLOTS + URCM_GSI_SEND_SLOTS, NULL,
+					    dev->chan, 0)
+			    : NULL;
+	dev->buf = aligned_alloc(4096, bytes);
+	dev->mr = dev->buf ? ibv_reg_mr(dev->pd, dev->buf, bytes, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!dev->cq || !dev->mr) {
+		gsi_undo(dev);
+		return -ENOMEM;
+	}
+	ia.send_cq = ia.recv_cq = dev->cq;
+	dev->gsi = uroce_create_gsi_qp(dev->pd, &ia);
+	err = dev->gsi ? gsi_ready(dev) : -errno;
+	if (err) {
+		uroce_log(NULL, 1, "rdma_cm: %s: QP 1 did not start: %s",
+			  ibv_get_device_name(dev->verbs->device), strerror(-err));
+		gsi_undo(dev);
+		return err;
+	}
 	/* without a slot, MADs for us that reach another program stay there */
 	if (urcm_route_start(dev))
 		uroce_log(NULL, 1, "rdma_cm: %s: no slot for MADs between programs",
