@@ -199,6 +199,8 @@ void urcm_out(struct urcm_id *id, const struct ur_cm_out *out)
 		break;
 	case UR_CM_EV_TIMEWAIT_EXIT:
 		id->cm_live = false;
+		/* as Linux's rdma_cm reports it (cma_ib_handler) */
+		urcm_event(id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
 		break;
 	case UR_CM_EV_SIDR_REP_RECEIVED: {
 		const struct ur_cm_sidr_rep *r = &id->cm.rx.sidr_rep;
