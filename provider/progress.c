@@ -431,6 +431,12 @@ static void *progress_thread(void *arg)
 			uroce_shared_try_writer(&nic->shared);
 			if (nic->shared.writer && !nic->steer_block0 && !nic->steer_unsupported)
 				uroce_steer_update(nic);
+			/* the housekeeper takes the wire's MADs for QP 1: it answers
+			 * them, or passes them to the program they are for */
+			if (nic->shared.writer && !nic->cm_served) {
+				nic->cm_served = true;
+				urcm_serve(nic->conf.name);
+			}
 		}
 		pthread_mutex_unlock(&nic->lock);
 		/* file I/O outside the lock: the engine never waits for the disk */

@@ -617,6 +617,42 @@ int urcm_gsi_start(struct urcm_dev *dev)
 	return 0;
 }
 
+static void *serve_thread(void *arg)
+{
+	char *name = arg;
+	int err;
+
+	pthread_mutex_lock(&urcm_lock);
+	err = urcm_dev_open_all();
+	for (struct urcm_dev *d = devs; d && !err; d = d->next)
+		if (!strcmp(ibv_get_device_name(d->verbs->device), name))
+			err = urcm_gsi_start(d);
+	pthread_mutex_unlock(&urcm_lock);
+	if (err)
+		uroce_log(NULL, 1, "rdma_cm: %s: no CM for other hosts' MADs here: %s", name,
+			  strerror(-err));
+	free(name);
+	return NULL;
+}
+
+/*
+ * The device's housekeeper (provider/steer.c) receives the wire's MADs for
+ * QP 1, whatever its program: its CM answers a REQ nobody listens for with
+ * REJ, and passes the others' MADs on (rdmacm_route.c). Started from a
+ * thread of its own: the CM opens a context of its own on the device.
+ */
+void urcm_serve(const char *name)
+{
+	char *copy = strdup(name);
+	pthread_t t;
+
+	if (!copy || pthread_create(&t, NULL, serve_thread, copy)) {
+		free(copy);
+		return;
+	}
+	pthread_detach(t);
+}
+
 /*
  * A program that exits with connections up: they end as the kernel's CM
  * ends them when the process's file closes, with a DREQ each, so that the

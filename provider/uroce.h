@@ -69,6 +69,7 @@ struct uroce_nic {
 	uint64_t counters_written[UROCE_ROW_COUNTERS]; /* values in the hw_counters files */
 	bool steer_unsupported;    /* the port cannot filter by QP number */
 	bool steer_block0;         /* the filter also takes block 0 (housekeeper) */
+	bool cm_served;            /* urcm_serve() was asked to run the CM here */
 	uint32_t limit[UROCE_OBJ_COUNT];    /* what query_device advertises, device-wide */
 	atomic_uint nobj[UROCE_OBJ_COUNT];  /* how many exist, in all contexts */
 };
@@ -228,6 +229,10 @@ void uroce_progress_tx_locked(struct uroce_nic *nic);
 void uroce_progress_idle(struct uroce_nic *nic, bool moved);
 uint64_t uroce_now_ns(void);
 extern const struct ur_host_ops uroce_host_ops;
+
+/* rdmacm_gsi.c */
+/* Run the connection manager on device `name` (its QP 1), from a thread of its own. */
+void urcm_serve(const char *name);
 
 /* log.c */
 void uroce_log(struct uroce_nic *nic, int level, const char *fmt, ...)

@@ -8,7 +8,7 @@
 # address nobody answers (an error event, not a hang).
 #   rdmacm.sh BUILD_DIR [CHECK...]
 # CHECK: rping ucmatose udaddy rdma_server perftest perftest_ud rstream qperf fabric
-# twoservers reject unreachable (default: all). Exit 77 (skip) without root, namespaces
+# twoservers housekeeper reject unreachable (default: all). Exit 77 (skip) without root, namespaces
 # or the packages the chosen checks run. The environment reaches the programs
 # (UROCE_DEBUG=1 for the provider's reasons); RDMACM_KEEP=DIR keeps every
 # program's whole output there; RDMACM_ONE_NS=1 runs the clients in the
@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 shift
 ref=$(cd "$(dirname "$0")/../data/cm" && pwd) # Soft-RoCE's output of the same programs
 
-all="rping ucmatose udaddy rdma_server perftest perftest_ud rstream qperf fabric twoservers reject unreachable"
+all="rping ucmatose udaddy rdma_server perftest perftest_ud rstream qperf fabric twoservers housekeeper reject unreachable"
 checks=${*:-$all}
 for c in $checks; do
 	case " $all " in
@@ -32,12 +32,13 @@ for c in $checks; do
 done
 want() { case " $checks " in *" $1 "*) return 0 ;; esac; return 1; }
 
-if want rping || want twoservers || want reject || want unreachable; then
+if want rping || want twoservers || want housekeeper || want reject || want unreachable; then
 	ur_need rdmacm-utils rping
 fi
 want ucmatose && ur_need rdmacm-utils ucmatose
 want udaddy && ur_need rdmacm-utils udaddy
 want rdma_server && ur_need rdmacm-utils rdma_server rdma_client
+want housekeeper && ur_need ibverbs-utils ibv_rc_pingpong
 want rstream && ur_need rdmacm-utils rstream riostream
 want perftest && ur_need perftest ib_write_bw ib_read_bw ib_send_bw
 want qperf && ur_need qperf qperf
@@ -203,6 +204,25 @@ check_twoservers() {
 	cat "$log/two2.srv" "$log/two1.srv" >"$log/twoservers.srv"
 	verdict twoservers "two listening programs on one device, a client each" "$why" \
 		"$(grep -c '^ping data:' "$log/two2.cli") and $(grep -c '^ping data:' "$log/two1.cli") pings checked"
+}
+
+# The device's first program uses no rdma_cm (ibv_rc_pingpong waiting for
+# its peer): it still takes the wire's MADs for QP 1, and its provider's CM
+# passes a REQ on to the rping server started after it
+check_housekeeper() {
+	local P=$((base + 40)) hk why=
+	ur_in "$p-a" timeout 30 ibv_rc_pingpong -d uroce0 -g 1 -p "$P" >"$log/hk.first" 2>&1 &
+	hk=$!
+	sleep 1.5
+	pair housekeeper 30 "rping -s -a $net.1 -p $((P + 1)) -v -C 20" \
+		"rping -c -a $net.1 -p $((P + 1)) -v -V -C 20"
+	stop "$hk"
+	wait "$hk" 2>/dev/null
+	why=$(exits)
+	[ -n "$why" ] || [ "$(grep -c '^ping data:' "$log/housekeeper.cli")" = 20 ] ||
+		why="not 20 pings checked"
+	verdict housekeeper "rping to a device whose first program uses no rdma_cm" "$why" \
+		"$(grep -c '^ping data:' "$log/housekeeper.cli") pings checked"
 }
 
 # reference NAME LABEL SERVER_CMD CLIENT_CMD: both sides print the lines
@@ -420,6 +440,7 @@ want rstream && check_rstream
 want qperf && check_qperf
 want fabric && check_fabric
 want twoservers && check_twoservers
+want housekeeper && check_housekeeper
 want reject && check_reject
 want unreachable && check_unreachable
 
