@@ -42,5 +42,7 @@ int ur_cq_init(struct ur_cq *cq, uint32_t min_entries, void *host_ctx)
 void ur_cq_fini(struct ur_cq *cq)
 {
 	free(cq->ring);
+	free(cq->ts);
 	cq->ring = NULL;
+	cq->ts = NULL;
 }

@@ -138,6 +138,10 @@ struct ur_cq {
 	_Atomic uint32_t cons;
 	_Atomic uint32_t arm; /* enum ur_cq_arm; the engine clears it when it fires */
 	void *host_ctx;       /* the host's object for this CQ (event delivery) */
+	/* Completion times beside the ring, slot for slot, only for a CQ whose
+	 * host asked for them (NULL otherwise): the CQE stays 32 bytes. */
+	uint64_t *ts;
+	uint64_t ts_last; /* the latest stamp: never earlier than the one before */
 };
 
 int ur_cq_init(struct ur_cq *cq, uint32_t min_entries, void *host_ctx);
