@@ -3,7 +3,8 @@
 # namespaces joined by a veth pair, a uroce device in each.
 #   acceptance.sh BUILD_DIR
 # Runs the pattern test on 16 QPs, again on 4 QPs under 1% injected loss in
-# go-back-N and in selective-repeat mode, badkey, and killpeer (the server
+# go-back-N and in selective-repeat mode, badkey, wr_api_check and
+# verbs_ext_check in loopback, ibv_rc_pingpong -t -o -O -P, and killpeer (the server
 # is killed with SIGKILL under load, then restarted for a reconnect).
 # VETH_MTU (default 9000) sets the veth MTU; VERBS_ITERS the pattern rounds;
 # VERBS_KILL_TIMEOUT and VERBS_KILL_RETRY (12 and 3) the killpeer QPs' local
@@ -250,6 +251,31 @@ if "${in_a[@]}" timeout -s KILL 60 "$build/test/wr_api_check" uroce0 1 >"$log/wr
 else
 	echo "FAIL wr_api"
 	show_logs wr_api
+	fails=$((fails + 1))
+fi
+# the provider's extended verbs (cq_ex, rereg, ODP, parent domains), in loopback
+if "${in_a[@]}" timeout -s KILL 60 "$build/test/verbs_ext_check" uroce0 1 >"$log/verbs_ext" 2>&1; then
+	echo "ok   $(tail -1 "$log/verbs_ext")"
+else
+	echo "FAIL verbs_ext"
+	show_logs verbs_ext
+	fails=$((fails + 1))
+fi
+# the stock ibv_rc_pingpong with completion timestamps (-t), implicit
+# on-demand paging (-o -O) and a prefetch (-P), between the namespaces
+"${in_a[@]}" timeout -s KILL 60 ibv_rc_pingpong -d uroce0 -g 1 -p $((port + 1)) -t -o -O -P -n 500 \
+	>"$log/pp_ext.srv" 2>&1 &
+pp_pid=$!
+sleep 0.5
+if "${in_b[@]}" timeout -s KILL 60 ibv_rc_pingpong -d uroce0 -g 1 -p $((port + 1)) -t -o -O -P -n 500 \
+	"$ip_a" >"$log/pp_ext.cli" 2>&1 && wait "$pp_pid" &&
+	grep -q 'Average receive completion clock cycles' "$log/pp_ext.cli"; then
+	echo "ok   ibv_rc_pingpong -t -o -O -P: $(grep -o '[0-9.]* usec/iter' "$log/pp_ext.cli")," \
+		"$(grep -o 'Average receive completion clock cycles = [0-9]*' "$log/pp_ext.cli")"
+else
+	wait "$pp_pid"
+	echo "FAIL ibv_rc_pingpong -t -o -O -P"
+	show_logs pp_ext.cli pp_ext.srv
 	fails=$((fails + 1))
 fi
 # more QPs than one block of QP numbers (4096): a process claims a second
