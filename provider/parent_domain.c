@@ -6,8 +6,8 @@
  * with a use count. A parent domain is a PD that stands for its protection
  * domain everywhere (same id, so QPs, SRQs, MRs and AHs made on it are in
  * that PD) and carries the application's pd_context and allocator, which
- * the provider calls for a CQ's ring (cq.c), as mlx5 does for its queue
- * buffers.
+ * the provider calls for a CQ's ring (cq.c) and the engine for a QP's work
+ * queues, as mlx5 does for its queue buffers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,6 +50,24 @@ int uroce_dealloc_td(struct ibv_td *ibtd)
 				    atomic_load(&td->refs));
 	free(td);
 	return 0;
+}
+
+/* A QP's send and receive queues, as mlx5 takes its QP buffer: one resource type for both. */
+static int queue_alloc(void *arg, size_t size, enum ur_wq_mem mem, void **out)
+{
+	(void)mem;
+	return -uroce_pd_alloc(arg, size, UROCE_RES_TYPE_QP, out);
+}
+
+static void queue_free(void *arg, void *p, enum ur_wq_mem mem)
+{
+	(void)mem;
+	uroce_pd_free(arg, p, UROCE_RES_TYPE_QP);
+}
+
+const struct ur_alloc *uroce_pd_queue_alloc(struct uroce_pd *pd)
+{
+	return pd->alloc ? &pd->queues : NULL;
 }
 
 struct ibv_pd *uroce_alloc_parent_domain(struct ibv_context *ibctx,
@@ -101,6 +119,7 @@ struct ibv_pd *uroce_alloc_parent_domain(struct ibv_context *ibctx,
 	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
 		pd->alloc = attr->alloc;
 		pd->free = attr->free;
+		pd->queues = (struct ur_alloc){queue_alloc, queue_free, pd};
 	}
 	return &pd->ibv_pd;
 }

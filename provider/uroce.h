@@ -104,11 +104,13 @@ struct uroce_pd {
 	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
 		       uint64_t resource_type);
 	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	struct ur_alloc queues;    /* the allocator as the engine calls it for QP work queues */
 };
 
 /* resource_type a parent domain's allocator is called with: mlx5dv's low
  * numbers, under driver id 0 (uroce has no kernel driver id) */
 enum {
+	UROCE_RES_TYPE_QP = 1,
 	UROCE_RES_TYPE_CQ = 5,
 };
 
@@ -319,6 +321,8 @@ int uroce_dealloc_parent_domain(struct uroce_pd *pdom);
  * domain has none or it says IBV_ALLOCATOR_USE_DEFAULT); ENOMEM if it fails. */
 int uroce_pd_alloc(struct uroce_pd *pdom, size_t size, uint64_t type, void **out);
 void uroce_pd_free(struct uroce_pd *pdom, void *ptr, uint64_t type);
+/* For ur_qp_init.alloc: the parent domain's allocator for a QP's work queues, or NULL. */
+const struct ur_alloc *uroce_pd_queue_alloc(struct uroce_pd *pd);
 struct ibv_qp *uroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);

@@ -182,6 +182,7 @@ struct ur_qp_init {
 	uint32_t max_inline_data;
 	bool sq_sig_all;
 	void *host_ctx;
+	const struct ur_alloc *alloc; /* the work queues' memory; NULL: malloc */
 };
 
 /* Engine limits, advertised by query_device. */

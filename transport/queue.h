@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "verbs_types.h"
@@ -61,8 +62,26 @@ struct ur_recv_wqe {
 	struct ur_sge sge[];
 };
 
+/*
+ * Where a work queue's memory comes from when the host has a say (a verbs
+ * parent domain's allocator): alloc gives *out, or NULL to use malloc, or
+ * fails with -ENOMEM. type is enum ur_wq_mem.
+ */
+enum ur_wq_mem {
+	UR_WQ_MEM_SQ = 1,
+	UR_WQ_MEM_RQ,
+};
+
+struct ur_alloc {
+	int (*alloc)(void *arg, size_t size, enum ur_wq_mem type, void **out);
+	void (*free)(void *arg, void *p, enum ur_wq_mem type);
+	void *arg;
+};
+
 struct ur_wq {
 	uint8_t *buf;
+	const struct ur_alloc *alloc; /* who gave buf, or NULL for malloc */
+	enum ur_wq_mem mem;
 	uint32_t stride;
 	uint32_t mask;
 	uint32_t max_sge;
@@ -105,6 +124,9 @@ static inline void ur_wq_commit(struct ur_wq *q, uint32_t n)
 }
 
 int ur_wq_init(struct ur_wq *q, uint32_t min_entries, uint32_t slot_size);
+/* The same with the host's allocator (NULL: malloc). */
+int ur_wq_init_alloc(struct ur_wq *q, uint32_t min_entries, uint32_t slot_size,
+		     const struct ur_alloc *alloc, enum ur_wq_mem mem);
 void ur_wq_fini(struct ur_wq *q);
 
 /* A completion, laid out for a cheap copy into struct ibv_wc. */

@@ -13,7 +13,8 @@
  *            remotely; ibv_advise_mr and its refusals; implicit ODP, with a
  *            WRITE to an unmapped address refused, not crashing the process
  *   pdom     a thread domain and a parent domain whose allocator counts its
- *            calls; a CQ and a QP on it carry traffic
+ *            calls (a CQ's ring, a QP's work queues); a CQ and a QP on it
+ *            carry traffic
  * Exit 0 means pass.
  *   verbs_ext_check [DEVICE [GID_INDEX]]
  */
@@ -825,7 +826,11 @@ static void test_parent_domain(void)
 	if (!m)
 		die("reg_mr on the parent domain");
 	qa = make_qp(pdom, IBV_QPT_RC, ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq));
+	CHECK(cnt.allocs == 3 && (cnt.types & (1ull << 1)),
+	      "the QP's send and receive queues from the allocator: %d calls, types %#llx",
+	      cnt.allocs, (unsigned long long)cnt.types);
 	qb = make_qp(pd, IBV_QPT_RC, ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq));
+	CHECK(cnt.allocs == 3, "a QP on the plain PD used the allocator");
 	rc_connect(qa, qb->qp_num);
 	rc_connect(qb, qa->qp_num);
 	for (int i = 0; i < 512; i++)
@@ -839,14 +844,14 @@ static void test_parent_domain(void)
 	      "SEND between a QP on the parent domain and one on its PD: %d %d", r[0].status,
 	      r[1].status);
 	/* resize moves the ring to a new one from the allocator */
-	CHECK(!ibv_resize_cq(ibv_cq_ex_to_cq(cq), 200) && cnt.allocs == 2 && cnt.frees == 1,
+	CHECK(!ibv_resize_cq(ibv_cq_ex_to_cq(cq), 200) && cnt.allocs == 4 && cnt.frees == 1,
 	      "resize: allocs %d frees %d", cnt.allocs, cnt.frees);
 	CHECK(ibv_dealloc_pd(pdom) == EBUSY, "a parent domain with objects is busy");
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(qb);
 	ibv_dereg_mr(m);
 	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
-	CHECK(cnt.allocs == cnt.frees && cnt.allocs == 2, "allocs %d frees %d", cnt.allocs,
+	CHECK(cnt.allocs == cnt.frees && cnt.allocs == 4, "allocs %d frees %d", cnt.allocs,
 	      cnt.frees);
 	CHECK(!ibv_dealloc_pd(pdom), "dealloc parent domain");
 	CHECK(!ibv_dealloc_td(td), "dealloc td");
