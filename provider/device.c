@@ -104,6 +104,7 @@ static int uroce_query_device_ex(struct ibv_context *ibctx,
 	/* completion timestamps: the engine's 64-bit nanosecond clock (cq_ex.c) */
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = 1000000; /* kHz */
+	a.max_dm_size = UROCE_MAX_DM;
 	/* the CPU is the NIC: every access faults pages in as any load or store
 	 * does (docs/verbs.md, on-demand paging) */
 	a.odp_caps.general_caps = IBV_ODP_SUPPORT;
@@ -194,6 +195,7 @@ static void uroce_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops uroce_ctx_ops = {
 	.advise_mr = uroce_advise_mr,
+	.alloc_dm = uroce_alloc_dm,
 	.alloc_parent_domain = uroce_alloc_parent_domain,
 	.alloc_pd = uroce_alloc_pd,
 	.alloc_td = uroce_alloc_td,
@@ -213,6 +215,7 @@ static const struct verbs_context_ops uroce_ctx_ops = {
 	.destroy_qp = uroce_destroy_qp,
 	.destroy_srq = uroce_destroy_srq,
 	.free_context = uroce_free_context,
+	.free_dm = uroce_free_dm,
 	.modify_qp = uroce_modify_qp,
 	.modify_srq = uroce_modify_srq,
 	.poll_cq = uroce_poll_cq,
@@ -224,6 +227,7 @@ static const struct verbs_context_ops uroce_ctx_ops = {
 	.query_qp = uroce_query_qp,
 	.query_rt_values = uroce_query_rt_values,
 	.query_srq = uroce_query_srq,
+	.reg_dm_mr = uroce_reg_dm_mr,
 	.reg_mr = uroce_reg_mr,
 	.req_notify_cq = uroce_req_notify_cq,
 	.rereg_mr = uroce_rereg_mr,

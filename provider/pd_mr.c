@@ -138,8 +138,8 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint
 /*
  * ibv_rereg_mr: a new translation, PD or access for the same keys. The
  * kernel's checks and errors (ib_uverbs_rereg_mr): no flag, or one unknown,
- * EINVAL; an access reg_mr would refuse, EINVAL; and a region cannot turn
- * on-demand or back. The change is made under the progress lock: every
+ * EINVAL; an access reg_mr would refuse, EINVAL; a region on device memory,
+ * EINVAL; and a region cannot turn on-demand or back. The change is made under the progress lock: every
  * packet the engine handles after this returns, including the rest of a
  * message already under way, is checked against (and lands in) the new
  * region, as every packet is checked against the key table; none touches
@@ -156,8 +156,9 @@ int uroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd, void *a
 	struct uroce_pd *npd = mr->pd;
 	int err;
 
-	if (!flags || (flags & ~known)) {
-		errno = uroce_refuse(nic, EINVAL, "rereg_mr", "flags %#x: none or unknown", flags);
+	if (!flags || (flags & ~known) || mr->dm) {
+		errno = uroce_refuse(nic, EINVAL, "rereg_mr", "flags %#x: %s", flags,
+				     mr->dm ? "a region on device memory" : "none or unknown");
 		return errno;
 	}
 	if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
@@ -215,6 +216,8 @@ int uroce_dereg_mr(struct verbs_mr *vmr)
 	uroce_link_del(&mr->link);
 	pthread_mutex_unlock(&nic->lock);
 	atomic_fetch_sub(&mr->pd->refs, 1);
+	if (mr->dm)
+		atomic_fetch_sub(&mr->dm->refs, 1);
 	uroce_obj_put(nic, UROCE_OBJ_MR);
 	free(mr);
 	return 0;

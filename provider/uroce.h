@@ -71,6 +71,7 @@ struct uroce_nic {
 	bool steer_block0;         /* the filter also takes block 0 (housekeeper) */
 	uint32_t limit[UROCE_OBJ_COUNT];    /* what query_device advertises, device-wide */
 	atomic_uint nobj[UROCE_OBJ_COUNT];  /* how many exist, in all contexts */
+	_Atomic size_t dm_used;             /* device memory allocated (dm.c) */
 };
 
 /* A list link: the objects a context holds in the shared engine. */
@@ -114,11 +115,22 @@ enum {
 	UROCE_RES_TYPE_CQ = 5,
 };
 
+/* Device memory (dm.c): max_dm_size, uroce's choice, a NIC's order of size */
+#define UROCE_MAX_DM (256u << 10)
+
+struct uroce_dm {
+	struct verbs_dm vdm;
+	uint8_t *buf;
+	size_t length;
+	atomic_uint refs;          /* MRs on it */
+};
+
 struct uroce_mr {
 	struct verbs_mr vmr;
 	struct uroce_link link;    /* in its context's mrs */
 	struct ur_mr *mr;
 	struct uroce_pd *pd;
+	struct uroce_dm *dm;       /* the device memory it is on, or NULL */
 };
 
 struct uroce_cq {
@@ -310,6 +322,11 @@ int uroce_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_
 bool uroce_odp_fault_in(void *p, uint64_t len, bool write);
 /* What the kernel offers for implicit regions (MADV_POPULATE_*, Linux 5.14): probed once. */
 bool uroce_odp_implicit_ok(void);
+/* dm.c */
+struct ibv_dm *uroce_alloc_dm(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr);
+int uroce_free_dm(struct ibv_dm *dm);
+struct ibv_mr *uroce_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, size_t length,
+			       unsigned int access);
 /* parent_domain.c */
 struct ibv_td *uroce_alloc_td(struct ibv_context *ctx, struct ibv_td_init_attr *attr);
 int uroce_dealloc_td(struct ibv_td *td);

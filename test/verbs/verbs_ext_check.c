@@ -12,6 +12,8 @@
  *   odp      an on-demand region in fresh MAP_NORESERVE pages, written
  *            remotely; ibv_advise_mr and its refusals; implicit ODP, with a
  *            WRITE to an unmapped address refused, not crashing the process
+ *   dm       device memory: memcpy to and from it, a zero-based MR on it
+ *            written and read remotely, its budget and refusals
  *   pdom     a thread domain and a parent domain whose allocator counts its
  *            calls (a CQ's ring, a QP's work queues); a CQ and a QP on it
  *            carry traffic
@@ -747,6 +749,57 @@ static void test_odp(void)
 	munmap(fresh, len);
 }
 
+/* ---- device memory ---- */
+
+static void test_dm(void)
+{
+	struct ibv_device_attr_ex dx;
+	struct ibv_alloc_dm_attr da = {.length = 8192};
+	struct ibv_dm *dm, *big;
+	struct ibv_mr *m;
+	struct pair p;
+	uint8_t out[4096], in[64];
+	enum ibv_wc_status st;
+
+	CHECK(!ibv_query_device_ex(ctx, NULL, &dx) && dx.max_dm_size >= 8192, "max_dm_size %llu",
+	      (unsigned long long)dx.max_dm_size);
+	da.length = dx.max_dm_size + 1;
+	CHECK(!ibv_alloc_dm(ctx, &da) && errno == ENOMEM, "more than max_dm_size: errno %d", errno);
+	da.length = 8192;
+	dm = ibv_alloc_dm(ctx, &da);
+	if (!dm)
+		die("alloc_dm");
+	da.length = dx.max_dm_size;
+	big = ibv_alloc_dm(ctx, &da);
+	CHECK(!big && errno == ENOMEM, "the device's memory is shared: errno %d", errno);
+	memset(in, 0x5a, sizeof(in));
+	CHECK(!ibv_memcpy_to_dm(dm, 64, in, sizeof(in)), "memcpy_to_dm");
+	CHECK(ibv_memcpy_to_dm(dm, 8192 - 32, in, sizeof(in)) == EFAULT, "memcpy past the end");
+	CHECK(!ibv_reg_dm_mr(pd, dm, 0, 8192, IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL,
+	      "a DM MR that is not zero-based: errno %d", errno);
+	m = ibv_reg_dm_mr(pd, dm, 0, 8192,
+			  IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			      IBV_ACCESS_REMOTE_READ);
+	if (!m)
+		die("reg_dm_mr");
+	CHECK(ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE) ==
+		  IBV_REREG_MR_ERR_CMD,
+	      "rereg of a DM region");
+	make_pair(&p, pd, pd);
+	/* zero-based: the remote address is the offset into the region */
+	st = write_to(&p, m->rkey, 1024, 3000, 21);
+	CHECK(st == IBV_WC_SUCCESS && !ibv_memcpy_from_dm(out, dm, 1024, 3000) &&
+		  landed(out, 3000, 21),
+	      "WRITE into device memory: %d", st);
+	st = read_from(&p, m->rkey, 64, 64);
+	CHECK(st == IBV_WC_SUCCESS && !memcmp(p.buf + 32768, in, 64), "READ from device memory: %d",
+	      st);
+	CHECK(ibv_free_dm(dm) == EBUSY, "free_dm with an MR on it");
+	drop_pair(&p);
+	CHECK(!ibv_dereg_mr(m), "dereg DM MR");
+	CHECK(!ibv_free_dm(dm), "free_dm");
+}
+
 /* ---- parent domain ---- */
 
 struct counting {
@@ -879,6 +932,7 @@ int main(int argc, char **argv)
 	test_cq_ex();
 	test_rereg();
 	test_odp();
+	test_dm();
 	test_parent_domain();
 	if (failures) {
 		fprintf(stderr, "verbs_ext_check: %d failures\n", failures);
@@ -886,7 +940,7 @@ int main(int argc, char **argv)
 	}
 	printf("verbs_ext: PASS: cq_ex accessors on RC SEND/WRITE_IMM/READ and UD, timestamps "
 	       "in order over %.1f ms; rereg of translation, PD and access; ODP into fresh "
-	       "pages, advise_mr, implicit ODP; parent domain allocator\n",
+	       "pages, advise_mr, implicit ODP; device memory; parent domain allocator\n",
 	       (double)(ts_last_seen - ts_first) / 1e6);
 	return 0;
 }
