@@ -139,11 +139,11 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint
  * ibv_rereg_mr: a new translation, PD or access for the same keys. The
  * kernel's checks and errors (ib_uverbs_rereg_mr): no flag, or one unknown,
  * EINVAL; an access reg_mr would refuse, EINVAL; a region on device memory,
- * EINVAL; and a region cannot turn on-demand or back. The change is made under the progress lock: every
- * packet the engine handles after this returns, including the rest of a
- * message already under way, is checked against (and lands in) the new
- * region, as every packet is checked against the key table; none touches
- * the old memory after it.
+ * EINVAL; and a region cannot turn on-demand or back. The change is made
+ * under the progress lock: every packet the engine handles after this
+ * returns, including the rest of a message already under way, is checked
+ * against (and lands in) the new region, as every packet is checked against
+ * the key table; none touches the old memory after it.
  */
 int uroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd, void *addr, size_t length,
 		   int access)
