@@ -80,8 +80,6 @@ struct ur_alloc {
 
 struct ur_wq {
 	uint8_t *buf;
-	const struct ur_alloc *alloc; /* who gave buf, or NULL for malloc */
-	enum ur_wq_mem mem;
 	uint32_t stride;
 	uint32_t mask;
 	uint32_t max_sge;
@@ -92,6 +90,9 @@ struct ur_wq {
 	/* Consumer index: written by the engine with release once a slot may be
 	 * reused; the poster reads it with acquire before overwriting a slot. */
 	_Atomic uint32_t cons;
+	/* cold, after the fields posting and polling read */
+	const struct ur_alloc *alloc; /* who gave buf, or NULL for malloc */
+	enum ur_wq_mem mem;
 };
 
 static inline void *ur_wq_slot(const struct ur_wq *q, uint32_t idx)
