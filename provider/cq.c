@@ -7,8 +7,52 @@
 
 #include "uroce.h"
 
-struct ibv_cq *uroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *ch,
-			       int vector)
+/*
+ * A ring of at least min_entries CQEs (and their completion times when
+ * with_ts), from the parent domain's allocator when it has one, as mlx5
+ * takes a CQ's buffer from it; *app says whose memory the ring is.
+ */
+static int ring_make(struct uroce_cq *ucq, struct ur_cq *q, uint32_t min_entries, bool with_ts,
+		     bool *app)
+{
+	uint32_t n = ur_roundup_pow2(min_entries);
+	void *mem = NULL;
+	int err;
+
+	err = uroce_pd_alloc(ucq->pdom, (size_t)n * sizeof(*q->ring), UROCE_RES_TYPE_CQ, &mem);
+	if (err)
+		return -err;
+	*app = mem != NULL;
+	if (mem) {
+		memset(q, 0, sizeof(*q));
+		q->ring = mem;
+		q->mask = n - 1;
+		q->host_ctx = ucq;
+	} else if (ur_cq_init(q, n, ucq)) {
+		return -ENOMEM;
+	}
+	if (with_ts && !(q->ts = calloc(n, sizeof(*q->ts)))) {
+		if (*app) {
+			uroce_pd_free(ucq->pdom, q->ring, UROCE_RES_TYPE_CQ);
+			q->ring = NULL;
+		}
+		ur_cq_fini(q);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void ring_drop(struct uroce_cq *ucq, struct ur_cq *q, bool app)
+{
+	if (app) {
+		uroce_pd_free(ucq->pdom, q->ring, UROCE_RES_TYPE_CQ);
+		q->ring = NULL;
+	}
+	ur_cq_fini(q);
+}
+
+struct uroce_cq *uroce_cq_new(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *ch,
+			      int vector, struct uroce_pd *pdom, bool with_ts)
 {
 	struct uroce_nic *nic = to_unic(ibctx);
 	struct uroce_cq *ucq;
@@ -39,16 +83,28 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_co
 		return NULL;
 	}
 	ucq = calloc(1, sizeof(*ucq));
-	if (!ucq || ur_cq_init(&ucq->cq, (uint32_t)cqe + 1, ucq)) {
+	if (ucq)
+		ucq->pdom = pdom;
+	if (!ucq || ring_make(ucq, &ucq->cq, (uint32_t)cqe + 1, with_ts, &ucq->ring_app)) {
 		uroce_obj_put(nic, UROCE_OBJ_CQ);
 		free(ucq);
 		errno = uroce_refuse(nic, ENOMEM, "create_cq", "no memory for %d CQEs", cqe);
 		return NULL;
 	}
+	if (pdom)
+		atomic_fetch_add(&pdom->refs, 1);
 	pthread_spin_init(&ucq->poll_lock, PTHREAD_PROCESS_PRIVATE);
 	ucq->chan_wr = uroce_channel_writer(ch);
 	ucq->vcq.cq.cqe = (int)ucq->cq.mask; /* one slot stays free */
-	return &ucq->vcq.cq;
+	return ucq;
+}
+
+struct ibv_cq *uroce_create_cq(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *ch,
+			       int vector)
+{
+	struct uroce_cq *ucq = uroce_cq_new(ibctx, cqe, ch, vector, NULL, false);
+
+	return ucq ? &ucq->vcq.cq : NULL;
 }
 
 int uroce_destroy_cq(struct ibv_cq *cq)
@@ -72,7 +128,9 @@ int uroce_destroy_cq(struct ibv_cq *cq)
 	while (cq->comp_events_completed + dropped < ucq->events_sent)
 		pthread_cond_wait(&cq->cond, &cq->mutex);
 	pthread_mutex_unlock(&cq->mutex);
-	ur_cq_fini(&ucq->cq);
+	ring_drop(ucq, &ucq->cq, ucq->ring_app);
+	if (ucq->pdom)
+		atomic_fetch_sub(&ucq->pdom->refs, 1);
 	pthread_spin_destroy(&ucq->poll_lock);
 	free(ucq);
 	uroce_obj_put(nic, UROCE_OBJ_CQ);
@@ -157,13 +215,14 @@ int uroce_resize_cq(struct ibv_cq *cq, int cqe)
 {
 	struct uroce_cq *ucq = to_ucq(cq);
 	struct uroce_nic *nic = to_unic(cq->context);
-	struct ur_cq fresh;
+	struct ur_cq fresh, old;
 	uint32_t cons, prod, n = 0;
+	bool app;
 
 	if (cqe < 1 || (unsigned)cqe > UR_MAX_CQE)
 		return uroce_refuse(nic, EINVAL, "resize_cq", "cqe %d is not in 1..max_cqe %u", cqe,
 				    UR_MAX_CQE);
-	if (ur_cq_init(&fresh, (uint32_t)cqe + 1, ucq))
+	if (ring_make(ucq, &fresh, (uint32_t)cqe + 1, ucq->cq.ts != NULL, &app))
 		return uroce_refuse(nic, ENOMEM, "resize_cq", "no memory for %d CQEs", cqe);
 	/* Stop both the engine (producer) and pollers (consumer) while moving. */
 	pthread_mutex_lock(&nic->lock);
@@ -173,19 +232,25 @@ int uroce_resize_cq(struct ibv_cq *cq, int cqe)
 	if (prod - cons > fresh.mask) {
 		pthread_spin_unlock(&ucq->poll_lock);
 		pthread_mutex_unlock(&nic->lock);
-		ur_cq_fini(&fresh);
+		ring_drop(ucq, &fresh, app);
 		return uroce_refuse(nic, EINVAL, "resize_cq",
 				    "cqe %d is fewer than the %u CQEs it holds", cqe, prod - cons);
 	}
-	for (; cons != prod; cons++)
-		fresh.ring[n++] = ucq->cq.ring[cons & ucq->cq.mask];
-	free(ucq->cq.ring);
+	for (; cons != prod; cons++, n++) {
+		fresh.ring[n] = ucq->cq.ring[cons & ucq->cq.mask];
+		if (fresh.ts)
+			fresh.ts[n] = ucq->cq.ts[cons & ucq->cq.mask];
+	}
+	old = ucq->cq;
 	ucq->cq.ring = fresh.ring;
+	ucq->cq.ts = fresh.ts;
 	ucq->cq.mask = fresh.mask;
 	atomic_store(&ucq->cq.cons, 0);
 	atomic_store(&ucq->cq.prod, n);
 	cq->cqe = (int)fresh.mask;
 	pthread_spin_unlock(&ucq->poll_lock);
 	pthread_mutex_unlock(&nic->lock);
+	ring_drop(ucq, &old, ucq->ring_app);
+	ucq->ring_app = app;
 	return 0;
 }

@@ -101,6 +101,23 @@ static int uroce_query_device_ex(struct ibv_context *ibctx,
 	a.orig_attr.phys_port_cnt = 1;
 	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
+	/* completion timestamps: the engine's 64-bit nanosecond clock (cq_ex.c) */
+	a.completion_timestamp_mask = UINT64_MAX;
+	a.hca_core_clock = 1000000; /* kHz */
+	a.max_dm_size = UROCE_MAX_DM;
+	/* the CPU is the NIC: every access faults pages in as any load or store
+	 * does (docs/verbs.md, on-demand paging) */
+	a.odp_caps.general_caps = IBV_ODP_SUPPORT;
+	if (uroce_odp_implicit_ok())
+		a.odp_caps.general_caps |= IBV_ODP_SUPPORT_IMPLICIT;
+	a.odp_caps.per_transport_caps.rc_odp_caps =
+	    IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+	    IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.uc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+						    IBV_ODP_SUPPORT_WRITE |
+						    IBV_ODP_SUPPORT_SRQ_RECV;
+	a.odp_caps.per_transport_caps.ud_odp_caps =
+	    IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
 	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
 	return 0;
 }
@@ -177,21 +194,28 @@ static void uroce_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops uroce_ctx_ops = {
+	.advise_mr = uroce_advise_mr,
+	.alloc_dm = uroce_alloc_dm,
+	.alloc_parent_domain = uroce_alloc_parent_domain,
 	.alloc_pd = uroce_alloc_pd,
+	.alloc_td = uroce_alloc_td,
 	.async_event = uroce_async_event_done,
 	.cq_event = uroce_cq_event,
 	.create_ah = uroce_create_ah,
 	.create_cq = uroce_create_cq,
+	.create_cq_ex = uroce_create_cq_ex,
 	.create_qp = uroce_create_qp,
 	.create_qp_ex = uroce_create_qp_ex,
 	.create_srq = uroce_create_srq,
 	.dealloc_pd = uroce_dealloc_pd,
+	.dealloc_td = uroce_dealloc_td,
 	.dereg_mr = uroce_dereg_mr,
 	.destroy_ah = uroce_destroy_ah,
 	.destroy_cq = uroce_destroy_cq,
 	.destroy_qp = uroce_destroy_qp,
 	.destroy_srq = uroce_destroy_srq,
 	.free_context = uroce_free_context,
+	.free_dm = uroce_free_dm,
 	.modify_qp = uroce_modify_qp,
 	.modify_srq = uroce_modify_srq,
 	.poll_cq = uroce_poll_cq,
@@ -201,9 +225,12 @@ static const struct verbs_context_ops uroce_ctx_ops = {
 	.query_device_ex = uroce_query_device_ex,
 	.query_port = uroce_query_port,
 	.query_qp = uroce_query_qp,
+	.query_rt_values = uroce_query_rt_values,
 	.query_srq = uroce_query_srq,
+	.reg_dm_mr = uroce_reg_dm_mr,
 	.reg_mr = uroce_reg_mr,
 	.req_notify_cq = uroce_req_notify_cq,
+	.rereg_mr = uroce_rereg_mr,
 	.resize_cq = uroce_resize_cq,
 };
 

@@ -143,6 +143,7 @@ const struct ur_host_ops uroce_host_ops = {
 	.async_event = host_async_event,
 	.random = host_random,
 	.log = host_log,
+	.fault_in = uroce_odp_fault_in,
 };
 
 /* ---- one pass ---- */

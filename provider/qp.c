@@ -301,6 +301,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_at
 		}
 	}
 	init.pd = to_upd(attr->pd)->id;
+	init.alloc = uroce_pd_queue_alloc(to_upd(attr->pd)); /* a parent domain's */
 	init.send_cq = &to_ucq(attr->send_cq)->cq;
 	init.recv_cq = &to_ucq(attr->recv_cq)->cq;
 	init.srq = attr->srq ? to_usrq(attr->srq)->srq : NULL;

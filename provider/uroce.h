@@ -72,6 +72,7 @@ struct uroce_nic {
 	bool cm_served;            /* urcm_serve() was asked to run the CM here */
 	uint32_t limit[UROCE_OBJ_COUNT];    /* what query_device advertises, device-wide */
 	atomic_uint nobj[UROCE_OBJ_COUNT];  /* how many exist, in all contexts */
+	_Atomic size_t dm_used;             /* device memory allocated (dm.c) */
 };
 
 /* A list link: the objects a context holds in the shared engine. */
@@ -89,10 +90,40 @@ struct uroce_context {
 	struct uroce_link qps, mrs, srqs;
 };
 
+struct uroce_td {
+	struct ibv_td ibv_td;
+	atomic_uint refs;          /* parent domains on it */
+};
+
 struct uroce_pd {
 	struct ibv_pd ibv_pd;
-	uint32_t id;
-	atomic_uint refs;          /* MRs, QPs, SRQs and AHs in it */
+	uint32_t id;               /* a parent domain's is its protection domain's */
+	atomic_uint refs;          /* MRs, QPs, SRQs, AHs and parent domains in it */
+	/* a parent domain (parent_domain.c): NULL protection for a plain PD */
+	struct uroce_pd *protection;
+	struct uroce_td *td;
+	void *pd_context;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+		       uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	struct ur_alloc queues;    /* the allocator as the engine calls it for QP work queues */
+};
+
+/* resource_type a parent domain's allocator is called with: mlx5dv's low
+ * numbers, under driver id 0 (uroce has no kernel driver id) */
+enum {
+	UROCE_RES_TYPE_QP = 1,
+	UROCE_RES_TYPE_CQ = 5,
+};
+
+/* Device memory (dm.c): max_dm_size, uroce's choice, a NIC's order of size */
+#define UROCE_MAX_DM (256u << 10)
+
+struct uroce_dm {
+	struct verbs_dm vdm;
+	uint8_t *buf;
+	size_t length;
+	atomic_uint refs;          /* MRs on it */
 };
 
 struct uroce_mr {
@@ -100,6 +131,7 @@ struct uroce_mr {
 	struct uroce_link link;    /* in its context's mrs */
 	struct ur_mr *mr;
 	struct uroce_pd *pd;
+	struct uroce_dm *dm;       /* the device memory it is on, or NULL */
 };
 
 struct uroce_cq {
@@ -110,6 +142,12 @@ struct uroce_cq {
 	uint32_t events_sent;      /* records written to the channel */
 	uint32_t async_sent;       /* CQ_ERR events naming this CQ */
 	atomic_uint refs;          /* QPs using this CQ */
+	/* ibv_cq_ex (cq_ex.c): the CQE a polling batch is at, and its index */
+	const struct ur_cqe *cur;
+	uint32_t cur_cons;
+	int64_t wall_off;          /* CLOCK_REALTIME - CLOCK_MONOTONIC when the batch began */
+	struct uroce_pd *pdom;     /* the parent domain it was created on, or NULL */
+	bool ring_app;             /* the ring came from pdom's allocator */
 };
 
 struct uroce_srq {
@@ -273,6 +311,40 @@ int uroce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void uroce_cq_event(struct ibv_cq *cq);
 int uroce_resize_cq(struct ibv_cq *cq, int cqe);
+/* cq.c: a CQ of `cqe` entries for create_cq and create_cq_ex; with_ts keeps completion times */
+struct uroce_cq *uroce_cq_new(struct ibv_context *ibctx, int cqe, struct ibv_comp_channel *ch,
+			      int vector, struct uroce_pd *pdom, bool with_ts);
+/* cq_ex.c */
+struct ibv_cq_ex *uroce_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
+int uroce_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
+/* pd_mr.c */
+int uroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		   int access);
+/* odp.c: on-demand paging */
+int uroce_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		    struct ibv_sge *sg_list, uint32_t num_sge);
+/* Fault [p, p+len) in, writable if `write`: false if the memory cannot be (not mapped, read-only). */
+bool uroce_odp_fault_in(void *p, uint64_t len, bool write);
+/* What the kernel offers for implicit regions (MADV_POPULATE_*, Linux 5.14): probed once. */
+bool uroce_odp_implicit_ok(void);
+/* dm.c */
+struct ibv_dm *uroce_alloc_dm(struct ibv_context *ctx, struct ibv_alloc_dm_attr *attr);
+int uroce_free_dm(struct ibv_dm *dm);
+struct ibv_mr *uroce_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t off, size_t length,
+			       unsigned int access);
+/* parent_domain.c */
+struct ibv_td *uroce_alloc_td(struct ibv_context *ctx, struct ibv_td_init_attr *attr);
+int uroce_dealloc_td(struct ibv_td *td);
+struct ibv_pd *uroce_alloc_parent_domain(struct ibv_context *ctx,
+					 struct ibv_parent_domain_init_attr *attr);
+/* A parent domain's end (dealloc_pd); EBUSY while objects are in it. */
+int uroce_dealloc_parent_domain(struct uroce_pd *pdom);
+/* Zeroed memory from a parent domain's allocator into *out (NULL when the
+ * domain has none or it says IBV_ALLOCATOR_USE_DEFAULT); ENOMEM if it fails. */
+int uroce_pd_alloc(struct uroce_pd *pdom, size_t size, uint64_t type, void **out);
+void uroce_pd_free(struct uroce_pd *pdom, void *ptr, uint64_t type);
+/* For ur_qp_init.alloc: the parent domain's allocator for a QP's work queues, or NULL. */
+const struct ur_alloc *uroce_pd_queue_alloc(struct uroce_pd *pd);
 struct ibv_qp *uroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);

@@ -18,6 +18,12 @@ int ur_qp_post_cqe(struct ur_qp *qp, struct ur_cq *cq, const struct ur_cqe *cqe)
 		return -ENOSPC;
 	}
 	cq->ring[prod & cq->mask] = *cqe;
+	if (cq->ts) {
+		/* the time of the engine call that completed it, on the host's clock */
+		if (qp->dev->now > cq->ts_last)
+			cq->ts_last = qp->dev->now;
+		cq->ts[prod & cq->mask] = cq->ts_last;
+	}
 	/* Release: a poller that sees the new index sees the whole CQE. */
 	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
 	/* Store-load ordering with the arming thread, which stores the arm and

@@ -66,6 +66,7 @@ int ur_dev_create(const struct ur_dev_config *cfg, const struct ur_host_ops *ops
 	dev->host = host;
 	dev->ctr = counters ? counters : dev->own_ctr;
 	ur_mr_table_init(&dev->mrs);
+	dev->mrs.fault_in = ops->fault_in;
 	err = ur_timer_heap_init(&dev->timers, 256);
 	if (err)
 		goto err_free;

@@ -51,6 +51,9 @@ struct ur_host_ops {
 	uint64_t (*random)(void *host);
 	/* Optional: one line explaining a QP transition or its first error. */
 	void (*log)(void *host, const char *line);
+	/* Optional: fault in [p, p+len) of a sparse (implicit on-demand)
+	 * region before the engine touches it; false: it cannot be. */
+	bool (*fault_in)(void *p, uint64_t len, bool write);
 };
 
 /* Largest frame the engine builds: 4096 payload + every header + ICRC. */
@@ -179,6 +182,7 @@ struct ur_qp_init {
 	uint32_t max_inline_data;
 	bool sq_sig_all;
 	void *host_ctx;
+	const struct ur_alloc *alloc; /* the work queues' memory; NULL: malloc */
 };
 
 /* Engine limits, advertised by query_device. */

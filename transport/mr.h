@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "verbs_types.h"
+
 #define UR_MR_TAG_BITS 12
 #define UR_MR_MAX (1u << (32 - UR_MR_TAG_BITS))
 
@@ -23,6 +25,8 @@ struct ur_mr {
 	uint32_t access; /* enum ur_access */
 	uint32_t pd;
 	bool valid;      /* false once invalidated by SEND with Invalidate */
+	bool sparse;     /* may cover unmapped memory (implicit on-demand paging):
+			  * every access asks the table's fault_in first */
 };
 
 struct ur_mr_table {
@@ -30,6 +34,10 @@ struct ur_mr_table {
 	uint32_t cap;
 	uint32_t used;
 	uint32_t next; /* where the search for a free slot starts */
+	/* The host's page-fault handler for sparse regions: can [p, p+len) be
+	 * read (written, when `write`)? As a NIC's ODP fault that the kernel
+	 * cannot resolve, a refusal is an access error. */
+	bool (*fault_in)(void *p, uint64_t len, bool write);
 };
 
 /* Why an access was refused: each maps to an IBTA NAK or a local status. */
@@ -78,6 +86,11 @@ static inline enum ur_mr_err ur_mr_check(const struct ur_mr_table *t, uint32_t k
 		return UR_MR_BOUNDS;
 	if ((mr->access & access) != access)
 		return UR_MR_ACCESS;
+	if (mr->sparse && t->fault_in &&
+	    !t->fault_in(mr->base + (va - mr->iova), len,
+			 access & (UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |
+				   UR_ACCESS_REMOTE_ATOMIC)))
+		return UR_MR_BOUNDS;
 	*out = mr;
 	return UR_MR_OK;
 }

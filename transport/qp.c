@@ -531,7 +531,8 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 	send_slot = sizeof(struct ur_send_wqe) +
 		    UR_MAX(init->max_send_sge * sizeof(struct ur_sge), init->max_inline_data);
 	recv_slot = sizeof(struct ur_recv_wqe) + init->max_recv_sge * sizeof(struct ur_sge);
-	err = ur_wq_init(&qp->sq, UR_MAX(init->max_send_wr, 1), send_slot);
+	err = ur_wq_init_alloc(&qp->sq, UR_MAX(init->max_send_wr, 1), send_slot, init->alloc,
+			       UR_WQ_MEM_SQ);
 	if (err)
 		goto err_free;
 	/* the slot has room for more SGEs/inline bytes than asked: grant them */
@@ -539,7 +540,8 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 				UR_MAX_SGE);
 	qp->sq.max_inline = UR_MIN(qp->sq.stride - sizeof(struct ur_send_wqe), UR_MAX_INLINE);
 	if (!qp->srq) {
-		err = ur_wq_init(&qp->rq, UR_MAX(init->max_recv_wr, 1), recv_slot);
+		err = ur_wq_init_alloc(&qp->rq, UR_MAX(init->max_recv_wr, 1), recv_slot,
+				       init->alloc, UR_WQ_MEM_RQ);
 		if (err)
 			goto err_sq;
 		qp->rq.max_sge = UR_MIN((qp->rq.stride - sizeof(struct ur_recv_wqe)) /

@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "verbs_types.h"
@@ -61,6 +62,22 @@ struct ur_recv_wqe {
 	struct ur_sge sge[];
 };
 
+/*
+ * Where a work queue's memory comes from when the host has a say (a verbs
+ * parent domain's allocator): alloc gives *out, or NULL to use malloc, or
+ * fails with -ENOMEM. type is enum ur_wq_mem.
+ */
+enum ur_wq_mem {
+	UR_WQ_MEM_SQ = 1,
+	UR_WQ_MEM_RQ,
+};
+
+struct ur_alloc {
+	int (*alloc)(void *arg, size_t size, enum ur_wq_mem type, void **out);
+	void (*free)(void *arg, void *p, enum ur_wq_mem type);
+	void *arg;
+};
+
 struct ur_wq {
 	uint8_t *buf;
 	uint32_t stride;
@@ -73,6 +90,9 @@ struct ur_wq {
 	/* Consumer index: written by the engine with release once a slot may be
 	 * reused; the poster reads it with acquire before overwriting a slot. */
 	_Atomic uint32_t cons;
+	/* cold, after the fields posting and polling read */
+	const struct ur_alloc *alloc; /* who gave buf, or NULL for malloc */
+	enum ur_wq_mem mem;
 };
 
 static inline void *ur_wq_slot(const struct ur_wq *q, uint32_t idx)
@@ -105,6 +125,9 @@ static inline void ur_wq_commit(struct ur_wq *q, uint32_t n)
 }
 
 int ur_wq_init(struct ur_wq *q, uint32_t min_entries, uint32_t slot_size);
+/* The same with the host's allocator (NULL: malloc). */
+int ur_wq_init_alloc(struct ur_wq *q, uint32_t min_entries, uint32_t slot_size,
+		     const struct ur_alloc *alloc, enum ur_wq_mem mem);
 void ur_wq_fini(struct ur_wq *q);
 
 /* A completion, laid out for a cheap copy into struct ibv_wc. */
@@ -138,6 +161,10 @@ struct ur_cq {
 	_Atomic uint32_t cons;
 	_Atomic uint32_t arm; /* enum ur_cq_arm; the engine clears it when it fires */
 	void *host_ctx;       /* the host's object for this CQ (event delivery) */
+	/* Completion times beside the ring, slot for slot, only for a CQ whose
+	 * host asked for them (NULL otherwise): the CQE stays 32 bytes. */
+	uint64_t *ts;
+	uint64_t ts_last; /* the latest stamp: never earlier than the one before */
 };
 
 int ur_cq_init(struct ur_cq *cq, uint32_t min_entries, void *host_ctx);

@@ -721,6 +721,80 @@ START_TEST(test_rnr_finite_and_infinite)
 }
 END_TEST
 
+/*
+ * Completion times (ibv_create_cq_ex timestamps): a CQ whose host keeps them
+ * gets the engine's time of each CQE, in order: the receive when the
+ * request arrived (one propagation delay after the post), the SEND's
+ * completion when its ACK came back (one more).
+ */
+START_TEST(test_completion_times)
+{
+	struct sim_link_cfg link;
+	struct ur_cqe c[2];
+	struct fx f;
+	uint64_t posted, t_recv, t_send, t_write;
+
+	fx_default_link(&link);
+	fx_init(&f, 9, &link, NULL, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	f.a.cq.ts = calloc(f.a.cq.mask + 1, sizeof(uint64_t));
+	f.b.cq.ts = calloc(f.b.cq.mask + 1, sizeof(uint64_t));
+	ck_assert(f.a.cq.ts && f.b.cq.ts);
+	sim_run(f.s, sim_now(f.s) + 10 * SIM_PS_PER_US);
+	posted = sim_now(f.s) / SIM_PS_PER_NS;
+	fx_post_recv(&f, &f.b, 7, 0, 4096);
+	fx_post_send(&f, &f.a, 1, UR_WR_SEND, 0, 2000, 0, 0, 0, 0);
+	fx_post_send(&f, &f.a, 2, UR_WR_RDMA_WRITE, 0, 64, (uintptr_t)f.b.buf + 8192, f.b.mr->key,
+		     0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.b, c, 1, SIM_PS_PER_S), 1);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 2, SIM_PS_PER_S), 2);
+	ck_assert(c[0].status == UR_WC_SUCCESS && c[1].status == UR_WC_SUCCESS);
+	t_recv = f.b.cq.ts[0];
+	t_send = f.a.cq.ts[0];
+	t_write = f.a.cq.ts[1];
+	ck_assert_uint_ge(t_recv, posted + 1000);
+	ck_assert_uint_ge(t_send, t_recv + 1000);
+	ck_assert_uint_ge(t_write, t_send);
+	ck_assert_uint_le(t_write, sim_now(f.s) / SIM_PS_PER_NS);
+	fx_fini(&f); /* ur_cq_fini frees the times too */
+}
+END_TEST
+
+/*
+ * A region's access changed (ibv_rereg_mr) while a WRITE to it is on the
+ * wire: every packet is checked against the key table as it arrives, so
+ * the packets before the change land, the first one after it is refused
+ * (REM_ACCESS_ERR at the requester) and nothing after it lands.
+ */
+START_TEST(test_access_removed_mid_message)
+{
+	struct sim_link_cfg link;
+	struct ur_cqe c[1];
+	struct fx f;
+	const uint32_t len = 65536;
+	uint32_t landed = 0;
+
+	fx_default_link(&link);
+	fx_init(&f, 11, &link, NULL,
+		UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ);
+	for (uint32_t i = 0; i < len; i++)
+		f.a.buf[i] = (uint8_t)(i * 7 + 1);
+	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, len, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	/* 1 us of propagation, then ~5 us of 64 packets at 100 Gb/s: stop midway */
+	sim_run(f.s, sim_now(f.s) + 3500 * SIM_PS_PER_NS);
+	f.b.mr->access = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_READ;
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S), 1);
+	ck_assert_uint_eq(c[0].status, UR_WC_REM_ACCESS_ERR);
+	while (landed < len && f.b.buf[landed] == f.a.buf[landed])
+		landed++;
+	ck_assert_uint_gt(landed, 0);
+	ck_assert_uint_lt(landed, len);
+	ck_assert_uint_eq(landed % 1024, 0); /* whole packets */
+	for (uint32_t i = landed; i < len; i++)
+		ck_assert_uint_eq(f.b.buf[i], 0);
+	fx_fini(&f);
+}
+END_TEST
+
 enum access_case { BAD_RKEY, OUT_OF_BOUNDS, NO_ACCESS_FLAG, OVERFLOW };
 
 START_TEST(test_remote_access_errors)
@@ -1816,6 +1890,8 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_total_loss_retry_exceeded_then_flush);
 	tcase_add_loop_test(tc, test_rnr_finite_and_infinite, 0, 2);
 	tcase_add_loop_test(tc, test_remote_access_errors, 0, 4);
+	tcase_add_test(tc, test_completion_times);
+	tcase_add_test(tc, test_access_removed_mid_message);
 	tcase_add_test(tc, test_atomic_replay_after_lost_ack);
 	tcase_add_test(tc, test_ack_held_for_the_answer);
 	tcase_add_loop_test(tc, test_mixed_requests_under_loss, 0, 4);

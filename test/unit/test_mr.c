@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,6 +387,56 @@ START_TEST(test_device_uses_host_random)
 }
 END_TEST
 
+/* A sparse (implicit on-demand) region asks the host before every access;
+ * a refusal is a bounds error; other regions never ask. */
+static int faults;
+static bool fault_ok, fault_write;
+static void *fault_p;
+static uint64_t fault_len;
+
+static bool fake_fault_in(void *p, uint64_t len, bool write)
+{
+	faults++;
+	fault_p = p;
+	fault_len = len;
+	fault_write = write;
+	return fault_ok;
+}
+
+START_TEST(test_sparse_asks_fault_in)
+{
+	struct ur_mr *plain = add(0x1000, 4096, UR_ACCESS_LOCAL_WRITE | ALL_REMOTE, PD, 1);
+	struct ur_mr *sparse = add(0x1000, 4096, UR_ACCESS_LOCAL_WRITE | ALL_REMOTE, PD, 2);
+
+	sparse->sparse = true;
+	/* no handler: nothing to ask */
+	ck_assert_int_eq(check(sparse->key, PD, 0x1100, 16, UR_ACCESS_REMOTE_WRITE), UR_MR_OK);
+	tab.fault_in = fake_fault_in;
+	fault_ok = true;
+	ck_assert_int_eq(check(plain->key, PD, 0x1100, 16, UR_ACCESS_REMOTE_WRITE), UR_MR_OK);
+	ck_assert_int_eq(faults, 0);
+	ck_assert_int_eq(check(sparse->key, PD, 0x1100, 16, UR_ACCESS_REMOTE_WRITE), UR_MR_OK);
+	ck_assert_int_eq(faults, 1);
+	ck_assert_ptr_eq(fault_p, backing + 0x100);
+	ck_assert_uint_eq(fault_len, 16);
+	ck_assert(fault_write);
+	ck_assert_int_eq(check(sparse->key, PD, 0x1000, 8, UR_ACCESS_REMOTE_ATOMIC), UR_MR_OK);
+	ck_assert(fault_write);
+	ck_assert_int_eq(check(sparse->key, PD, 0x1000, 64, UR_ACCESS_LOCAL_WRITE), UR_MR_OK);
+	ck_assert(fault_write);
+	ck_assert_int_eq(check(sparse->key, PD, 0x1000, 64, UR_ACCESS_REMOTE_READ), UR_MR_OK);
+	ck_assert(!fault_write);
+	/* the pages cannot be had: a bounds error, as an unresolvable ODP fault */
+	fault_ok = false;
+	ck_assert_int_eq(check(sparse->key, PD, 0x1000, 64, UR_ACCESS_REMOTE_READ), UR_MR_BOUNDS);
+	/* the cheaper checks come first: no question for a bad PD or bounds */
+	faults = 0;
+	ck_assert_int_eq(check(sparse->key, PD + 1, 0x1000, 64, 0), UR_MR_BAD_PD);
+	ck_assert_int_eq(check(sparse->key, PD, 0x1000, 8192, 0), UR_MR_BOUNDS);
+	ck_assert_int_eq(faults, 0);
+}
+END_TEST
+
 static Suite *mr_suite(void)
 {
 	Suite *s = suite_create("mr");
@@ -407,6 +458,7 @@ static Suite *mr_suite(void)
 	tcase_add_test(tc, test_guessing_by_index_fails);
 	tcase_add_test(tc, test_table_full);
 	tcase_add_test(tc, test_device_uses_host_random);
+	tcase_add_test(tc, test_sparse_asks_fault_in);
 	suite_add_tcase(s, tc);
 	return s;
 }

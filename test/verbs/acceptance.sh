@@ -3,7 +3,8 @@
 # namespaces joined by a veth pair, a uroce device in each.
 #   acceptance.sh BUILD_DIR
 # Runs the pattern test on 16 QPs, again on 4 QPs under 1% injected loss in
-# go-back-N and in selective-repeat mode, badkey, and killpeer (the server
+# go-back-N and in selective-repeat mode, badkey, wr_api_check and
+# verbs_ext_check in loopback, ibv_rc_pingpong -t with -o -O -P and -j, and killpeer (the server
 # is killed with SIGKILL under load, then restarted for a reconnect).
 # VETH_MTU (default 9000) sets the veth MTU; VERBS_ITERS the pattern rounds;
 # VERBS_KILL_TIMEOUT and VERBS_KILL_RETRY (12 and 3) the killpeer QPs' local
@@ -252,6 +253,38 @@ else
 	show_logs wr_api
 	fails=$((fails + 1))
 fi
+# the provider's extended verbs (cq_ex, rereg, ODP, parent domains), in loopback
+if "${in_a[@]}" timeout -s KILL 60 "$build/test/verbs_ext_check" uroce0 1 >"$log/verbs_ext" 2>&1; then
+	echo "ok   $(tail -1 "$log/verbs_ext")"
+else
+	echo "FAIL verbs_ext"
+	show_logs verbs_ext
+	fails=$((fails + 1))
+fi
+# the stock ibv_rc_pingpong between the namespaces with completion
+# timestamps (-t), implicit on-demand paging (-o -O) and a prefetch (-P),
+# then from device memory (-j)
+pingpong() {
+	local name=$1 pp_pid
+	shift
+	"${in_a[@]}" timeout -s KILL 60 ibv_rc_pingpong -d uroce0 -g 1 -p $((port + 1)) -t "$@" \
+		-n 500 >"$log/$name.srv" 2>&1 &
+	pp_pid=$!
+	sleep 0.5
+	if "${in_b[@]}" timeout -s KILL 60 ibv_rc_pingpong -d uroce0 -g 1 -p $((port + 1)) -t "$@" \
+		-n 500 "$ip_a" >"$log/$name.cli" 2>&1 && wait "$pp_pid" &&
+		grep -q 'Average receive completion clock cycles' "$log/$name.cli"; then
+		echo "ok   ibv_rc_pingpong -t $*: $(grep -o '[0-9.]* usec/iter' "$log/$name.cli")," \
+			"$(grep -o 'Average receive completion clock cycles = [0-9]*' "$log/$name.cli")"
+	else
+		wait "$pp_pid"
+		echo "FAIL ibv_rc_pingpong -t $*"
+		show_logs "$name.cli" "$name.srv"
+		fails=$((fails + 1))
+	fi
+}
+pingpong pp_odp -o -O -P
+pingpong pp_dm -j
 # more QPs than one block of QP numbers (4096): a process claims a second
 if "${in_a[@]}" timeout -s KILL 120 "$build/test/qp_mem" -d uroce0 -n 5000 -c "$ip_b" >"$log/qp_mem" 2>&1 &&
 	grep -q 'created=5000 moved=5000' "$log/qp_mem"; then
