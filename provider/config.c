@@ -142,6 +142,7 @@ static void env_or_device(const struct uroce_config_io *io, const char *name, co
 static const char *const obj_names[UROCE_OBJ_COUNT] = {
     [UROCE_OBJ_PD] = "pd", [UROCE_OBJ_MR] = "mr",   [UROCE_OBJ_CQ] = "cq",
     [UROCE_OBJ_QP] = "qp", [UROCE_OBJ_SRQ] = "srq", [UROCE_OBJ_AH] = "ah",
+    [UROCE_OBJ_MW] = "mw",
 };
 
 /*
@@ -161,6 +162,7 @@ static void limits(struct uroce_config *c, const struct uroce_config_io *io)
 	c->limit[UROCE_OBJ_QP] = (UROCE_MAX_OWN_BLOCKS << UROCE_QPN_BLOCK_BITS) - 2;
 	c->limit[UROCE_OBJ_SRQ] = 1u << 16;
 	c->limit[UROCE_OBJ_AH] = 1u << 16;
+	c->limit[UROCE_OBJ_MW] = 1u << 16; /* windows share the MR table's keys */
 	if (!env)
 		return;
 	if (strlen(env) >= sizeof(buf)) {

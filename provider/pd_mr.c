@@ -38,7 +38,7 @@ int uroce_dealloc_pd(struct ibv_pd *pd)
 	/* as the kernel answers: the PD still holds objects */
 	if (atomic_load(&upd->refs))
 		return uroce_refuse(to_unic(pd->context), EBUSY, "dealloc_pd",
-				    "%u MRs, QPs, SRQs or AHs still in the PD",
+				    "%u MRs, MWs, QPs, SRQs or AHs still in the PD",
 				    atomic_load(&upd->refs));
 	uroce_obj_put(to_unic(pd->context), UROCE_OBJ_PD);
 	free(upd);
@@ -120,6 +120,15 @@ int uroce_dereg_mr(struct verbs_mr *vmr)
 	/* Under the lock: once this returns, no packet touches the memory (the
 	 * key is refused at once, also for operations already in flight). */
 	pthread_mutex_lock(&nic->lock);
+	if (mr->mr->windows) {
+		/* the IBTA verb Deregister Memory Region fails while windows are
+		 * bound to it (as on Soft-RoCE): unbind or deallocate them first */
+		unsigned n = mr->mr->windows;
+
+		pthread_mutex_unlock(&nic->lock);
+		return uroce_refuse(nic, EBUSY, "dereg_mr", "%u memory windows are bound to it",
+				    n);
+	}
 	ur_dev_dereg_mr(nic->engine, mr->mr);
 	uroce_link_del(&mr->link);
 	pthread_mutex_unlock(&nic->lock);
