@@ -146,7 +146,7 @@ static const char *const obj_names[UROCE_OBJ_COUNT] = {
 };
 
 /*
- * What a context may hold, and UROCE_LIMITS=qp=N,mr=N,cq=N,pd=N,srq=N,ah=N
+ * What a context may hold, and UROCE_LIMITS=qp=N,mr=N,cq=N,pd=N,srq=N,ah=N,mw=N
  * lowering them (never raising them), so a program's behaviour at its
  * limits can be tried without creating a quarter of a million QPs.
  */
@@ -185,7 +185,7 @@ static void limits(struct uroce_config *c, const struct uroce_config_io *io)
 		v = strtoul(eq, &end, 0);
 		if (i == UROCE_OBJ_COUNT) {
 			report(io, 1,
-			       "UROCE_LIMITS: no object '%s' (pd, mr, cq, qp, srq, ah), ignored",
+			       "UROCE_LIMITS: no object '%s' (pd, mr, cq, qp, srq, ah, mw), ignored",
 			       tok);
 		} else if (end == eq || *end) {
 			report(io, 1, "UROCE_LIMITS: %s=%s is not a number, ignored", tok, eq);
