@@ -478,8 +478,8 @@ int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 		if (!ur_req_has_work(qp))
 			return 0;
 		w = sq_wqe(qp, rq->wqe);
-		if (w->state == UR_WQE_DONE) {
-			rq->wqe++; /* a bind or invalidation done before a rewind */
+		if (w->state == UR_WQE_DONE && ur_wr_has(w->opcode, UR_WRF_LOCAL)) {
+			rq->wqe++; /* a bind or invalidation done before a rewind: no PSN */
 			continue;
 		}
 		if (w->state == UR_WQE_POSTED) {

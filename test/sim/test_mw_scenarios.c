@@ -282,6 +282,78 @@ START_TEST(test_bind_error_completes)
 }
 END_TEST
 
+/*
+ * Binds and local invalidations among requests that go back N or are
+ * resent selectively: the requester alternates WRITE, BIND_MW of its own
+ * type 2 window, READ, LOCAL_INV of it, under 5% loss. A bind or an
+ * invalidation run twice would fail (a type 2 window cannot be bound while
+ * bound, nor invalidated while unbound), so every completion a success, in
+ * order, and one bind and one invalidation per round mean each ran once.
+ */
+START_TEST(test_local_ops_among_retransmissions)
+{
+	const unsigned rounds = 150, per = 4;
+	struct sim_link_cfg link;
+	struct ur_dev_config cfg;
+	struct ur_mr *region = NULL, *mw = NULL;
+	struct ur_dev *dev;
+	unsigned posted = 0, done = 0;
+	uint32_t key;
+	struct fx f;
+
+	fx_default_link(&link);
+	link.impair.loss = 0.05;
+	ur_dev_config_default(&cfg);
+	if (_i)
+		cfg.retx_mode = UR_RETX_SR;
+	fx_init_cfg(&f, 53 + (uint64_t)_i, &cfg, &link, NULL,
+		    UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ);
+	dev = sim_node_dev(f.a.node);
+	ck_assert_int_eq(ur_dev_reg_mr(dev, (uint64_t)(uintptr_t)(f.a.buf + 0x80000),
+				       f.a.buf + 0x80000, 0x10000,
+				       UR_ACCESS_LOCAL_WRITE | UR_ACCESS_MW_BIND, PD, &region),
+			 0);
+	ck_assert_int_eq(ur_dev_alloc_mw(dev, UR_KEY_MW2, PD, &mw), 0);
+	key = mw->key;
+	while (done < rounds * per) {
+		struct ur_cqe c;
+
+		for (; posted < rounds * per && posted - done < 32; posted++) {
+			uint64_t raddr = (uint64_t)(uintptr_t)f.b.buf + (posted % 64) * 4096;
+
+			switch (posted % per) {
+			case 0:
+				post(&f, &f.a, posted, UR_WR_RDMA_WRITE, 0, 3000, raddr,
+				     f.b.mr->key, 0);
+				break;
+			case 1:
+				key = next_key(key);
+				post_bind(&f, &f.a, posted, mw, key, region->key, 0x80000, 4096,
+					  WIN_RW);
+				break;
+			case 2:
+				post(&f, &f.a, posted, UR_WR_RDMA_READ, 0x10000, 5000, raddr,
+				     f.b.mr->key, 0);
+				break;
+			default:
+				post(&f, &f.a, posted, UR_WR_LOCAL_INV, 0, 0, 0, 0, key);
+				break;
+			}
+		}
+		ck_assert_int_eq(fx_wait(&f, &f.a, &c, 1, 5 * SIM_PS_PER_S), 1);
+		ck_assert_msg(c.wr_id == done && c.status == UR_WC_SUCCESS,
+			      "wr %llu status %u, want wr %u success", (unsigned long long)c.wr_id,
+			      c.status, done);
+		done++;
+	}
+	ck_assert_uint_eq(ctr(&f.a, UR_CTR_mw_binds), rounds);
+	ck_assert_uint_eq(ctr(&f.a, UR_CTR_mw_invalidations), rounds);
+	ck_assert_uint_gt(ctr(&f.a, UR_CTR_retransmitted_packets), 0);
+	ck_assert(!mw->valid);
+	fx_fini(&f);
+}
+END_TEST
+
 static Suite *mw_suite(void)
 {
 	Suite *s = suite_create("mw_scenarios");
@@ -292,6 +364,7 @@ static Suite *mw_suite(void)
 	tcase_add_loop_test(tc, test_local_unbind_or_invalidate, 0, 2);
 	tcase_add_test(tc, test_out_of_bounds_lands_nothing);
 	tcase_add_test(tc, test_bind_error_completes);
+	tcase_add_loop_test(tc, test_local_ops_among_retransmissions, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
