@@ -81,7 +81,8 @@
 	X(mw_binds, "memory window binds and unbinds done")                                         \
 	X(mw_bind_errors, "memory window binds refused (IBV_WC_MW_BIND_ERR)")                      \
 	X(mw_invalidations, "memory windows invalidated (LOCAL_INV, SEND with Invalidate)")        \
-	X(resp_mw_refused, "responder: remote accesses and invalidations a memory window refused")
+	X(resp_mw_refused, "responder: remote accesses and invalidations a memory window refused") \
+	X(rx_drop_sr_early_invalidate, "selective repeat: SEND with Invalidate ahead of missing PSNs, dropped to come again in order")
 
 enum ur_counter {
 #define UR_COUNTER_ENUM(name, desc) UR_CTR_##name,

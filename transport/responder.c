@@ -660,7 +660,6 @@ static enum ur_resp_state execute_send(struct ur_qp *qp, struct resp_pkt *rx)
 {
 	struct ur_responder *rs = &qp->resp;
 	const struct ur_pkt *pkt = rx->pkt;
-
 	uint32_t inv = 0;
 
 	/*
@@ -684,7 +683,7 @@ static enum ur_resp_state execute_send(struct ur_qp *qp, struct resp_pkt *rx)
 		if (rx->ahead) {
 			/* selective repeat: an invalidation takes effect in PSN order,
 			 * after the requests before it; it comes again once they have */
-			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+			ur_count(qp->dev, UR_CTR_rx_drop_sr_early_invalidate);
 			return UR_RESP_DONE;
 		}
 	}

@@ -199,6 +199,8 @@ START_TEST(test_write_read_invalidate_then_refused)
 	ck_assert_int_eq(ur_qp_selective(f.a.qp), _i == SR_LOSS);
 	if (_i != LOSSLESS)
 		ck_assert_uint_gt(ctr(&f.a, UR_CTR_retransmitted_packets), 0);
+	/* selective repeat held some invalidations back until the WRITE before them was whole */
+	ck_assert_int_eq(ctr(&f.b, UR_CTR_rx_drop_sr_early_invalidate) > 0, _i == SR_LOSS);
 
 	/* the last key and every earlier one stay refused */
 	write_refused(&f, key, 0, 64);
