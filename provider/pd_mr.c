@@ -121,8 +121,10 @@ int uroce_dereg_mr(struct verbs_mr *vmr)
 	 * key is refused at once, also for operations already in flight). */
 	pthread_mutex_lock(&nic->lock);
 	if (mr->mr->windows) {
-		/* the IBTA verb Deregister Memory Region fails while windows are
-		 * bound to it (as on Soft-RoCE): unbind or deallocate them first */
+		/* Deregister Memory Region fails while windows are bound to the
+		 * region (Soft-RoCE refuses too; EBUSY as the kernel's
+		 * ib_dereg_mr answered a region still in use): unbind or
+		 * deallocate them first */
 		unsigned n = mr->mr->windows;
 
 		pthread_mutex_unlock(&nic->lock);
