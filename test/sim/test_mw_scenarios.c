@@ -49,6 +49,31 @@ static void post(struct fx *f, struct fx_side *s, uint64_t wr_id, enum ur_wr_opc
 	sim_node_kick(s->node);
 }
 
+/* A FETCH_ADD of `add` on side s, the original into its buffer at `local_off`. */
+static void post_fetch_add(struct fx *f, struct fx_side *s, uint64_t wr_id, uint32_t local_off,
+			   uint64_t raddr, uint32_t rkey, uint64_t add)
+{
+	struct ur_send_wqe *w = ur_wq_reserve(ur_qp_sq(s->qp), 0);
+
+	(void)f;
+	ck_assert_ptr_nonnull(w);
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr_id;
+	w->opcode = UR_WR_ATOMIC_FETCH_AND_ADD;
+	w->signaled = 1;
+	w->length = 8;
+	w->remote_addr = raddr;
+	w->rkey = rkey;
+	w->compare_add = add;
+	w->num_sge = 1;
+	w->sge[0].addr = (uint64_t)(uintptr_t)(s->buf + local_off);
+	w->sge[0].length = 8;
+	w->sge[0].lkey = s->mr->key;
+	ur_wq_commit(ur_qp_sq(s->qp), 1);
+	ur_qp_doorbell(s->qp);
+	sim_node_kick(s->node);
+}
+
 /* A BIND_MW on side s: window `mw` over [off, off+len) of its buffer, region `lkey`. */
 static void post_bind(struct fx *f, struct fx_side *s, uint64_t wr_id, struct ur_mr *mw,
 		      uint32_t new_key, uint32_t lkey, uint32_t off, uint64_t len, uint32_t access)
@@ -96,6 +121,7 @@ static void fill(uint8_t *p, uint32_t n, unsigned salt)
 /* The responder's region grants no remote access: only a window can. */
 #define REGION_B (UR_ACCESS_LOCAL_WRITE | UR_ACCESS_MW_BIND)
 #define WIN_RW (UR_ACCESS_REMOTE_READ | UR_ACCESS_REMOTE_WRITE)
+#define WIN_RWA (WIN_RW | UR_ACCESS_REMOTE_ATOMIC)
 
 /* A type 2 window bound by B's QP over B's buffer [WIN_OFF, WIN_OFF+WIN_LEN). */
 static struct ur_mr *bind_window(struct fx *f, unsigned kind, uint32_t access)
@@ -143,7 +169,7 @@ START_TEST(test_write_read_invalidate_then_refused)
 	struct ur_cqe c[2];
 	struct ur_mr *mw;
 	struct fx f;
-	uint64_t win;
+	uint64_t win, orig, now;
 	uint32_t key = 0;
 
 	fx_default_link(&link);
@@ -154,13 +180,13 @@ START_TEST(test_write_read_invalidate_then_refused)
 		cfg.retx_mode = UR_RETX_SR;
 	fx_init_cfg(&f, 23 + (uint64_t)_i, &cfg, &link, NULL, REGION_B);
 	fill(f.b.buf, FX_BUF, 1);
-	mw = bind_window(&f, UR_KEY_MW2, WIN_RW);
+	mw = bind_window(&f, UR_KEY_MW2, WIN_RWA);
 	win = (uint64_t)(uintptr_t)(f.b.buf + WIN_OFF);
 	for (unsigned round = 0; round < ROUNDS; round++) {
 		if (round) {
 			/* invalidated: free to bind again, with the next key */
 			post_bind(&f, &f.b, 100, mw, next_key(mw->key), f.b.mr->key, WIN_OFF,
-				  WIN_LEN, WIN_RW);
+				  WIN_LEN, WIN_RWA);
 			ck_assert_int_eq(fx_wait(&f, &f.b, c, 1, SIM_PS_PER_S), 1);
 			ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
 			ck_assert_uint_ne(mw->key, key);
@@ -171,6 +197,14 @@ START_TEST(test_write_read_invalidate_then_refused)
 		ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, 5 * SIM_PS_PER_S), 1);
 		ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
 		ck_assert_int_eq(memcmp(f.a.buf + MSG, f.b.buf + WIN_OFF + 8192, 4096), 0);
+		/* an atomic through the window: the original comes back, the sum lands */
+		memcpy(&orig, f.b.buf + WIN_OFF + 64, 8);
+		post_fetch_add(&f, &f.a, 4, 3 * MSG, win + 64, key, round + 1);
+		ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, 5 * SIM_PS_PER_S), 1);
+		ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+		ck_assert_int_eq(memcmp(f.a.buf + 3 * MSG, &orig, 8), 0);
+		memcpy(&now, f.b.buf + WIN_OFF + 64, 8);
+		ck_assert_uint_eq(now, orig + round + 1);
 
 		/* a WRITE, then a SEND with Invalidate right behind it */
 		fill(f.a.buf, MSG, 2 + round);

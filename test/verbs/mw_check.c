@@ -7,8 +7,8 @@
  *
  *   1. type 1, ibv_bind_mw: WRITE and READ through it; unbound (length 0),
  *      the next WRITE is refused with IBV_WC_REM_ACCESS_ERR, nothing lands
- *   2. type 2, IBV_WR_BIND_MW through ibv_post_send: WRITE, READ, then the
- *      client's SEND with Invalidate; the server's receive completion has
+ *   2. type 2, IBV_WR_BIND_MW through ibv_post_send: WRITE, READ, FETCH_ADD,
+ *      then the client's SEND with Invalidate; the server's receive completion has
  *      IBV_WC_WITH_INV and the R_Key; the next WRITE is refused
  *   3. type 2 rebound with ibv_wr_bind_mw, a WRITE through it, then
  *      ibv_wr_local_inv; the next WRITE is refused
@@ -151,7 +151,8 @@ static void connect_qp(void)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	a.qp_access_flags =
+	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	modify(&a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, "INIT");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
@@ -283,6 +284,19 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* The client's WRITE of pattern 2, then 5 added to its first 8 bytes. */
+static bool window_2_written(void)
+{
+	uint8_t want[WIN];
+	uint64_t v;
+
+	pattern(want, WIN, 2);
+	memcpy(&v, want, 8);
+	v += 5;
+	memcpy(want, &v, 8);
+	return !memcmp(buf + WIN, want, WIN);
+}
+
 /* ---- the client: RDMA through the server's windows ---- */
 
 static void post_rdma(uint64_t wr_id, enum ibv_wr_opcode op, uint32_t off, uint32_t len,
@@ -339,6 +353,27 @@ static void run_client(void)
 	post_rdma(22, IBV_WR_RDMA_READ, 8192, WIN, m.addr, m.rkey);
 	expect_wc(22, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, "READ through a type 2 window");
 	CHECK(is_pattern(buf + 8192, WIN, 2), "READ through the type 2 window: wrong bytes");
+	{
+		struct ibv_sge asge = {
+		    .addr = (uintptr_t)(buf + 12288), .length = 8, .lkey = mr->lkey};
+		struct ibv_send_wr awr = {.wr_id = 25,
+					  .sg_list = &asge,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+					  .send_flags = IBV_SEND_SIGNALED};
+		uint64_t orig;
+
+		awr.wr.atomic.remote_addr = m.addr;
+		awr.wr.atomic.rkey = m.rkey;
+		awr.wr.atomic.compare_add = 5;
+		if (ibv_post_send(qp, &awr, &bad))
+			die("post FETCH_ADD");
+		expect_wc(25, IBV_WC_FETCH_ADD, IBV_WC_SUCCESS,
+			  "FETCH_ADD through a type 2 window");
+		memcpy(&orig, buf + 12288, 8);
+		CHECK(!memcmp(&orig, buf + 8192, 8), "FETCH_ADD through the window: original %#llx",
+		      (unsigned long long)orig);
+	}
 	wr.wr_id = 23;
 	wr.opcode = IBV_WR_SEND_WITH_INV;
 	wr.send_flags = IBV_SEND_SIGNALED;
@@ -348,7 +383,8 @@ static void run_client(void)
 	if (ibv_post_send(qp, &wr, &bad))
 		die("post SEND_WITH_INV");
 	expect_wc(23, IBV_WC_SEND, IBV_WC_SUCCESS, "SEND with Invalidate");
-	printf("mw_check client: type 2 window rkey %#x: WRITE, READ, SEND with Invalidate\n",
+	printf("mw_check client: type 2 window rkey %#x: WRITE, READ, FETCH_ADD, SEND with "
+	       "Invalidate\n",
 	       m.rkey);
 	send_msg(4, 0, 0);
 	recv_msg(5); /* the server saw it invalidated */
@@ -431,7 +467,7 @@ static void run_server(void)
 
 	/* 2: type 2 through ibv_post_send; the client invalidates it */
 	k2 = ibv_inc_rkey(mw2->rkey);
-	post_bind(20, mw2, k2, mr, (uintptr_t)(buf + WIN), WIN, rw);
+	post_bind(20, mw2, k2, mr, (uintptr_t)(buf + WIN), WIN, rw | IBV_ACCESS_REMOTE_ATOMIC);
 	expect_wc(20, IBV_WC_BIND_MW, IBV_WC_SUCCESS, "IBV_WR_BIND_MW");
 	if (ibv_post_recv(qp, &rwr, &rbad))
 		die("post_recv");
@@ -442,12 +478,12 @@ static void run_server(void)
 		  (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == k2 && wc.byte_len == 16,
 	      "receive of SEND with Invalidate: status %s opcode %d flags %#x rkey %#x (want %#x)",
 	      ibv_wc_status_str(wc.status), wc.opcode, wc.wc_flags, wc.invalidated_rkey, k2);
-	CHECK(is_pattern(buf + WIN, WIN, 2), "the client's WRITE through the type 2 window");
+	CHECK(window_2_written(), "the client's WRITE and FETCH_ADD through the type 2 window");
 	printf("mw_check server: receive completion IBV_WC_WITH_INV, invalidated_rkey %#x\n",
 	       wc.invalidated_rkey);
 	send_msg(5, 0, 0);
 	reconnect(true, 6);
-	CHECK(is_pattern(buf + WIN, WIN, 2), "a byte landed through the invalidated window");
+	CHECK(window_2_written(), "a byte landed through the invalidated window");
 
 	/* 3: bound again through ibv_wr_bind_mw, invalidated by ibv_wr_local_inv */
 	k2 = ibv_inc_rkey(k2);
