@@ -319,6 +319,51 @@ START_TEST(test_bind_error_completes)
 END_TEST
 
 /*
+ * UC reaches a window with RDMA WRITE too: through a type 1 window bound
+ * by the responder's UC QP, then, unbound, the WRITE is dropped whole (UC
+ * has no NAK: the requester completes it, nothing lands).
+ */
+START_TEST(test_uc_write_through_window)
+{
+	struct sim_link_cfg link;
+	struct ur_cqe c;
+	struct ur_mr *mw;
+	struct fx f;
+	uint64_t win;
+	uint8_t *before = malloc(WIN_LEN);
+	uint32_t key;
+
+	ck_assert_ptr_nonnull(before);
+	fx_default_link(&link);
+	fx_init_service(&f, UR_QPT_UC, 47, &link, NULL, REGION_B);
+	mw = bind_window(&f, UR_KEY_MW1, WIN_RW);
+	key = mw->key;
+	win = (uint64_t)(uintptr_t)(f.b.buf + WIN_OFF);
+	fill(f.a.buf, 3000, 5);
+	post(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 3000, win, key, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, &c, 1, SIM_PS_PER_S), 1);
+	ck_assert_uint_eq(c.status, UR_WC_SUCCESS);
+	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
+	ck_assert_int_eq(memcmp(f.b.buf + WIN_OFF, f.a.buf, 3000), 0);
+	post_bind(&f, &f.b, 101, mw, next_key(key), 0, 0, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.b, &c, 1, SIM_PS_PER_S), 1);
+	ck_assert_uint_eq(c.status, UR_WC_SUCCESS);
+	memcpy(before, f.b.buf + WIN_OFF, WIN_LEN);
+	fill(f.a.buf, 3000, 6);
+	post(&f, &f.a, 2, UR_WR_RDMA_WRITE, 0, 3000, win, key, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, &c, 1, SIM_PS_PER_S), 1);
+	ck_assert_uint_eq(c.status, UR_WC_SUCCESS);
+	sim_run(f.s, sim_now(f.s) + SIM_PS_PER_S / 1000);
+	ck_assert_int_eq(memcmp(before, f.b.buf + WIN_OFF, WIN_LEN), 0);
+	ck_assert_uint_eq(ctr(&f.b, UR_CTR_resp_mw_refused), 1);
+	ck_assert_uint_eq(ctr(&f.b, UR_CTR_rx_drop_uc_message), 1);
+	ck_assert_int_eq(ur_qp_state(f.b.qp), UR_QPS_RTS);
+	free(before);
+	fx_fini(&f);
+}
+END_TEST
+
+/*
  * Binds and local invalidations among requests that go back N or are
  * resent selectively: the requester alternates WRITE, BIND_MW of its own
  * type 2 window, READ, LOCAL_INV of it, under 5% loss. A bind or an
@@ -401,6 +446,7 @@ static Suite *mw_suite(void)
 	tcase_add_test(tc, test_out_of_bounds_lands_nothing);
 	tcase_add_test(tc, test_bind_error_completes);
 	tcase_add_loop_test(tc, test_local_ops_among_retransmissions, 0, 2);
+	tcase_add_test(tc, test_uc_write_through_window);
 	suite_add_tcase(s, tc);
 	return s;
 }
