@@ -43,6 +43,7 @@ struct ur_mr_table {
 	uint32_t cap;
 	uint32_t used;
 	uint32_t next; /* where the search for a free slot starts */
+	uint32_t mw2_bound; /* bound type 2 windows: a QP's destroy looks for them (mw.c) */
 };
 
 /* Why an access was refused: each maps to an IBTA NAK or a local status. */

@@ -30,8 +30,10 @@ int ur_mw_alloc(struct ur_mr_table *t, unsigned kind, uint32_t pd, uint64_t rnd,
 	return 0;
 }
 
-static void unbind(struct ur_mr *mw)
+static void unbind(struct ur_mr_table *t, struct ur_mr *mw)
 {
+	if (mw->kind == UR_KEY_MW2 && mw->valid)
+		t->mw2_bound--;
 	if (mw->region)
 		mw->region->windows--;
 	mw->region = NULL;
@@ -45,7 +47,7 @@ static void unbind(struct ur_mr *mw)
 
 void ur_mw_free(struct ur_mr_table *t, struct ur_mr *mw)
 {
-	unbind(mw);
+	unbind(t, mw);
 	ur_mr_remove(t, mw);
 }
 
@@ -83,7 +85,7 @@ const char *ur_mw_bind(struct ur_mr_table *t, uint32_t pd, uint32_t qpn, const s
 	}
 	if (!b->length) {
 		/* a type 1 window unbound: its old key stops working too */
-		unbind(mw);
+		unbind(t, mw);
 		mw->key = b->new_key;
 		return NULL;
 	}
@@ -100,7 +102,7 @@ const char *ur_mw_bind(struct ur_mr_table *t, uint32_t pd, uint32_t qpn, const s
 	if (b->addr < mr->iova || b->length > mr->length ||
 	    b->addr - mr->iova > mr->length - b->length)
 		return "the window does not lie inside the region (C10-75)";
-	unbind(mw); /* a type 1 window may be bound again at once */
+	unbind(t, mw); /* a type 1 window may be bound again at once */
 	mw->region = mr;
 	mr->windows++;
 	mw->iova = b->addr;
@@ -110,6 +112,8 @@ const char *ur_mw_bind(struct ur_mr_table *t, uint32_t pd, uint32_t qpn, const s
 	mw->qpn = mw->kind == UR_KEY_MW2 ? qpn : 0;
 	mw->key = b->new_key;
 	mw->valid = true;
+	if (mw->kind == UR_KEY_MW2)
+		t->mw2_bound++;
 	return NULL;
 }
 
@@ -138,7 +142,7 @@ void ur_mw_invalidate(struct ur_mr_table *t, uint32_t key)
 	struct ur_mr *m = ur_mr_find(t, key);
 
 	if (m && is_window(m))
-		unbind(m);
+		unbind(t, m);
 }
 
 void ur_mw_region_gone(struct ur_mr_table *t, struct ur_mr *mr)
@@ -147,17 +151,17 @@ void ur_mw_region_gone(struct ur_mr_table *t, struct ur_mr *mr)
 		struct ur_mr *m = t->slot[i];
 
 		if (m && is_window(m) && m->region == mr)
-			unbind(m);
+			unbind(t, m);
 	}
 }
 
 void ur_mw_qp_gone(struct ur_mr_table *t, uint32_t qpn)
 {
-	for (uint32_t i = 0; i < t->cap; i++) {
+	for (uint32_t i = 0; i < t->cap && t->mw2_bound; i++) {
 		struct ur_mr *m = t->slot[i];
 
 		if (m && m->kind == UR_KEY_MW2 && m->valid && m->qpn == qpn)
-			unbind(m);
+			unbind(t, m);
 	}
 }
 

@@ -220,6 +220,7 @@ START_TEST(test_type2_qp_and_invalidation)
 	uint32_t first;
 
 	ck_assert_ptr_null(ur_mw_bind(&tab, PD, QPN, &b));
+	ck_assert_uint_eq(tab.mw2_bound, 1);
 	first = mw->key;
 	ck_assert_int_eq(rcheck(first, PD, QPN, 0x10000, 4096, UR_ACCESS_REMOTE_WRITE), UR_MR_OK);
 	/* type 2B: only through the QP that bound it (another PD stays a PD error) */
@@ -236,6 +237,7 @@ START_TEST(test_type2_qp_and_invalidation)
 	ck_assert_ptr_null(ur_mw_check_invalidate(&tab, first, PD, QPN + 1, false));
 	ur_mw_invalidate(&tab, first);
 	ck_assert_uint_eq(region->windows, 0);
+	ck_assert_uint_eq(tab.mw2_bound, 0);
 	ck_assert_int_eq(rcheck(first, PD, QPN, 0x10000, 8, UR_ACCESS_REMOTE_WRITE), UR_MR_BAD_KEY);
 	ck_assert_ptr_nonnull(ur_mw_check_invalidate(&tab, first, PD, QPN, false)); /* not bound */
 	/* bound again with the next key: the old one stays refused */
@@ -248,7 +250,9 @@ START_TEST(test_type2_qp_and_invalidation)
 	/* the QP destroyed: its windows go; another QP's stay */
 	ur_mw_qp_gone(&tab, QPN);
 	ck_assert_int_eq(rcheck(mw->key, PD, QPN + 1, 0x10800, 8, UR_ACCESS_REMOTE_READ), UR_MR_OK);
+	ck_assert_uint_eq(tab.mw2_bound, 1);
 	ur_mw_qp_gone(&tab, QPN + 1);
+	ck_assert_uint_eq(tab.mw2_bound, 0);
 	ck_assert_int_eq(rcheck(mw->key, PD, QPN + 1, 0x10800, 8, UR_ACCESS_REMOTE_READ),
 			 UR_MR_BAD_KEY);
 	ck_assert_uint_eq(region->windows, 0);
