@@ -142,10 +142,11 @@ static void env_or_device(const struct uroce_config_io *io, const char *name, co
 static const char *const obj_names[UROCE_OBJ_COUNT] = {
     [UROCE_OBJ_PD] = "pd", [UROCE_OBJ_MR] = "mr",   [UROCE_OBJ_CQ] = "cq",
     [UROCE_OBJ_QP] = "qp", [UROCE_OBJ_SRQ] = "srq", [UROCE_OBJ_AH] = "ah",
+    [UROCE_OBJ_MW] = "mw",
 };
 
 /*
- * What a context may hold, and UROCE_LIMITS=qp=N,mr=N,cq=N,pd=N,srq=N,ah=N
+ * What a context may hold, and UROCE_LIMITS=qp=N,mr=N,cq=N,pd=N,srq=N,ah=N,mw=N
  * lowering them (never raising them), so a program's behaviour at its
  * limits can be tried without creating a quarter of a million QPs.
  */
@@ -161,6 +162,7 @@ static void limits(struct uroce_config *c, const struct uroce_config_io *io)
 	c->limit[UROCE_OBJ_QP] = (UROCE_MAX_OWN_BLOCKS << UROCE_QPN_BLOCK_BITS) - 2;
 	c->limit[UROCE_OBJ_SRQ] = 1u << 16;
 	c->limit[UROCE_OBJ_AH] = 1u << 16;
+	c->limit[UROCE_OBJ_MW] = 1u << 16; /* windows share the MR table's keys */
 	if (!env)
 		return;
 	if (strlen(env) >= sizeof(buf)) {
@@ -183,7 +185,7 @@ static void limits(struct uroce_config *c, const struct uroce_config_io *io)
 		v = strtoul(eq, &end, 0);
 		if (i == UROCE_OBJ_COUNT) {
 			report(io, 1,
-			       "UROCE_LIMITS: no object '%s' (pd, mr, cq, qp, srq, ah), ignored",
+			       "UROCE_LIMITS: no object '%s' (pd, mr, cq, qp, srq, ah, mw), ignored",
 			       tok);
 		} else if (end == eq || *end) {
 			report(io, 1, "UROCE_LIMITS: %s=%s is not a number, ignored", tok, eq);

@@ -38,6 +38,7 @@ enum uroce_obj {
 	UROCE_OBJ_QP,
 	UROCE_OBJ_SRQ,
 	UROCE_OBJ_AH,
+	UROCE_OBJ_MW,
 	UROCE_OBJ_COUNT
 };
 

@@ -80,7 +80,9 @@ static int uroce_query_device_ex(struct ibv_context *ibctx,
 	a.orig_attr.max_qp = (int)nic->limit[UROCE_OBJ_QP];
 	a.orig_attr.max_qp_wr = UR_MAX_WR;
 	a.orig_attr.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-				       IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_N_NOTIFY_CQ;
+				       IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_N_NOTIFY_CQ |
+				       IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	a.orig_attr.max_mw = (int)nic->limit[UROCE_OBJ_MW]; /* mw.c; mlx5's flags */
 	a.orig_attr.max_sge = UR_MAX_SGE;
 	a.orig_attr.max_sge_rd = UR_MAX_SGE;
 	a.orig_attr.max_cq = (int)nic->limit[UROCE_OBJ_CQ];
@@ -158,6 +160,7 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 	uroce_link_init(&ctx->qps);
 	uroce_link_init(&ctx->srqs);
 	uroce_link_init(&ctx->mrs);
+	uroce_link_init(&ctx->mws);
 	/* async events: ibv_get_async_event reads whole 16-byte records from async_fd */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		err = -errno;
@@ -196,10 +199,12 @@ static void uroce_free_context(struct ibv_context *ibctx)
 static const struct verbs_context_ops uroce_ctx_ops = {
 	.advise_mr = uroce_advise_mr,
 	.alloc_dm = uroce_alloc_dm,
+	.alloc_mw = uroce_alloc_mw,
 	.alloc_parent_domain = uroce_alloc_parent_domain,
 	.alloc_pd = uroce_alloc_pd,
 	.alloc_td = uroce_alloc_td,
 	.async_event = uroce_async_event_done,
+	.bind_mw = uroce_bind_mw,
 	.cq_event = uroce_cq_event,
 	.create_ah = uroce_create_ah,
 	.create_cq = uroce_create_cq,
@@ -207,6 +212,7 @@ static const struct verbs_context_ops uroce_ctx_ops = {
 	.create_qp = uroce_create_qp,
 	.create_qp_ex = uroce_create_qp_ex,
 	.create_srq = uroce_create_srq,
+	.dealloc_mw = uroce_dealloc_mw,
 	.dealloc_pd = uroce_dealloc_pd,
 	.dealloc_td = uroce_dealloc_td,
 	.dereg_mr = uroce_dereg_mr,

@@ -190,6 +190,8 @@ static void take_back(struct uroce_nic *nic, struct uroce_context *ctx)
 		uroce_srq_take_back(nic, to_type(ctx->srqs.next, struct uroce_srq, link));
 		nsrq++;
 	}
+	while (ctx->mws.next != &ctx->mws) /* windows before the regions they are bound to */
+		uroce_mw_take_back(nic, to_type(ctx->mws.next, struct uroce_mw, link));
 	while (ctx->mrs.next != &ctx->mrs) {
 		uroce_mr_take_back(nic, to_type(ctx->mrs.next, struct uroce_mr, link));
 		nmr++;

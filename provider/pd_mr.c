@@ -41,7 +41,7 @@ int uroce_dealloc_pd(struct ibv_pd *pd)
 	/* as the kernel answers: the PD still holds objects */
 	if (atomic_load(&upd->refs))
 		return uroce_refuse(to_unic(pd->context), EBUSY, "dealloc_pd",
-				    "%u MRs, QPs, SRQs, AHs or parent domains still in the PD",
+				    "%u MRs, MWs, QPs, SRQs, AHs or parent domains still in the PD",
 				    atomic_load(&upd->refs));
 	uroce_obj_put(to_unic(pd->context), UROCE_OBJ_PD);
 	free(upd);
@@ -183,6 +183,14 @@ int uroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd, void *a
 						  : "no memory, or above max_mr_size 2^46");
 	}
 	pthread_mutex_lock(&nic->lock);
+	if (mr->mr->windows) {
+		/* a bound window points into the region as it is now */
+		unsigned n = mr->mr->windows;
+
+		pthread_mutex_unlock(&nic->lock);
+		return errno = uroce_refuse(nic, EBUSY, "rereg_mr",
+					    "%u memory windows are bound to it", n);
+	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		mr->mr->iova = (uintptr_t)addr;
 		mr->mr->base = addr;
@@ -212,6 +220,17 @@ int uroce_dereg_mr(struct verbs_mr *vmr)
 	/* Under the lock: once this returns, no packet touches the memory (the
 	 * key is refused at once, also for operations already in flight). */
 	pthread_mutex_lock(&nic->lock);
+	if (mr->mr->windows) {
+		/* Deregister Memory Region fails while windows are bound to the
+		 * region (Soft-RoCE refuses too; EBUSY as the kernel's
+		 * ib_dereg_mr answered a region still in use): unbind or
+		 * deallocate them first */
+		unsigned n = mr->mr->windows;
+
+		pthread_mutex_unlock(&nic->lock);
+		return uroce_refuse(nic, EBUSY, "dereg_mr", "%u memory windows are bound to it",
+				    n);
+	}
 	ur_dev_dereg_mr(nic->engine, mr->mr);
 	uroce_link_del(&mr->link);
 	pthread_mutex_unlock(&nic->lock);

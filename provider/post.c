@@ -11,6 +11,34 @@
 
 #include "uroce.h"
 
+/*
+ * A bind or local invalidation: no data, checked by the engine when the
+ * send queue reaches it (transport/mw.c), so a refusal is a completion
+ * (IBV_WC_MW_BIND_ERR), as on a NIC.
+ */
+static int fill_local(struct uroce_qp *uqp, struct ur_send_wqe *w, const struct ibv_send_wr *wr)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->flags = (uint8_t)(wr->send_flags & ~IBV_SEND_INLINE);
+	w->signaled = (wr->send_flags & IBV_SEND_SIGNALED) || uqp->sq_sig_all;
+	if (wr->opcode == IBV_WR_LOCAL_INV) {
+		w->imm = wr->invalidate_rkey;
+		return 0;
+	}
+	if (!wr->bind_mw.mw)
+		return uroce_refuse(to_unic(uqp->vqp.qp.context), EINVAL, "post_send",
+				    "qp %#x: IBV_WR_BIND_MW without bind_mw.mw", uqp->vqp.qp.qp_num);
+	w->imm = wr->bind_mw.mw->rkey;
+	w->rkey = wr->bind_mw.rkey;
+	w->remote_addr = wr->bind_mw.bind_info.addr;
+	w->bind_length = wr->bind_mw.bind_info.length;
+	w->bind_lkey = wr->bind_mw.bind_info.mr ? wr->bind_mw.bind_info.mr->lkey : 0;
+	w->bind_access = wr->bind_mw.bind_info.mw_access_flags;
+	return 0;
+}
+
 /* Fill one slot from `wr`; returns 0 or a positive errno. */
 static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe *w,
 		     const struct ibv_send_wr *wr)
@@ -27,6 +55,8 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 				    qp->qp_type == IBV_QPT_RC	? "RC"
 				    : qp->qp_type == IBV_QPT_UC ? "UC"
 								: "UD");
+	if (op->flags & UR_WRF_LOCAL)
+		return fill_local(uqp, w, wr);
 	if (wr->num_sge < 0 ||
 	    ((uint32_t)wr->num_sge > sq->max_sge && !(wr->send_flags & IBV_SEND_INLINE)))
 		return uroce_refuse(nic, EINVAL, "post_send",

@@ -174,6 +174,34 @@ static void wr_send_inv(struct ibv_qp_ex *ex, uint32_t invalidate_rkey)
 		w->imm = invalidate_rkey;
 }
 
+static void wr_local_inv(struct ibv_qp_ex *ex, uint32_t invalidate_rkey)
+{
+	struct ur_send_wqe *w = begin(ex, IBV_WR_LOCAL_INV);
+
+	if (w)
+		w->imm = invalidate_rkey;
+}
+
+/* A type 2 window bound with key `rkey` (transport/mw.c checks the rules). */
+static void wr_bind_mw(struct ibv_qp_ex *ex, struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *info)
+{
+	struct ur_send_wqe *w = begin(ex, IBV_WR_BIND_MW);
+
+	if (!w)
+		return;
+	if (!mw || !info) {
+		wr_fail(from_ex(ex), EINVAL, "ibv_wr_bind_mw without a window or bind info");
+		return;
+	}
+	w->imm = mw->rkey;
+	w->rkey = rkey;
+	w->remote_addr = info->addr;
+	w->bind_length = info->length;
+	w->bind_lkey = info->mr ? info->mr->lkey : 0;
+	w->bind_access = info->mw_access_flags;
+}
+
 static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t remote_qpn,
 			   uint32_t remote_qkey)
 {
@@ -314,7 +342,7 @@ int uroce_qp_ex_init(struct uroce_qp *uqp, uint64_t send_ops_flags)
 {
 	struct ibv_qp_ex *ex = &uqp->vqp.qp_ex;
 
-	/* the flags are 1 << opcode; the others: memory windows, local invalidate, TSO, atomic write */
+	/* the flags are 1 << opcode; the others: TSO, atomic write */
 	if (send_ops_flags & ~(uint64_t)ur_wr_opcodes_offered())
 		return EOPNOTSUPP;
 	uqp->send_ops = send_ops_flags;
@@ -326,6 +354,8 @@ int uroce_qp_ex_init(struct uroce_qp *uqp, uint64_t send_ops_flags)
 	ex->wr_send = wr_send;
 	ex->wr_send_imm = wr_send_imm;
 	ex->wr_send_inv = wr_send_inv;
+	ex->wr_local_inv = wr_local_inv;
+	ex->wr_bind_mw = wr_bind_mw;
 	ex->wr_set_ud_addr = wr_set_ud_addr;
 	ex->wr_set_sge = wr_set_sge;
 	ex->wr_set_sge_list = wr_set_sge_list;

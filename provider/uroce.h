@@ -87,7 +87,7 @@ struct uroce_context {
 	int async_wr;              /* write end of the async event socket */
 	/* what it holds in the engine, taken back if it closes with them
 	 * (as the kernel does at close): under nic->lock */
-	struct uroce_link qps, mrs, srqs;
+	struct uroce_link qps, mrs, srqs, mws;
 };
 
 struct uroce_td {
@@ -132,6 +132,13 @@ struct uroce_mr {
 	struct ur_mr *mr;
 	struct uroce_pd *pd;
 	struct uroce_dm *dm;       /* the device memory it is on, or NULL */
+};
+
+struct uroce_mw {
+	struct ibv_mw ibv_mw;
+	struct uroce_link link;    /* in its context's mws */
+	struct ur_mr *mw;          /* its key in the engine's table */
+	struct uroce_pd *pd;
 };
 
 struct uroce_cq {
@@ -233,6 +240,11 @@ static inline struct uroce_srq *to_usrq(struct ibv_srq *srq)
 	return to_type(srq, struct uroce_srq, vsrq.srq);
 }
 
+static inline struct uroce_mw *to_umw(struct ibv_mw *mw)
+{
+	return to_type(mw, struct uroce_mw, ibv_mw);
+}
+
 static inline struct uroce_ah *to_uah(struct ibv_ah *ah)
 {
 	return to_type(ah, struct uroce_ah, ibv_ah);
@@ -304,6 +316,10 @@ int uroce_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *uroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 			    int access);
 int uroce_dereg_mr(struct verbs_mr *vmr);
+/* mw.c */
+struct ibv_mw *uroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int uroce_dealloc_mw(struct ibv_mw *mw);
+int uroce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 struct ibv_cq *uroce_create_cq(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
 			       int vector);
 int uroce_destroy_cq(struct ibv_cq *cq);
@@ -370,6 +386,7 @@ void uroce_async_event_done(struct ibv_context *ctx, struct ibv_async_event *ev)
 void uroce_qp_take_back(struct uroce_nic *nic, struct uroce_qp *uqp);
 void uroce_srq_take_back(struct uroce_nic *nic, struct uroce_srq *usrq);
 void uroce_mr_take_back(struct uroce_nic *nic, struct uroce_mr *mr);
+void uroce_mw_take_back(struct uroce_nic *nic, struct uroce_mw *mw);
 
 /* counters_files.c: the housekeeper's periodic rewrite, or anyone's last one */
 void uroce_counters_write(struct uroce_nic *nic, bool final);

@@ -77,7 +77,12 @@
 	X(rx_drop_uc_resync, "UC packets discarded until the next message starts (after a drop)")  \
 	X(rx_drop_no_buffer, "UC/UD packets dropped because no receive WQE was posted")             \
 	X(ud_send_too_long, "UD sends longer than the path MTU: not sent, no error (C10-93.1.1)")  \
-	X(rx_drop_unsupported, "packets of a kind this device does not implement")
+	X(rx_drop_unsupported, "packets of a kind this device does not implement")                 \
+	X(mw_binds, "memory window binds and unbinds done")                                         \
+	X(mw_bind_errors, "memory window binds refused (IBV_WC_MW_BIND_ERR)")                      \
+	X(mw_invalidations, "memory windows invalidated (LOCAL_INV, SEND with Invalidate)")        \
+	X(resp_mw_refused, "responder: remote accesses and invalidations a memory window refused") \
+	X(rx_drop_sr_early_invalidate, "selective repeat: SEND with Invalidate ahead of missing PSNs, dropped to come again in order")
 
 enum ur_counter {
 #define UR_COUNTER_ENUM(name, desc) UR_CTR_##name,

@@ -12,6 +12,7 @@
 #include "ack.h"
 #include "completer.h"
 #include "doorbell.h"
+#include "mw.h"
 #include "psn.h"
 #include "qp.h"
 #include "qp_error.h"
@@ -366,6 +367,7 @@ int ur_dev_reg_mr(struct ur_dev *dev, uint64_t iova, void *base, uint64_t length
 
 void ur_dev_dereg_mr(struct ur_dev *dev, struct ur_mr *mr)
 {
+	ur_mw_region_gone(&dev->mrs, mr);
 	ur_mr_remove(&dev->mrs, mr);
 }
 

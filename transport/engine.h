@@ -155,7 +155,12 @@ uint64_t ur_dev_quiet_ns(const struct ur_dev *dev);
 /* Memory regions. */
 int ur_dev_reg_mr(struct ur_dev *dev, uint64_t iova, void *base, uint64_t length,
 		  uint32_t access, uint32_t pd, struct ur_mr **out);
+/* Unbinds the windows bound to it (the provider refuses while any are: EBUSY). */
 void ur_dev_dereg_mr(struct ur_dev *dev, struct ur_mr *mr);
+
+/* Memory windows (mw.c): type 1 or 2 (enum ibv_mw_type), unbound until a bind. */
+int ur_dev_alloc_mw(struct ur_dev *dev, unsigned type, uint32_t pd, struct ur_mr **out);
+void ur_dev_dealloc_mw(struct ur_dev *dev, struct ur_mr *mw);
 
 /* Shared receive queues. */
 int ur_srq_create(struct ur_dev *dev, uint32_t max_wr, uint32_t max_sge, uint32_t pd,

@@ -12,6 +12,7 @@
 
 #include "ack.h"
 #include "doorbell.h"
+#include "mw.h"
 #include "psn.h"
 #include "qp.h"
 #include "qp_error.h"
@@ -597,6 +598,7 @@ void ur_qp_destroy(struct ur_qp *qp)
 	ur_cc_stop(qp);
 	ur_dev_unschedule(dev, qp);
 	ur_dev_del_qp(dev, qp);
+	ur_mw_qp_gone(&dev->mrs, qp->qpn); /* its type 2 windows go with it */
 	ur_doorbell_forget(dev, qp);
 	ur_sr_destroy(qp);
 	free(qp->resp.res);

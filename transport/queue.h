@@ -28,12 +28,22 @@ struct ur_send_wqe {
 	/* written by the poster */
 	uint64_t wr_id;
 	uint64_t remote_addr;
-	uint64_t compare_add;
-	uint64_t swap;
+	union {
+		struct {
+			uint64_t compare_add;
+			uint64_t swap;
+		};
+		struct {                    /* BIND_MW (remote_addr: the address bound) */
+			uint64_t bind_length;
+			uint32_t bind_lkey; /* the region's */
+			uint32_t bind_access;
+		};
+	};
 	const struct ur_av *ud_av; /* UD: the address handle, alive until completion */
 	uint32_t length;           /* total payload bytes */
-	uint32_t rkey;
-	uint32_t imm;              /* immediate data (network order) or R_Key to invalidate */
+	uint32_t rkey;             /* BIND_MW: the window's new R_Key */
+	uint32_t imm;              /* immediate data (network order), R_Key to invalidate,
+				    * or BIND_MW: the window's R_Key */
 	uint32_t ud_qpn;
 	uint32_t ud_qkey;
 	uint8_t opcode;            /* enum ur_wr_opcode */

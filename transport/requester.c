@@ -9,6 +9,7 @@
 
 #include "ack.h"
 #include "completer.h"
+#include "mw.h"
 #include "packet_out.h"
 #include "psn.h"
 #include "qp.h"
@@ -125,7 +126,53 @@ static void complete_unreliable(struct ur_qp *qp, struct ur_send_wqe *w)
 	ur_sq_retire_done(qp);
 }
 
-/* Start a WQE: returns 0 to go on, 1 when it must wait, -1 when it failed. */
+/*
+ * A bind or local invalidation runs when the send queue reaches it, in
+ * order with the requests around it (IBTA 10.6.7.2; a fence waits for
+ * earlier READs and atomics as for any WQE). It takes no PSN, and a
+ * rewind never runs it again.
+ */
+static void run_local(struct ur_qp *qp, struct ur_send_wqe *w)
+{
+	struct ur_mr_table *t = &qp->dev->mrs;
+	const char *why;
+
+	w->first_psn = qp->req.psn;
+	w->npkts = 0;
+	qp->req.wqe++;
+	if (w->opcode == UR_WR_BIND_MW) {
+		const struct ur_mw_bind b = {
+		    .mw_key = w->imm,
+		    .new_key = w->rkey,
+		    .mr_lkey = w->bind_lkey,
+		    .access = w->bind_access,
+		    .addr = w->remote_addr,
+		    .length = w->bind_length,
+		};
+
+		why = ur_mw_bind(t, qp->pd, qp->qpn, &b);
+		ur_count(qp->dev, why ? UR_CTR_mw_bind_errors : UR_CTR_mw_binds);
+	} else {
+		why = ur_mw_check_invalidate(t, w->imm, qp->pd, qp->qpn, false);
+		if (!why) {
+			ur_mw_invalidate(t, w->imm);
+			ur_count(qp->dev, UR_CTR_mw_invalidations);
+		}
+	}
+	if (why) {
+		w->state = UR_WQE_ACTIVE;
+		ur_qp_log_error(qp, "%s of R_Key %#x refused: %s", ur_wr_opcode_name(w->opcode),
+				w->imm, why);
+		ur_comp_wqe_error(qp, w,
+				  w->opcode == UR_WR_BIND_MW ? UR_WC_MW_BIND_ERR : UR_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	w->state = UR_WQE_DONE;
+	w->status = UR_WC_SUCCESS;
+	ur_sq_retire_done(qp);
+}
+
+/* Start a WQE: returns 0 to go on, 1 when it must wait, -1 when it failed or needs no packet. */
 static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 {
 	struct ur_requester *rq = &qp->req;
@@ -146,6 +193,10 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 		rq->rd_out++;
 	} else if ((w->flags & UR_SEND_FENCE) && rq->rd_out) {
 		return 1; /* fence: wait for earlier READs and atomics (10.8.3.3) */
+	}
+	if (ur_wr_has(w->opcode, UR_WRF_LOCAL)) {
+		run_local(qp, w);
+		return -1;
 	}
 	if (!qp->svc->connected && w->length > qp->mtu) {
 		/* C10-93.1.1: a UD message longer than the MTU emits no packet and
@@ -427,6 +478,10 @@ int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 		if (!ur_req_has_work(qp))
 			return 0;
 		w = sq_wqe(qp, rq->wqe);
+		if (w->state == UR_WQE_DONE && ur_wr_has(w->opcode, UR_WRF_LOCAL)) {
+			rq->wqe++; /* a bind or invalidation done before a rewind: no PSN */
+			continue;
+		}
 		if (w->state == UR_WQE_POSTED) {
 			err = start_wqe(qp, w);
 			if (err > 0)
@@ -481,6 +536,8 @@ void ur_req_rewind(struct ur_qp *qp, uint32_t psn)
 	for (uint32_t j = idx + 1; j != end; j++) {
 		struct ur_send_wqe *later = sq_wqe(qp, j);
 
+		if (later->state == UR_WQE_DONE && ur_wr_has(later->opcode, UR_WRF_LOCAL))
+			continue; /* done once, for good */
 		if (later->state != UR_WQE_POSTED && wqe_is_rd_atomic(later))
 			rq->rd_out--;
 		later->state = UR_WQE_POSTED;

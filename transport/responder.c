@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ack.h"
+#include "mw.h"
 #include "psn.h"
 #include "qp_error.h"
 #include "recv_wqe.h"
@@ -573,8 +574,22 @@ static enum ur_resp_state err_local_length(struct ur_qp *qp, struct resp_pkt *rx
 	return UR_RESP_DONE;
 }
 
+/* Whether R_Key `rkey` refuses `access` to [va, va+len); what a window refuses is counted. */
+static bool rkey_refused(struct ur_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
+			 uint32_t access, struct ur_mr **mr)
+{
+	const struct ur_mr_table *t = &qp->dev->mrs;
+
+	if (!ur_rkey_check(t, rkey, qp->pd, qp->qpn, va, len, access, mr))
+		return false;
+	if (ur_mw_key_named(t, rkey))
+		ur_count(qp->dev, UR_CTR_resp_mw_refused);
+	return true;
+}
+
 /*
- * The R_Key: it must name a region of this protection domain
+ * The R_Key: it must name a region of this protection domain, or a window
+ * bound in it (through this QP, for type 2),
  * that allows the access and holds the whole range. A go-back-N WRITE's
  * first packet checks the whole RETH range, later ones their own (a
  * deregistration takes effect at once); a selective repeat packet checks
@@ -605,8 +620,7 @@ static enum ur_resp_state check_key(struct ur_qp *qp, struct resp_pkt *rx)
 			if (op->pos & UR_POS_FIRST)
 				n = rs->wr_len;
 		}
-		if (ur_mr_check(&qp->dev->mrs, rkey, qp->pd, rx->va, n, UR_ACCESS_REMOTE_WRITE,
-				&rx->mr)) {
+		if (rkey_refused(qp, rkey, rx->va, n, UR_ACCESS_REMOTE_WRITE, &rx->mr)) {
 			rx->why = "bad R_Key, bounds or access for WRITE";
 			return UR_RESP_ERR_REMOTE_ACCESS;
 		}
@@ -616,8 +630,8 @@ static enum ur_resp_state check_key(struct ur_qp *qp, struct resp_pkt *rx)
 		const struct ur_reth *reth = (const struct ur_reth *)pkt_hdr(pkt, op->off_reth);
 		uint32_t len = ur_reth_dmalen(reth);
 
-		if (len && ur_mr_check(&qp->dev->mrs, ur_reth_rkey(reth), qp->pd, ur_reth_va(reth),
-				       len, UR_ACCESS_REMOTE_READ, &mr)) {
+		if (len && rkey_refused(qp, ur_reth_rkey(reth), ur_reth_va(reth), len,
+					UR_ACCESS_REMOTE_READ, &mr)) {
 			rx->why = "bad R_Key, bounds or access for READ";
 			return UR_RESP_ERR_REMOTE_ACCESS;
 		}
@@ -631,8 +645,8 @@ static enum ur_resp_state check_key(struct ur_qp *qp, struct resp_pkt *rx)
 		const struct ur_atmeth *a = (const struct ur_atmeth *)pkt_hdr(pkt, op->off_atmeth);
 
 		rx->va = ur_atmeth_va(a);
-		if (ur_mr_check(&qp->dev->mrs, ur_atmeth_rkey(a), qp->pd, rx->va, 8,
-				UR_ACCESS_REMOTE_ATOMIC, &rx->mr)) {
+		if (rkey_refused(qp, ur_atmeth_rkey(a), rx->va, 8, UR_ACCESS_REMOTE_ATOMIC,
+				 &rx->mr)) {
 			rx->why = "bad R_Key, bounds or access for atomic";
 			return UR_RESP_ERR_REMOTE_ACCESS;
 		}
@@ -646,20 +660,44 @@ static enum ur_resp_state execute_send(struct ur_qp *qp, struct resp_pkt *rx)
 {
 	struct ur_responder *rs = &qp->resp;
 	const struct ur_pkt *pkt = rx->pkt;
+	uint32_t inv = 0;
 
 	/*
-	 * SEND with Invalidate may invalidate only a memory window or a
-	 * fast-registered region (10.6.7.2); uroce has neither, and a region
-	 * from Register Memory Region never goes away at a peer's word.
-	 * Refuse before placing anything: the receive fails and the requester
-	 * learns it with an invalid request NAK.
+	 * SEND with Invalidate (its last packet carries the IETH) may
+	 * invalidate only a type 2 window bound through this QP, or a
+	 * fast-registered region, which uroce has not (10.6.7.2; a region
+	 * from Register Memory Region never goes away at a peer's word).
+	 * Checked before anything of the packet lands; the window is
+	 * invalidated once the data has, before the receive completes, so
+	 * the application never sees the completion with the key still
+	 * working.
 	 */
-	if (pkt->op->hdrs & UR_HDR_IETH)
-		return UR_RESP_ERR_INVALIDATE;
+	if (pkt->op->hdrs & UR_HDR_IETH) {
+		inv = ur_ieth_rkey((const struct ur_ieth *)pkt_hdr(pkt, pkt->op->off_ieth));
+		rx->why = ur_mw_check_invalidate(&qp->dev->mrs, inv, qp->pd, qp->qpn, true);
+		if (rx->why) {
+			if (ur_mw_key_named(&qp->dev->mrs, inv))
+				ur_count(qp->dev, UR_CTR_resp_mw_refused);
+			return UR_RESP_ERR_INVALIDATE;
+		}
+		if (rx->ahead) {
+			/* selective repeat: an invalidation takes effect in PSN order,
+			 * after the requests before it; it comes again once they have */
+			ur_count(qp->dev, UR_CTR_rx_drop_sr_early_invalidate);
+			return UR_RESP_DONE;
+		}
+	}
 	if (ur_resp_scatter(qp, rx->rwqe, rx->off, pkt->payload, pkt->payload_len))
 		return UR_RESP_ERR_LOCAL_PROTECTION;
-	if (rx->sreth)
+	if (inv) {
+		ur_mw_invalidate(&qp->dev->mrs, inv);
+		ur_count(qp->dev, UR_CTR_mw_invalidations);
+	}
+	if (rx->sreth) {
+		if (inv)
+			rx->done.imm = inv; /* the completion reports the invalidated R_Key */
 		return UR_RESP_ACKNOWLEDGE;
+	}
 	rs->msg_off += pkt->payload_len;
 	if (pkt->op->pos & UR_POS_LAST)
 		ur_resp_complete_recv(qp, UR_WC_SUCCESS, UR_WC_RECV, rs->msg_off, pkt);
@@ -672,8 +710,7 @@ static enum ur_resp_state err_invalidate(struct ur_qp *qp, struct resp_pkt *rx)
 {
 	ur_count(qp->dev, UR_CTR_resp_remote_access_errors);
 	fail_rwqe(qp, rx, UR_WC_REM_INV_REQ_ERR);
-	ur_resp_class_c_error(qp, rx->pkt, UR_NAK_INVALID_REQ,
-			      "SEND with Invalidate names a key that cannot be invalidated");
+	ur_resp_class_c_error(qp, rx->pkt, UR_NAK_INVALID_REQ, rx->why);
 	return UR_RESP_DONE;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ack.h"
+#include "mw.h"
 #include "packet_out.h"
 #include "psn.h"
 #include "requester.h"
@@ -144,9 +145,11 @@ static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
 	int err;
 
 	/* the region may have been deregistered since the request: check again */
-	if (len && ur_mr_check(&dev->mrs, res->rkey, qp->pd, res->va + off, len,
-			       UR_ACCESS_REMOTE_READ, &mr)) {
+	if (len && ur_rkey_check(&dev->mrs, res->rkey, qp->pd, qp->qpn, res->va + off, len,
+				 UR_ACCESS_REMOTE_READ, &mr)) {
 		ur_count(dev, UR_CTR_resp_remote_access_errors);
+		if (ur_mw_key_named(&dev->mrs, res->rkey))
+			ur_count(dev, UR_CTR_resp_mw_refused);
 		res->pending = false;
 		rs->error = true;
 		ur_resp_schedule_ack(qp, UR_AETH_NAK | UR_NAK_REM_ACCESS_ERR, psn);

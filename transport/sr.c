@@ -620,6 +620,8 @@ static void complete_rwqe(struct ur_qp *qp, const struct ur_sr_done *d, enum ur_
 
 	if (ur_opcode_get(d->opcode)->hdrs & UR_HDR_IMMDT)
 		c.wc_flags |= UR_WC_WITH_IMM;
+	if (ur_opcode_get(d->opcode)->hdrs & UR_HDR_IETH)
+		c.wc_flags |= UR_WC_WITH_INV; /* d->imm: the R_Key invalidated */
 	qp->resp.rq_done++;
 	ur_qp_post_cqe(qp, qp->rcq, &c);
 }

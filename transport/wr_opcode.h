@@ -29,9 +29,9 @@
 #define UR_WRF_READ 0x04   /* an RDMA READ: data back from a remote address and rkey */
 #define UR_WRF_ATOMIC 0x08 /* an atomic: 8 bytes back from a remote address and rkey */
 #define UR_WRF_IMM 0x10	   /* carries immediate data (ImmDt) */
-#define UR_WRF_INV 0x20	   /* carries an rkey for the responder to invalidate (IETH) */
+#define UR_WRF_INV 0x20	   /* names an R_Key to invalidate (SEND's IETH, or LOCAL_INV) */
 #define UR_WRF_RECV 0x40   /* consumes a receive WQE at the responder */
-#define UR_WRF_LOCAL 0x80  /* works on local state only: no packet (not offered) */
+#define UR_WRF_LOCAL 0x80  /* works on local state only: no packet (mw.c) */
 
 /*
  * Allowed types follow the transports' operations in IBTA Vol 1 table 38:
@@ -40,8 +40,9 @@
  * WQE at the responder, and so does an RDMA WRITE with immediate data, whose
  * immediate arrives in a receive completion (9.4); at the requester WRITE
  * with immediate completes as IBV_WC_RDMA_WRITE and every SEND kind as
- * IBV_WC_SEND. Local invalidate and memory-window binds are not offered:
- * allowed on nothing, refused at post.
+ * IBV_WC_SEND. Local invalidate and memory-window binds send nothing and
+ * run on RC and UC, whose requests can reach a window (Soft-RoCE allows
+ * LOCAL_INV on RC only; IBTA lets UC reach a window with RDMA WRITE).
  */
 /* clang-format off */
 /*  name                   on     what    imm inv recv  completion (UR_WC_) */
@@ -53,8 +54,8 @@
 	X(RDMA_READ,             RC,    READ,   0,   0,   0,    RDMA_READ)  \
 	X(ATOMIC_CMP_AND_SWP,    RC,    ATOMIC, 0,   0,   0,    COMP_SWAP)  \
 	X(ATOMIC_FETCH_AND_ADD,  RC,    ATOMIC, 0,   0,   0,    FETCH_ADD)  \
-	X(LOCAL_INV,             NONE,  LOCAL,  0,   0,   0,    LOCAL_INV)  \
-	X(BIND_MW,               NONE,  LOCAL,  0,   0,   0,    BIND_MW)    \
+	X(LOCAL_INV,             RC_UC, LOCAL,  0,   1,   0,    LOCAL_INV)  \
+	X(BIND_MW,               RC_UC, LOCAL,  0,   0,   0,    BIND_MW)    \
 	X(SEND_WITH_INV,         RC,    SEND,   0,   1,   1,    SEND)
 /* clang-format on */
 

@@ -35,6 +35,10 @@
  *   aux    bits 0-3  transmit buffers the host lends before -ENOBUFS (0: plenty)
  *          bits 4-5  which region bit 4 of flags points keys at
  *          bit 6     with flags bit 2: add an 802.1Q tag
+ *          bit 7     with flags bit 4: point keys at the memory window instead,
+ *                    a type 2 window bound through QP 0 over region 0's first
+ *                    16 KiB (its current key: bound, or invalidated by an IETH,
+ *                    a LOCAL_INV, or region 0's deregistration)
  *   len    16 bits, little endian; 0 makes the record a control operation
  *   bytes  the frame (len bytes, fewer if the input ends)
  *
@@ -64,11 +68,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h" /* white box: the key table, to bind the window at setup */
 #include "engine.h"
 #include "fake_host.h"
 #include "frame.h"
 #include "icrc.h"
 #include "opcode.h"
+#include "mw.h"
 #include "psn.h"
 #include "sr.h"
 #include "wire.h"
@@ -153,7 +159,7 @@ static const struct {
 	uint32_t access;
 	uint32_t pd;
 } mr_specs[NMR] = {
-    {0x100000, 32768, ALL_ACCESS, 1},
+    {0x100000, 32768, ALL_ACCESS | UR_ACCESS_MW_BIND, 1}, /* the window's */
     {0x200000, 64, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_READ, 1},
     {0x300000, 8192, ALL_ACCESS, 2},
     {UINT64_MAX - 255, 256, ALL_ACCESS, 1},
@@ -229,6 +235,7 @@ struct fixture {
 	struct ur_cq scq, rcq;
 	struct ur_srq *srq;
 	struct ur_mr *mr[NMR];
+	struct ur_mr *mw; /* the memory window (aux bit 7) */
 	uint8_t *buf[NMR];
 	struct ur_av av[NQP]; /* UD: the address handle of each QP's peer */
 	uint8_t *old[NMR];    /* a deregistered region's memory... */
@@ -535,6 +542,9 @@ static bool send_opcode_ok(unsigned type, unsigned op)
 	case UR_WR_ATOMIC_FETCH_AND_ADD:
 	case UR_WR_SEND_WITH_INV:
 		return type == RC;
+	case UR_WR_LOCAL_INV:
+	case UR_WR_BIND_MW:
+		return type != UD;
 	default:
 		return false;
 	}
@@ -570,6 +580,15 @@ static void post_send(unsigned i, unsigned op, uint32_t len, unsigned lmr, unsig
 	w->imm = op == UR_WR_SEND_WITH_INV ? w->rkey : 0x5a5a5a5a;
 	w->compare_add = 1;
 	w->swap = 2;
+	if (op == UR_WR_LOCAL_INV || op == UR_WR_BIND_MW) {
+		/* the window: invalidated, or bound again with its next key */
+		w->imm = fx.mw->key;
+		w->rkey = (fx.mw->key & ~UR_MW_KEY_MASK) | ((fx.mw->key + 1) & UR_MW_KEY_MASK);
+		w->bind_lkey = fx.mr[lmr] ? fx.mr[lmr]->key : 0x1234;
+		w->bind_length = len;
+		w->bind_access = roff & 0xe; /* remote write, read, atomic */
+		w->remote_addr = mr_specs[lmr].iova + roff % mr_specs[lmr].len;
+	}
 	if (specs[i].type == UD) {
 		/* the provider refuses a UD send without an address handle */
 		w->ud_av = &fx.av[i];
@@ -748,6 +767,19 @@ static void fixture_init(uint8_t cfg_byte)
 		CHECK(ur_dev_reg_mr(fx.dev, mr_specs[m].iova, fx.buf[m], mr_specs[m].len,
 				    mr_specs[m].access, mr_specs[m].pd, &fx.mr[m]) == 0);
 	}
+	CHECK(ur_dev_alloc_mw(fx.dev, UR_KEY_MW2, 1, &fx.mw) == 0);
+	{
+		const struct ur_mw_bind b = {
+		    .mw_key = fx.mw->key,
+		    .new_key = fx.mw->key,
+		    .mr_lkey = fx.mr[0]->key,
+		    .access = ALL_ACCESS & ~UR_ACCESS_LOCAL_WRITE,
+		    .addr = mr_specs[0].iova,
+		    .length = 16384,
+		};
+
+		CHECK(ur_mw_bind(&fx.dev->mrs, 1, qpn_of(0), &b) == NULL);
+	}
 	for (unsigned k = 0; k < 6; k++)
 		post_recv(2, k & 1 ? 0 : 1, 1024 * k, 2048, false, 1 + (k & 1));
 	ur_srq_set_limit(fx.srq, 2);
@@ -831,6 +863,7 @@ static void fixture_fini(void)
 	for (unsigned i = 0; i < NQP; i++)
 		ur_qp_destroy(fx.qp[i]);
 	ur_srq_destroy(fx.srq);
+	ur_dev_dealloc_mw(fx.dev, fx.mw);
 	for (unsigned m = 0; m < NMR; m++) {
 		/* once deregistered, nothing writes to the memory any more */
 		if (fx.old[m])
@@ -961,11 +994,14 @@ static bool is_request(unsigned kind)
 	       kind == UR_KIND_ATOMIC;
 }
 
-/* Point the R_Key (and address) of RETH, AtomicETH and IETH at region `m`. */
-static void fix_keys(uint8_t *bth, uint32_t avail, unsigned m)
+/* Point the R_Key (and address) of RETH, AtomicETH and IETH at region `m`, or the window. */
+static void fix_keys(uint8_t *bth, uint32_t avail, unsigned m, bool window)
 {
 	const struct ur_opcode_info *op = ur_opcode_get(bth[0]);
-	uint32_t key = fx.mr[m] ? fx.mr[m]->key : 0x777;
+	uint32_t key = window ? fx.mw->key : fx.mr[m] ? fx.mr[m]->key : 0x777;
+
+	if (window)
+		m = 0; /* its addresses are region 0's, the first 16 KiB of them */
 
 	if (op->kind == UR_KIND_INVALID || op->hdr_len > avail)
 		return;
@@ -1096,7 +1132,8 @@ static uint32_t fixup(uint8_t *f, const uint8_t *in, uint32_t len, uint8_t flags
 	if (flags & 8)
 		rebase_psn(bth, len - lo.l4 - UR_UDP_HLEN - UR_ICRC_SIZE, qi);
 	if (flags & 0x10)
-		fix_keys((uint8_t *)bth, len - lo.l4 - UR_UDP_HLEN - UR_ICRC_SIZE, (aux >> 4) & 3);
+		fix_keys((uint8_t *)bth, len - lo.l4 - UR_UDP_HLEN - UR_ICRC_SIZE, (aux >> 4) & 3,
+			 aux & 0x80);
 	if (flags & 0x20) {
 		if (lo.v6)
 			f[lo.l3 + 1] |= UR_ECN_CE << 4;

@@ -420,7 +420,9 @@ static int sack_seeds(void)
 				uint8_t pat = scripts[k][j].pat;
 
 				rec_put(seed, &len,
-					F_REENCAP | (pat & HOLD ? 0 : pat & TX2 ? F_TX : F_POLL | F_TX),
+					F_REENCAP | (pat & HOLD	 ? 0
+						     : pat & TX2 ? F_TX
+								 : F_POLL | F_TX),
 					(uint8_t)qp, 0x21, pat & TX2 ? 2 : 0, f, 56);
 			}
 			/* a second later: the RTO and the ACK timeout fire, SACK once more */
@@ -434,6 +436,68 @@ static int sack_seeds(void)
 				return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Memory windows at fuzz_rx's RC QP 0, which bound its window over region
+ * 0 (aux bit 7 points keys at it): a WRITE through the window, a SEND with
+ * Invalidate naming it (one packet, or a FIRST and a LAST with the IETH),
+ * then a WRITE and a READ through the stale key, refused. Once with the
+ * window's key, once with region 0's (which no SEND may invalidate), and
+ * on a device that runs selective repeat.
+ */
+static size_t mw_request(uint8_t *f, uint8_t opcode, uint32_t psn, uint32_t va, uint32_t len,
+			 uint32_t payload)
+{
+	const struct ur_opcode_info *op = ur_opcode_get(opcode);
+	size_t n = op->hdr_len + payload + 4; /* + ICRC, computed by fuzz_rx */
+
+	memset(f, 0, n);
+	f[0] = opcode;
+	ur_put_be16(f + 2, 0xffff);
+	f[8] = 0x80; /* AckReq */
+	ur_put_be24(f + 9, psn);
+	if (op->hdrs & UR_HDR_RETH) {
+		ur_put_be32(f + op->off_reth + 4, va);
+		ur_put_be32(f + op->off_reth + 12, len);
+	}
+	for (uint32_t i = 0; i < payload; i++)
+		f[op->hdr_len + i] = (uint8_t)(0xa0 + i);
+	return n;
+}
+
+static int mw_seeds(void)
+{
+	static const struct {
+		uint8_t opcode;
+		uint32_t va, len, payload;
+	} script[][5] = {
+	    {{0x0a, 0x40, 16, 16}, {0x17, 0, 0, 8}, {0x0a, 0x80, 16, 16}, {0x0c, 0x40, 64, 0}, {0}},
+	    {{0x0a, 0x3ff8, 16, 16}, {0x00, 0, 0, 1024}, {0x16, 0, 0, 8}, {0x0a, 0, 8, 8}, {0}},
+	};
+	uint8_t seed[1 + 8 * (REC_HDR + 1100)], f[1100];
+
+	for (unsigned k = 0; k < sizeof(script) / sizeof(script[0]); k++)
+		for (unsigned v = 0; v < 4; v++) {
+			size_t len = 1;
+			uint8_t aux = v & 1 ? 0x00 : 0x80; /* the window's key, or region 0's */
+
+			seed[0] = v & 2 ? 0x11 : 0;
+			/* two receives on QP 0 for the SENDs */
+			rec_put(seed, &len, 0x80, QP_RC_MTU1024, 0, 16, NULL, 0);
+			rec_put(seed, &len, 0x80, QP_RC_MTU1024, 0, 16, NULL, 0);
+			for (unsigned j = 0; j < 5 && script[k][j].opcode | script[k][j].len; j++) {
+				size_t n = mw_request(f, script[k][j].opcode, j, script[k][j].va,
+						      script[k][j].len, script[k][j].payload);
+
+				rec_put(seed, &len, F_REENCAP | F_REBASE | F_KEYS | F_POLL | F_TX,
+					QP_RC_MTU1024, 0x21, aux, f, (uint16_t)n);
+			}
+			rec_put(seed, &len, 0xc2, 0, 0, 0, NULL, 0); /* drain the CQs */
+			if (write_file(rx_dir, "mw", nrx++, seed, len))
+				return -1;
+		}
 	return 0;
 }
 
@@ -451,6 +515,7 @@ int main(int argc, char **argv)
 		fail |= do_pcap(argv[i]) != 0;
 	fail |= synthetic() != 0;
 	fail |= sack_seeds() != 0;
+	fail |= mw_seeds() != 0;
 	printf("fuzz_seeds: %u fuzz_frame seeds, %u fuzz_rx seeds\n", nframe, nrx);
 	return fail;
 }

@@ -96,6 +96,7 @@ static const uint32_t default_limit[UROCE_OBJ_COUNT] = {
     [UROCE_OBJ_PD] = 1u << 16,	[UROCE_OBJ_MR] = UR_MR_MAX - 1,
     [UROCE_OBJ_CQ] = 1u << 16,	[UROCE_OBJ_QP] = (UROCE_MAX_OWN_BLOCKS << UROCE_QPN_BLOCK_BITS) - 2,
     [UROCE_OBJ_SRQ] = 1u << 16, [UROCE_OBJ_AH] = 1u << 16,
+    [UROCE_OBJ_MW] = 1u << 16,
 };
 
 /* ---- defaults ---- */
@@ -402,7 +403,7 @@ static const struct bad_var bad[] = {
     {"UROCE_CC", "dcqcn,bogus=1", 0, "uroce0: ignoring congestion-control setting 'dcqcn,bogus=1'"},
     {"UROCE_LIMITS", "qp", 1, "UROCE_LIMITS: 'qp' is not NAME=N, ignored"},
     {"UROCE_LIMITS", "qps=4", 1,
-     "UROCE_LIMITS: no object 'qps' (pd, mr, cq, qp, srq, ah), ignored"},
+     "UROCE_LIMITS: no object 'qps' (pd, mr, cq, qp, srq, ah, mw), ignored"},
     {"UROCE_LIMITS", "qp=four", 1, "UROCE_LIMITS: qp=four is not a number, ignored"},
     {"UROCE_LIMITS", "qp=", 1, "UROCE_LIMITS: qp= is not a number, ignored"},
 };

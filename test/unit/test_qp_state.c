@@ -1042,13 +1042,14 @@ START_TEST(test_rc_send_error_goes_to_err)
 	struct ur_cqe c[4];
 
 	fresh_qp(UR_QPT_RC, UR_QPS_RTS);
-	post_send(qp, 7, UR_WR_BIND_MW, true); /* not an operation the engine does */
+	post_send(qp, 7, UR_WR_BIND_MW, true); /* binds no window: MW_BIND_ERR */
 	post_send(qp, 8, UR_WR_SEND, true);
 	run_engine(qp, 16);
 	ck_assert_uint_eq(ur_qp_state(qp), UR_QPS_ERR);
 	ck_assert_uint_eq(drain_cq(&scq, c, 4), 2);
 	ck_assert_uint_eq(c[0].wr_id, 7);
-	ck_assert_uint_eq(c[0].status, UR_WC_LOC_QP_OP_ERR);
+	ck_assert_uint_eq(c[0].status, UR_WC_MW_BIND_ERR);
+	ck_assert_uint_eq(c[0].opcode, UR_WC_BIND_MW);
 	ck_assert_uint_eq(c[1].wr_id, 8);
 	ck_assert_uint_eq(c[1].status, UR_WC_WR_FLUSH_ERR);
 	ck_assert_uint_eq(host.nsent, 0);

@@ -46,9 +46,9 @@ static const struct expect wr_table[] = {
 	{UR_WR_RDMA_READ,            "RDMA_READ",            1, 0, 0,  0,   0,  0,   READ,   UR_WC_RDMA_READ,  0x0c},
 	{UR_WR_ATOMIC_CMP_AND_SWP,   "ATOMIC_CMP_AND_SWP",   1, 0, 0,  0,   0,  0,   ATOMIC, UR_WC_COMP_SWAP,  0x13},
 	{UR_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD", 1, 0, 0,  0,   0,  0,   ATOMIC, UR_WC_FETCH_ADD,  0x14},
-	/* local operations uroce does not offer: refused everywhere */
-	{UR_WR_LOCAL_INV,            "LOCAL_INV",            0, 0, 0,  0,   0,  0,   LOCAL,  UR_WC_LOCAL_INV,  0},
-	{UR_WR_BIND_MW,              "BIND_MW",              0, 0, 0,  0,   0,  0,   LOCAL,  UR_WC_BIND_MW,    0},
+	/* local operations (memory windows): no packet, on the services that reach a window */
+	{UR_WR_LOCAL_INV,            "LOCAL_INV",            1, 1, 0,  0,   0,  1,   LOCAL,  UR_WC_LOCAL_INV,  0},
+	{UR_WR_BIND_MW,              "BIND_MW",              1, 1, 0,  0,   0,  0,   LOCAL,  UR_WC_BIND_MW,    0},
 	/* RC only: SEND with Invalidate has no UC or UD opcode */
 	{UR_WR_SEND_WITH_INV,        "SEND_WITH_INV",        1, 0, 0,  1,   0,  1,   SEND,   UR_WC_SEND,       0x17},
 };
@@ -96,6 +96,7 @@ END_TEST
 /*
  * Allowed on a transport exactly when table 38 gives that transport the
  * opcode's packet; immediate data and invalidate as that packet's headers.
+ * Local operations send no packet: RC and UC, whose requests reach windows.
  */
 START_TEST(test_allowed_where_the_packet_exists)
 {
@@ -107,6 +108,11 @@ START_TEST(test_allowed_where_the_packet_exists)
 		for (unsigned t = 0; t < 3; t++) {
 			uint8_t pkt = (uint8_t)(e->only_packet | transport_of[types[t]]);
 			bool exists = e->only_packet && ur_opcode_valid(pkt);
+
+			if (e->what == LOCAL) {
+				ck_assert_uint_eq(ur_wr_allowed(e->op, types[t]), types[t] != UR_QPT_UD);
+				continue;
+			}
 
 			ck_assert_msg(ur_wr_allowed(e->op, types[t]) == exists,
 				      "%s on QP type %u: allowed %d, packet %#04x exists %d",
@@ -175,7 +181,7 @@ START_TEST(test_offered_mask)
 		if (wr_table[i].rc || wr_table[i].uc || wr_table[i].ud)
 			want |= 1u << wr_table[i].op;
 	ck_assert_uint_eq(ur_wr_opcodes_offered(), want);
-	ck_assert_uint_eq(want, 0x27f); /* 0..6 and SEND_WITH_INV (9) */
+	ck_assert_uint_eq(want, 0x3ff); /* 0..6, LOCAL_INV (7), BIND_MW (8), SEND_WITH_INV (9) */
 }
 END_TEST
 
