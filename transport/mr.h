@@ -84,16 +84,20 @@ static inline struct ur_mr *ur_mr_find(const struct ur_mr_table *t, uint32_t key
 }
 
 /* The PD, bounds and access part of a key check. */
-static inline enum ur_mr_err ur_mr_check_range(struct ur_mr *mr, uint32_t pd, uint64_t va,
-					       uint64_t len, uint32_t access, struct ur_mr **out)
+static inline enum ur_mr_err ur_mr_check_range(const struct ur_mr_table *t, struct ur_mr *mr,
+					       uint32_t pd, uint64_t va, uint64_t len,
+					       uint32_t access, struct ur_mr **out)
 {
+	/* a window over an implicit region faults in as its region does */
+	const struct ur_mr *r = mr->region ? mr->region : mr;
+
 	if (mr->pd != pd)
 		return UR_MR_BAD_PD;
 	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
 		return UR_MR_BOUNDS;
 	if ((mr->access & access) != access)
 		return UR_MR_ACCESS;
-	if (mr->sparse && t->fault_in &&
+	if (r->sparse && t->fault_in &&
 	    !t->fault_in(mr->base + (va - mr->iova), len,
 			 access & (UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |
 				   UR_ACCESS_REMOTE_ATOMIC)))
@@ -115,7 +119,7 @@ static inline enum ur_mr_err ur_mr_check(const struct ur_mr_table *t, uint32_t k
 
 	if (!mr || !mr->valid || mr->kind != UR_KEY_MR)
 		return UR_MR_BAD_KEY;
-	return ur_mr_check_range(mr, pd, va, len, access, out);
+	return ur_mr_check_range(t, mr, pd, va, len, access, out);
 }
 
 /*
@@ -134,7 +138,7 @@ static inline enum ur_mr_err ur_rkey_check(const struct ur_mr_table *t, uint32_t
 		return UR_MR_BAD_KEY;
 	if (mr->kind == UR_KEY_MW2 && mr->qpn != qpn && mr->pd == pd)
 		return UR_MR_BAD_QP;
-	return ur_mr_check_range(mr, pd, va, len, access, out);
+	return ur_mr_check_range(t, mr, pd, va, len, access, out);
 }
 
 static inline uint8_t *ur_mr_ptr(const struct ur_mr *mr, uint64_t va)
