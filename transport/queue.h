@@ -35,6 +35,7 @@ struct ur_send_wqe {
 	uint32_t imm;              /* immediate data (network order) or R_Key to invalidate */
 	uint32_t ud_qpn;
 	uint32_t ud_qkey;
+	uint32_t xrc_srqn;         /* XRC initiator: the SRQ at the target (XRCETH) */
 	uint8_t opcode;            /* enum ur_wr_opcode */
 	uint8_t flags;             /* enum ur_send_flags */
 	uint8_t num_sge;
