@@ -7,6 +7,10 @@
 # WRITE and READ. The device must advertise XRC, and no XRC request may
 # have been refused.
 #   xrc.sh BUILD_DIR [ITERATIONS]
+# The server's capture of the first run must decode in tshark as RoCEv2 XRC
+# packets (Wireshark 4.0 names the opcodes; the XRCETH it shows as the first
+# bytes after the BTH, which must name an SRQ the programs printed) and pass
+# test/wire/check_wire.py --pcap (every ICRC valid).
 # (XRC_NS_PREFIX names the namespaces, default xr<pid>.)
 # Exit 77 (skip) without root, namespaces or the programs.
 set -u
@@ -45,7 +49,8 @@ pingpong() { # TAG
 	local spid c1 rc_s rc_1 rc_2 t0
 
 	t0=$EPOCHREALTIME
-	ur_in "$p-a" timeout 20 "${pp[@]}" -c 2 >"$log/$tag.srv" 2>&1 &
+	ur_in "$p-a" env UROCE_CAPTURE="$log/$tag.pcap" timeout 20 "${pp[@]}" -c 2 \
+		>"$log/$tag.srv" 2>&1 &
 	spid=$!
 	sleep 0.5
 	ur_in "$p-b" timeout 20 "${pp[@]}" "$net.1" >"$log/$tag.c1" 2>&1 &
@@ -71,6 +76,37 @@ if ! ur_in "$p-a" ibv_devinfo -v -d uroce0 | grep -qw XRC; then
 	fail "ibv_devinfo -v does not show the XRC capability"
 fi
 pingpong gbn
+
+# what went on the wire: XRC opcodes (table 38's 101xxxxx), requests with
+# an XRCETH naming one of the SRQs the programs printed
+if command -v tshark >/dev/null; then
+	srqns=$(cat "$log"/gbn.srv "$log"/gbn.c1 "$log"/gbn.c2 |
+		sed -n 's/.*local:.*SRQN \([0-9a-f]*\),.*/\1/p' | sort -u | tr '\n' ' ')
+	tshark -r "$log/gbn.pcap" -Y infiniband -T fields -E separator='|' -e frame.protocols \
+		-e _ws.malformed -e infiniband.bth.opcode -e infiniband.vendor \
+		>"$log/gbn.tshark" 2>/dev/null
+	verdict=$(awk -F'|' -v srqns="$srqns" '
+		BEGIN { n = split(srqns, s, " "); for (i = 1; i <= n; i++) ok["00" s[i]] = 1 }
+		{ frames++ }
+		$1 !~ /^eth:ethertype:ip:udp:infiniband/ || $2 != "" { bad++; next }
+		$3 < 160 || $3 > 183 { notxrc++; next }
+		$3 <= 172 || $3 == 179 || $3 == 180 || $3 >= 182 {
+			req++
+			if (!(substr($4, 1, 8) in ok)) badsrq++
+		}
+		END { printf "%d frames, %d XRC requests, %d malformed, %d not XRC, %d naming no SRQ printed",
+			frames, req, bad, notxrc, badsrq
+			exit !(frames > 0 && req > 0 && !bad && !notxrc && !badsrq) }' "$log/gbn.tshark")
+	rc=$?
+	echo "tshark, SRQNs $srqns: $verdict"
+	[ $rc -eq 0 ] || fail "tshark decode of the XRC capture"
+	if ! /usr/bin/python3 "$here/../wire/check_wire.py" --pcap "$log/gbn.pcap" \
+		>"$log/gbn.wire" 2>&1; then
+		fail "check_wire.py --pcap on the XRC capture"
+		tail -5 "$log/gbn.wire"
+	fi
+	tail -1 "$log/gbn.wire"
+fi
 
 # perftest's XRC mode, if this perftest has it
 if command -v ib_send_bw >/dev/null && ib_send_bw --help 2>&1 | grep -q 'XRC'; then
