@@ -345,7 +345,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_at
 		}
 	}
 	init.pd = attr->pd ? to_upd(attr->pd)->id : 0;
-	init.xrcd = xrcd ? xrcd->id : 0;
+	init.xrcd = xrcd ? xrcd->dom->id : 0;
 	init.send_cq = attr->send_cq ? &to_ucq(attr->send_cq)->cq : NULL;
 	init.recv_cq = attr->recv_cq ? &to_ucq(attr->recv_cq)->cq : NULL;
 	init.srq = attr->srq ? to_usrq(attr->srq)->srq : NULL;
@@ -394,7 +394,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_at
 	if (attr->pd)
 		atomic_fetch_add(&to_upd(attr->pd)->refs, 1);
 	if (xrcd) {
-		atomic_fetch_add(&xrcd->refs, 1);
+		uqp->xrcd = xrcd->dom;
+		atomic_fetch_add(&xrcd->dom->refs, 1);
 		uqp->vqp.comp_mask |= VERBS_QP_XRCD;
 		uqp->vqp.xrcd = &xrcd->vxrcd;
 		init.max_send_wr = init.max_send_sge = init.max_inline_data = 0;
@@ -602,8 +603,8 @@ int uroce_destroy_qp(struct ibv_qp *qp)
 		atomic_fetch_sub(&to_ucq(qp->recv_cq)->refs, 1);
 	if (qp->pd)
 		atomic_fetch_sub(&to_upd(qp->pd)->refs, 1);
-	if (uqp->vqp.xrcd)
-		atomic_fetch_sub(&to_uxrcd(&uqp->vqp.xrcd->xrcd)->refs, 1);
+	if (uqp->xrcd)
+		atomic_fetch_sub(&uqp->xrcd->refs, 1);
 	if (qp->srq)
 		atomic_fetch_sub(&to_usrq(qp->srq)->refs, 1);
 	uroce_obj_put(nic, UROCE_OBJ_QP);

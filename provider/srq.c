@@ -39,7 +39,7 @@ static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a
 	err = ur_srq_create(nic->engine, attr->attr.max_wr, attr->attr.max_sge, to_upd(pd)->id,
 			    usrq, &usrq->srq);
 	if (!err && xrcd)
-		ur_srq_set_xrc(usrq->srq, xrcd->id, &to_ucq(cq)->cq);
+		ur_srq_set_xrc(usrq->srq, xrcd->dom->id, &to_ucq(cq)->cq);
 	if (!err)
 		uroce_link_add(&to_uctx(pd->context)->srqs, &usrq->link);
 	pthread_mutex_unlock(&nic->lock);
@@ -59,10 +59,10 @@ static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a
 	usrq->vsrq.srq_type = xrcd ? IBV_SRQT_XRC : IBV_SRQT_BASIC;
 	usrq->vsrq.srq_num = ur_srq_num(usrq->srq);
 	if (xrcd) {
-		usrq->xrcd = xrcd;
+		usrq->xrcd = xrcd->dom;
 		usrq->vsrq.xrcd = &xrcd->vxrcd;
 		usrq->vsrq.cq = cq;
-		atomic_fetch_add(&xrcd->refs, 1);
+		atomic_fetch_add(&xrcd->dom->refs, 1);
 		atomic_fetch_add(&to_ucq(cq)->refs, 1);
 	}
 	attr->attr.max_wr = ur_wq_size(ur_srq_wq(usrq->srq));

@@ -57,7 +57,7 @@ struct uroce_nic {
 	unsigned timers_deferred;     /* passes the timers waited for the ring to drain */
 
 	uint32_t next_pd;
-	struct uroce_xrcd *xrcds;  /* open XRC domains (xrcd.c), under lock */
+	struct uroce_xrcd_dom *xrcds; /* open XRC domains (xrcd.c), under lock */
 	uint32_t next_xrcd;
 	/* QP numbers in use, one bit per number of each block we own; new
 	 * numbers come round-robin so a freed one is not reused at once */
@@ -98,15 +98,21 @@ struct uroce_pd {
 };
 
 /* An XRC domain (xrcd.c): the process's one per inode, or one of its own. */
-struct uroce_xrcd {
-	struct verbs_xrcd vxrcd;
-	struct uroce_xrcd *next;   /* in nic->xrcds */
+struct uroce_xrcd_dom {
+	struct uroce_xrcd_dom *next; /* in nic->xrcds */
 	uint32_t id;               /* the engine's name for it (never 0) */
-	unsigned users;            /* opens not yet closed, under nic->lock */
+	unsigned users;            /* handles open on it, under nic->lock */
 	atomic_uint refs;          /* XRC SRQs and target QPs in it */
 	bool has_inode;
 	dev_t dev;
 	ino_t ino;
+};
+
+/* One ibv_open_xrcd's handle on a domain. */
+struct uroce_xrcd {
+	struct verbs_xrcd vxrcd;
+	struct uroce_nic *nic;
+	struct uroce_xrcd_dom *dom;
 };
 
 struct uroce_mr {
@@ -132,7 +138,7 @@ struct uroce_srq {
 	struct ur_srq *srq;
 	pthread_spinlock_t lock;
 	struct uroce_pd *pd;
-	struct uroce_xrcd *xrcd;   /* an XRC SRQ's domain, else NULL */
+	struct uroce_xrcd_dom *xrcd; /* an XRC SRQ's domain, else NULL */
 	atomic_uint refs;          /* QPs taking their receive WQEs from it */
 };
 
@@ -152,6 +158,7 @@ struct uroce_qp {
 	bool neigh_pending;        /* destination MAC still being resolved */
 	uint8_t neigh_gid[16];
 	uint32_t events_sent;      /* async events that name this QP */
+	struct uroce_xrcd_dom *xrcd; /* an XRC target's domain, else NULL */
 };
 
 struct uroce_ah {
@@ -310,6 +317,8 @@ struct ibv_srq *uroce_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init
 int uroce_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 struct ibv_xrcd *uroce_open_xrcd(struct ibv_context *ctx, struct ibv_xrcd_init_attr *attr);
 int uroce_close_xrcd(struct ibv_xrcd *xrcd);
+/* The device's last context closes: its XRC domains go (xrcd.c). */
+void uroce_xrcd_take_back(struct uroce_nic *nic);
 struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int uroce_destroy_ah(struct ibv_ah *ah);
 void uroce_async_event_done(struct ibv_context *ctx, struct ibv_async_event *ev);
