@@ -128,14 +128,10 @@ struct ibv_srq *uroce_create_srq_ex(struct ibv_context *ibctx, struct ibv_srq_in
 	return srq;
 }
 
+/* Every SRQ has its number, as mlx5 gives it; only an XRC SRQ's is of use to a peer. */
 int uroce_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
 {
-	struct uroce_srq *usrq = to_usrq(srq);
-
-	if (usrq->vsrq.srq_type != IBV_SRQT_XRC)
-		return uroce_refuse(to_unic(srq->context), EINVAL, "get_srq_num",
-				    "only an XRC SRQ has a number to give");
-	*srq_num = usrq->vsrq.srq_num;
+	*srq_num = to_usrq(srq)->vsrq.srq_num;
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # XRC (IBTA annex A14) with the stock programs between two namespaces over
-# af_packet: Debian's unmodified ibv_xsrq_pingpong, a server with two
+# af_packet: test/verbs/xrc_check.c on one device (the verbs' rules), Debian's unmodified ibv_xsrq_pingpong, a server with two
 # clients (one sleeping on completion events), which shares one XRC SRQ
 # among its target QPs; the same with the devices in selective repeat mode
 # (XRC QPs stay go-back-N); then perftest's XRC mode (-c XRC) for SEND,
@@ -75,6 +75,15 @@ ur_pair_up "$p" "$net" 1500 || { echo "FAIL: setting up namespaces"; exit 1; }
 if ! ur_in "$p-a" ibv_devinfo -v -d uroce0 | grep -qw XRC; then
 	fail "ibv_devinfo -v does not show the XRC capability"
 fi
+if ur_in "$p-a" timeout -s KILL 30 "$build/test/xrc_check" uroce0 1 >"$log/xrc_check" 2>&1; then
+	tail -1 "$log/xrc_check"
+else
+	fail "xrc_check"
+	sed 's/^/  /' "$log/xrc_check" | tail -12
+fi
+# xrc_check sends once to another domain's SRQ on purpose
+refused_a=$(ctr "$p-a" rx_drop_xrc_srq)
+[ "$refused_a" -eq 1 ] || fail "rx_drop_xrc_srq $refused_a after xrc_check, want 1"
 pingpong gbn
 
 # what went on the wire: XRC opcodes (table 38's 101xxxxx), requests with
@@ -133,6 +142,7 @@ else
 fi
 for side in a b; do
 	r=$(ctr "$p-$side" rx_drop_xrc_srq)
+	[ "$side" = b ] || r=$((r - refused_a))
 	[ "$r" -eq 0 ] || fail "$p-$side refused $r XRC requests"
 done
 
