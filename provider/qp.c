@@ -618,6 +618,9 @@ int uroce_destroy_qp(struct ibv_qp *qp)
 /* A QP its context closed with (nic->lock held): gone from the engine, no waiting for events. */
 void uroce_qp_take_back(struct uroce_nic *nic, struct uroce_qp *uqp)
 {
+	/* an XRC domain may outlive the context, shared with another */
+	if (uqp->xrcd)
+		atomic_fetch_sub(&uqp->xrcd->refs, 1);
 	neigh_wait_del(nic, uqp);
 	ur_qp_destroy(uqp->qp);
 	uroce_qpn_free(nic, uqp->vqp.qp.qp_num);

@@ -109,9 +109,10 @@ struct ibv_srq *uroce_create_srq_ex(struct ibv_context *ibctx, struct ibv_srq_in
 				     "a PD is required, and for an XRC SRQ an XRCD and a CQ");
 		return NULL;
 	}
-	if (attr->pd->context != ibctx || (xrc && attr->cq->context != ibctx)) {
+	if (attr->pd->context != ibctx ||
+	    (xrc && (attr->cq->context != ibctx || attr->xrcd->context != ibctx))) {
 		errno = uroce_refuse(nic, EINVAL, "create_srq_ex",
-				     "the PD or the CQ belongs to another context");
+				     "the PD, the CQ or the XRCD belongs to another context");
 		return NULL;
 	}
 	srq =
@@ -198,6 +199,9 @@ int uroce_destroy_srq(struct ibv_srq *srq)
 /* An SRQ its context closed with, after its QPs (nic->lock held). */
 void uroce_srq_take_back(struct uroce_nic *nic, struct uroce_srq *usrq)
 {
+	/* an XRC domain may outlive the context, shared with another */
+	if (usrq->xrcd)
+		atomic_fetch_sub(&usrq->xrcd->refs, 1);
 	ur_srq_destroy(usrq->srq);
 	uroce_link_del(&usrq->link);
 	uroce_obj_put(nic, UROCE_OBJ_SRQ);
