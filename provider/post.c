@@ -194,11 +194,11 @@ int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 
 	if (qp->srq || st == UR_QPS_RESET || !ur_qp_rq(uqp->qp)->buf) {
 		*bad = wr;
-		return uroce_refuse(
-		    to_unic(qp->context), EINVAL, "post_recv", "qp %#x %s", qp->qp_num,
-		    qp->srq		       ? "takes its receives from an SRQ: post them there"
-		    : st == UR_QPS_RESET       ? "is in RESET"
-					       : "is an XRC QP: it has no receive queue");
+		return uroce_refuse(to_unic(qp->context), EINVAL, "post_recv", "qp %#x %s",
+				    qp->qp_num,
+				    qp->srq ? "takes its receives from an SRQ: post them there"
+				    : st == UR_QPS_RESET ? "is in RESET"
+							 : "is an XRC QP: it has no receive queue");
 	}
 	err = post_recv_to(to_unic(qp->context), "post_recv", ur_qp_rq(uqp->qp), &uqp->rq_lock, wr,
 			   bad, &n);

@@ -423,8 +423,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_at
 	attr->cap.max_recv_sge = init.max_recv_sge;
 	attr->cap.max_inline_data = init.max_inline_data;
 	uroce_log(nic, 1, "create %s qp %#x: send %u x %u sge, recv %u x %u sge, inline %u",
-		  type_name(attr->qp_type), qpn, init.max_send_wr, init.max_send_sge, init.max_recv_wr, init.max_recv_sge,
-		  init.max_inline_data);
+		  type_name(attr->qp_type), qpn, init.max_send_wr, init.max_send_sge,
+		  init.max_recv_wr, init.max_recv_sge, init.max_inline_data);
 	return qp;
 }
 

@@ -78,7 +78,7 @@
 	X(rx_drop_no_buffer, "UC/UD packets dropped because no receive WQE was posted")             \
 	X(ud_send_too_long, "UD sends longer than the path MTU: not sent, no error (C10-93.1.1)")  \
 	X(rx_drop_unsupported, "packets of a kind this device does not implement")                  \
-	X(rx_drop_xrc_srq, "XRC requests naming no XRC SRQ of the target's domain (NAK invalid request)")
+	X(rx_drop_xrc_srq, "XRC requests naming no SRQ of the target's XRC domain (NAK sent)")
 
 enum ur_counter {
 #define UR_COUNTER_ENUM(name, desc) UR_CTR_##name,

@@ -40,8 +40,8 @@
 #define QP_RC_MTU4096 1
 #define QP_UC_RTS 9
 #define QP_UD_RTS 17
-#define QP_XT_RTS 25  /* an XRC target of domain 1 */
-#define XRC_SRQN 2    /* fuzz_rx's XRC SRQ in that domain */
+#define QP_XT_RTS 25 /* an XRC target of domain 1 */
+#define XRC_SRQN 2   /* fuzz_rx's XRC SRQ in that domain */
 
 static const char *frame_dir, *rx_dir;
 static unsigned nframe, nrx;
@@ -200,14 +200,15 @@ static int do_variants(const char *name, const struct frame *fr, unsigned n, uin
 				QP_UC_RTS, 0x23, 0, buf, (uint16_t)len);
 			nuc++;
 		}
-		if (op <= UR_OP_RC_SEND_ONLY_INV && ur_opcode_get(op | 0xa0)->hdrs & UR_HDR_XRCETH &&
-		    nxrc < WINDOW_FRAMES && xlen + REC_HDR + len + 4 <= sizeof(xrc)) {
+		if (op <= UR_OP_RC_SEND_ONLY_INV &&
+		    ur_opcode_get(op | 0xa0)->hdrs & UR_HDR_XRCETH && nxrc < WINDOW_FRAMES &&
+		    xlen + REC_HDR + len + 4 <= sizeof(xrc)) {
 			memcpy(buf, f, b + 12);
 			buf[b] = op | 0xa0; /* the XRC opcode of the same operation */
 			ur_put_be32(buf + b + 12, XRC_SRQN);
 			memcpy(buf + b + 16, f + b + 12, len - b - 12);
-			rec_put(xrc, &xlen, F_REENCAP | F_REBASE | F_KEYS | F_POLL | F_TX, QP_XT_RTS,
-				0x23, 0, buf, (uint16_t)(len + 4));
+			rec_put(xrc, &xlen, F_REENCAP | F_REBASE | F_KEYS | F_POLL | F_TX,
+				QP_XT_RTS, 0x23, 0, buf, (uint16_t)(len + 4));
 			nxrc++;
 		}
 		if ((op == UR_OP_RC_SEND_ONLY || op == UR_OP_RC_SEND_ONLY_IMM) &&

@@ -129,10 +129,11 @@ static const struct expect *expected(unsigned opcode)
 
 static uint16_t expected_hdrs(const struct expect *e)
 {
-	return (e->xrceth ? UR_HDR_XRCETH : 0) | (e->deth ? UR_HDR_DETH : 0) | (e->reth ? UR_HDR_RETH : 0) |
-	       (e->atmeth ? UR_HDR_ATMETH : 0) | (e->aeth ? UR_HDR_AETH : 0) |
-	       (e->atmack ? UR_HDR_ATMACK : 0) | (e->immdt ? UR_HDR_IMMDT : 0) |
-	       (e->ieth ? UR_HDR_IETH : 0) | (e->cnp ? UR_HDR_CNP : 0);
+	return (e->xrceth ? UR_HDR_XRCETH : 0) | (e->deth ? UR_HDR_DETH : 0) |
+	       (e->reth ? UR_HDR_RETH : 0) | (e->atmeth ? UR_HDR_ATMETH : 0) |
+	       (e->aeth ? UR_HDR_AETH : 0) | (e->atmack ? UR_HDR_ATMACK : 0) |
+	       (e->immdt ? UR_HDR_IMMDT : 0) | (e->ieth ? UR_HDR_IETH : 0) |
+	       (e->cnp ? UR_HDR_CNP : 0);
 }
 
 /* Every one of the 256 opcodes: the layout of table 38, or INVALID and empty. */
@@ -353,16 +354,17 @@ START_TEST(test_headers_contiguous)
 		uint16_t bit;
 		uint8_t size;
 	} order[] = {
-	    {UR_HDR_DETH, 8},	{UR_HDR_XRCETH, 4}, {UR_HDR_RETH, 16}, {UR_HDR_ATMETH, 28}, {UR_HDR_AETH, 4},
-	    {UR_HDR_ATMACK, 8}, {UR_HDR_IMMDT, 4}, {UR_HDR_IETH, 4},	{UR_HDR_CNP, 16},
+	    {UR_HDR_DETH, 8},	 {UR_HDR_XRCETH, 4}, {UR_HDR_RETH, 16},
+	    {UR_HDR_ATMETH, 28}, {UR_HDR_AETH, 4},   {UR_HDR_ATMACK, 8},
+	    {UR_HDR_IMMDT, 4},	 {UR_HDR_IETH, 4},   {UR_HDR_CNP, 16},
 	};
 
 	for (unsigned v = 0; v < 256; v++) {
 		const struct ur_opcode_info *op = ur_opcode_get((uint8_t)v);
-		const uint8_t offs[] = {op->off_deth,	op->off_xrceth, op->off_reth,
-					op->off_atmeth, op->off_aeth,
-					op->off_atmack, op->off_immdt,
-					op->off_ieth,	12 /* CNP: right after the BTH */};
+		const uint8_t offs[] = {
+		    op->off_deth,   op->off_xrceth, op->off_reth,
+		    op->off_atmeth, op->off_aeth,   op->off_atmack,
+		    op->off_immdt,  op->off_ieth,   12 /* CNP: right after the BTH */};
 		unsigned at = sizeof(struct ur_bth);
 
 		if (op->kind == UR_KIND_INVALID)
