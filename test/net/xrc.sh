@@ -15,7 +15,7 @@
 # Exit 77 (skip) without root, namespaces or the programs.
 set -u
 build=$1
-iters=${2:-1000}
+iters=${2:-500}
 here=$(cd "$(dirname "$0")" && pwd)
 export UROCE=$build/tools/uroce
 # shellcheck source=../../tools/netns.sh
