@@ -59,7 +59,7 @@ static struct ur_qp *make_qp(struct sim_node *n, enum ur_qp_type type, uint32_t 
 	return qp;
 }
 
-static void xw_init(struct xw *w, uint64_t seed, double loss)
+static void xw_init_mode(struct xw *w, uint64_t seed, double loss, enum ur_retx_mode mode)
 {
 	const uint32_t all = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
 	struct sim_link_cfg link;
@@ -68,6 +68,7 @@ static void xw_init(struct xw *w, uint64_t seed, double loss)
 
 	memset(w, 0, sizeof(*w));
 	ur_dev_config_default(&cfg);
+	cfg.retx_mode = mode;
 	fx_default_link(&link);
 	link.impair.loss = loss;
 	w->s = sim_create(seed);
@@ -98,6 +99,11 @@ static void xw_init(struct xw *w, uint64_t seed, double loss)
 	ck_assert_int_eq(sim_connect_qps(w->ini, w->i1, w->tgt, w->t1, &p), 0);
 	p.psn_a = 0x7ffff0;
 	ck_assert_int_eq(sim_connect_qps(w->ini, w->i2, w->tgt, w->t2, &p), 0);
+}
+
+static void xw_init(struct xw *w, uint64_t seed, double loss)
+{
+	xw_init_mode(w, seed, loss, UR_RETX_GBN);
 }
 
 static void xw_fini(struct xw *w)
@@ -185,17 +191,19 @@ static uint64_t tgt_ctr(struct xw *w, enum ur_counter c)
  * Two initiators, two targets of one domain, two SRQs: each message lands
  * in the SRQ its XRCETH names, whichever target QP carried it, and
  * completes on that SRQ's CQ with that target's QP number. A WRITE names
- * an SRQ too, for its PD. With loss, the same, through retransmissions.
+ * an SRQ too, for its PD. With loss, the same, through retransmissions; on
+ * devices in selective repeat mode, where XRC QPs stay go-back-N.
  */
 START_TEST(test_two_initiators)
 {
-	static const double loss[] = {0, 0.02};
+	static const double loss[] = {0, 0.02, 0.05};
 	struct ur_cqe c[16];
 	struct xw w;
 	uint32_t t1, t2;
 	int n;
 
-	xw_init(&w, 0x5eed + (uint64_t)_i, loss[_i]);
+	xw_init_mode(&w, 0x5eed + (uint64_t)_i, loss[_i], _i == 2 ? UR_RETX_SR : UR_RETX_GBN);
+	ck_assert(!ur_qp_selective(w.i1) && !ur_qp_selective(w.t1));
 	t1 = ur_qp_num(w.t1);
 	t2 = ur_qp_num(w.t2);
 	ck_assert_uint_ne(ur_srq_num(w.s1), ur_srq_num(w.s2));
@@ -356,7 +364,7 @@ int main(void)
 	int failed;
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_two_initiators, 0, 2);
+	tcase_add_loop_test(tc, test_two_initiators, 0, 3);
 	tcase_add_loop_test(tc, test_wrong_domain_refused, 0, 2);
 	tcase_add_test(tc, test_write_checked_in_srq_pd);
 	tcase_add_test(tc, test_queues_and_numbers);
