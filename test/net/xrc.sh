@@ -1,11 +1,12 @@
 #!/bin/bash
 # XRC (IBTA annex A14) with the stock programs between two namespaces over
-# af_packet: test/verbs/xrc_check.c on one device (the verbs' rules), Debian's unmodified ibv_xsrq_pingpong, a server with two
-# clients (one sleeping on completion events), which shares one XRC SRQ
-# among its target QPs; the same with the devices in selective repeat mode
-# (XRC QPs stay go-back-N); then perftest's XRC mode (-c XRC) for SEND,
-# WRITE and READ. The device must advertise XRC, and no XRC request may
-# have been refused.
+# af_packet: test/verbs/xrc_check.c on one device (the verbs' rules);
+# Debian's unmodified ibv_xsrq_pingpong, a server with two clients (one
+# sleeping on completion events), which shares one XRC SRQ among its target
+# QPs; the same with the devices in selective repeat mode (XRC QPs stay
+# go-back-N); then perftest's XRC mode (-c XRC) for SEND, WRITE, READ and
+# atomics. The device must advertise XRC, and no XRC request may have been
+# refused but xrc_check's one on purpose.
 #   xrc.sh BUILD_DIR [ITERATIONS]
 # The server's capture of the first run must decode in tshark as RoCEv2 XRC
 # packets (Wireshark 4.0 names the opcodes; the XRCETH it shows as the first
@@ -119,8 +120,9 @@ fi
 
 # perftest's XRC mode, if this perftest has it
 if command -v ib_send_bw >/dev/null && ib_send_bw --help 2>&1 | grep -q 'XRC'; then
-	for t in ib_send_bw ib_write_bw ib_read_bw; do
-		bw=("$t" -d uroce0 -x 1 -c XRC -s 65536 -n "$iters" -F -p $((19515 + RANDOM % 1000)))
+	for t in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw; do
+		bw=("$t" -d uroce0 -x 1 -c XRC -n "$iters" -F -p $((19515 + RANDOM % 1000)))
+		[ "$t" = ib_atomic_bw ] || bw+=(-s 65536)
 		ur_in "$p-a" timeout 30 "${bw[@]}" >"$log/$t.srv" 2>&1 &
 		spid=$!
 		sleep 1
