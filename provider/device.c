@@ -81,7 +81,8 @@ static int uroce_query_device_ex(struct ibv_context *ibctx,
 	a.orig_attr.max_qp_wr = UR_MAX_WR;
 	a.orig_attr.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
 				       IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_N_NOTIFY_CQ |
-				       IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+				       IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+				       IBV_DEVICE_XRC;
 	a.orig_attr.max_mw = (int)nic->limit[UROCE_OBJ_MW]; /* mw.c; mlx5's flags */
 	a.orig_attr.max_sge = UR_MAX_SGE;
 	a.orig_attr.max_sge_rd = UR_MAX_SGE;
@@ -213,6 +214,10 @@ static const struct verbs_context_ops uroce_ctx_ops = {
 	.create_qp_ex = uroce_create_qp_ex,
 	.create_srq = uroce_create_srq,
 	.dealloc_mw = uroce_dealloc_mw,
+	.create_srq_ex = uroce_create_srq_ex,
+	.get_srq_num = uroce_get_srq_num,
+	.open_xrcd = uroce_open_xrcd,
+	.close_xrcd = uroce_close_xrcd,
 	.dealloc_pd = uroce_dealloc_pd,
 	.dealloc_td = uroce_dealloc_td,
 	.dereg_mr = uroce_dereg_mr,

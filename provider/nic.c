@@ -215,6 +215,7 @@ void uroce_nic_put(struct uroce_nic *nic, struct uroce_context *ctx)
 			*p = nic->next;
 			break;
 		}
+	uroce_xrcd_take_back(nic);
 	nic_close(nic);
 	pthread_mutex_unlock(&nics_lock);
 }

@@ -52,9 +52,11 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 		return uroce_refuse(nic, EINVAL, "post_send",
 				    "qp %#x: opcode %s (%d) is not offered on a %s QP", qp->qp_num,
 				    op->name, wr->opcode,
-				    qp->qp_type == IBV_QPT_RC	? "RC"
-				    : qp->qp_type == IBV_QPT_UC ? "UC"
-								: "UD");
+				    qp->qp_type == IBV_QPT_RC	      ? "RC"
+				    : qp->qp_type == IBV_QPT_UC       ? "UC"
+				    : qp->qp_type == IBV_QPT_XRC_SEND ? "XRC_SEND"
+				    : qp->qp_type == IBV_QPT_XRC_RECV ? "XRC_RECV"
+								      : "UD");
 	if (op->flags & UR_WRF_LOCAL)
 		return fill_local(uqp, w, wr);
 	if (wr->num_sge < 0 ||
@@ -93,6 +95,9 @@ static int fill_send(struct uroce_qp *uqp, struct ur_wq *sq, struct ur_send_wqe 
 		w->imm = wr->imm_data;
 	else if (op->flags & UR_WRF_INV)
 		w->imm = wr->invalidate_rkey;
+	/* an XRC send names the SRQ it is for at the target (annex A14) */
+	if (qp->qp_type == IBV_QPT_XRC_SEND)
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	if (qp->qp_type == IBV_QPT_UD) {
 		if (!wr->wr.ud.ah)
 			return uroce_refuse(nic, EINVAL, "post_send",
@@ -217,11 +222,13 @@ int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	uint32_t n;
 	int err;
 
-	if (qp->srq || st == UR_QPS_RESET) {
+	if (qp->srq || st == UR_QPS_RESET || !ur_qp_rq(uqp->qp)->buf) {
 		*bad = wr;
-		return uroce_refuse(
-		    to_unic(qp->context), EINVAL, "post_recv", "qp %#x %s", qp->qp_num,
-		    qp->srq ? "takes its receives from an SRQ: post them there" : "is in RESET");
+		return uroce_refuse(to_unic(qp->context), EINVAL, "post_recv", "qp %#x %s",
+				    qp->qp_num,
+				    qp->srq ? "takes its receives from an SRQ: post them there"
+				    : st == UR_QPS_RESET ? "is in RESET"
+							 : "is an XRC QP: it has no receive queue");
 	}
 	err = post_recv_to(to_unic(qp->context), "post_recv", ur_qp_rq(uqp->qp), &uqp->rq_lock, wr,
 			   bad, &n);

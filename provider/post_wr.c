@@ -220,6 +220,20 @@ static void wr_set_ud_addr(struct ibv_qp_ex *ex, struct ibv_ah *ah, uint32_t rem
 	w->ud_qkey = remote_qkey;
 }
 
+/* The SRQ at the target an XRC send is for (annex A14's XRCETH). */
+static void wr_set_xrc_srqn(struct ibv_qp_ex *ex, uint32_t remote_srqn)
+{
+	struct ur_send_wqe *w = current(ex);
+
+	if (!w)
+		return;
+	if (ex->qp_base.qp_type != IBV_QPT_XRC_SEND) {
+		wr_fail(from_ex(ex), EINVAL, "ibv_wr_set_xrc_srqn on a QP that is not XRC_SEND");
+		return;
+	}
+	w->xrc_srqn = remote_srqn;
+}
+
 static void wr_set_sge_list(struct ibv_qp_ex *ex, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	struct uroce_qp *uqp = from_ex(ex);
@@ -357,6 +371,7 @@ int uroce_qp_ex_init(struct uroce_qp *uqp, uint64_t send_ops_flags)
 	ex->wr_local_inv = wr_local_inv;
 	ex->wr_bind_mw = wr_bind_mw;
 	ex->wr_set_ud_addr = wr_set_ud_addr;
+	ex->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	ex->wr_set_sge = wr_set_sge;
 	ex->wr_set_sge_list = wr_set_sge_list;
 	ex->wr_set_inline_data = wr_set_inline_data;

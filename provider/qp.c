@@ -178,6 +178,10 @@ static enum ur_qp_type to_ur_type(enum ibv_qp_type t)
 		return UR_QPT_UC;
 	case IBV_QPT_UD:
 		return UR_QPT_UD;
+	case IBV_QPT_XRC_SEND:
+		return UR_QPT_XRC_SEND;
+	case IBV_QPT_XRC_RECV:
+		return UR_QPT_XRC_RECV;
 	default:
 		return 0;
 	}
@@ -185,6 +189,22 @@ static enum ur_qp_type to_ur_type(enum ibv_qp_type t)
 
 static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr,
 				uint32_t gsi_qpn);
+
+static const char *type_name(enum ibv_qp_type t)
+{
+	switch (t) {
+	case IBV_QPT_RC:
+		return "RC";
+	case IBV_QPT_UC:
+		return "UC";
+	case IBV_QPT_XRC_SEND:
+		return "XRC_SEND";
+	case IBV_QPT_XRC_RECV:
+		return "XRC_RECV";
+	default:
+		return "UD";
+	}
+}
 
 struct ibv_qp *uroce_create_qp_ex(struct ibv_context *ibctx, struct ibv_qp_init_attr_ex *attr)
 {
@@ -220,31 +240,54 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_at
 {
 	struct uroce_nic *nic = to_unic(ibctx);
 	struct ur_qp_init init = {0};
+	struct uroce_xrcd *xrcd = NULL;
 	struct uroce_qp *uqp;
 	struct ibv_qp *qp;
 	uint32_t qpn;
 	int err;
+	/* annex A14: an XRC target has no PD, CQs or queues of its own, only
+	 * its XRC domain; an initiator sends, so has a PD and a send CQ */
+	bool tgt = attr->qp_type == IBV_QPT_XRC_RECV, ini = attr->qp_type == IBV_QPT_XRC_SEND;
 
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+	if (tgt) {
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
+		    attr->xrcd->context != ibctx) {
+			errno = uroce_refuse(nic, EINVAL, "create_qp",
+					     "an XRC_RECV QP needs an XRCD of this context "
+					     "(IBV_QP_INIT_ATTR_XRCD)");
+			return NULL;
+		}
+		xrcd = to_uxrcd(attr->xrcd);
+		attr->pd = NULL;
+		attr->send_cq = attr->recv_cq = NULL;
+		attr->srq = NULL;
+		attr->cap.max_send_wr = attr->cap.max_recv_wr = 0;
+	} else if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
 		errno = uroce_refuse(nic, EINVAL, "create_qp", "no PD (IBV_QP_INIT_ATTR_PD)");
 		return NULL;
 	}
-	if (!attr->send_cq || !attr->recv_cq) {
+	if (ini) {
+		attr->recv_cq = NULL;
+		attr->srq = NULL;
+		attr->cap.max_recv_wr = 0;
+	}
+	if ((!tgt && !attr->send_cq) || (!tgt && !ini && !attr->recv_cq)) {
 		errno = uroce_refuse(nic, EINVAL, "create_qp", "no %s",
 				     attr->send_cq ? "recv_cq" : "send_cq");
 		return NULL;
 	}
-	if (attr->send_cq->context != ibctx || attr->recv_cq->context != ibctx ||
+	if ((attr->send_cq && attr->send_cq->context != ibctx) ||
+	    (attr->recv_cq && attr->recv_cq->context != ibctx) ||
 	    (attr->srq && attr->srq->context != ibctx)) {
 		errno = uroce_refuse(nic, EINVAL, "create_qp",
 				     "send_cq, recv_cq or srq belongs to another context");
 		return NULL;
 	}
 	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-				IBV_QP_INIT_ATTR_CREATE_FLAGS)) {
+				IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD)) {
 		errno = uroce_refuse(
 		    nic, EOPNOTSUPP, "create_qp",
-		    "comp_mask %#x: only PD, CREATE_FLAGS and SEND_OPS_FLAGS are offered",
+		    "comp_mask %#x: only PD, XRCD, CREATE_FLAGS and SEND_OPS_FLAGS are offered",
 		    attr->comp_mask);
 		return NULL;
 	}
@@ -257,9 +300,10 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_at
 	}
 	init.type = to_ur_type(attr->qp_type);
 	if (!init.type) {
-		/* XRC and raw packet QPs are not implemented */
+		/* raw packet QPs are not implemented */
 		errno = uroce_refuse(nic, EOPNOTSUPP, "create_qp",
-				     "qp_type %d: only RC, UC and UD are offered", attr->qp_type);
+				     "qp_type %d: only RC, UC, UD, XRC_SEND and XRC_RECV are offered",
+				     attr->qp_type);
 		return NULL;
 	}
 	if (attr->cap.max_send_wr > UR_MAX_WR || attr->cap.max_recv_wr > UR_MAX_WR ||
@@ -300,10 +344,11 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_at
 			return NULL;
 		}
 	}
-	init.pd = to_upd(attr->pd)->id;
-	init.alloc = uroce_pd_queue_alloc(to_upd(attr->pd)); /* a parent domain's */
-	init.send_cq = &to_ucq(attr->send_cq)->cq;
-	init.recv_cq = &to_ucq(attr->recv_cq)->cq;
+	init.pd = attr->pd ? to_upd(attr->pd)->id : 0;
+	init.alloc = attr->pd ? uroce_pd_queue_alloc(to_upd(attr->pd)) : NULL; /* a parent domain's */
+	init.xrcd = xrcd ? xrcd->dom->id : 0;
+	init.send_cq = attr->send_cq ? &to_ucq(attr->send_cq)->cq : NULL;
+	init.recv_cq = attr->recv_cq ? &to_ucq(attr->recv_cq)->cq : NULL;
 	init.srq = attr->srq ? to_usrq(attr->srq)->srq : NULL;
 	init.max_send_wr = attr->cap.max_send_wr;
 	init.max_recv_wr = attr->srq ? 0 : attr->cap.max_recv_wr;
@@ -343,9 +388,19 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_at
 	pthread_spin_init(&uqp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	uqp->sq_sig_all = attr->sq_sig_all;
 	uqp->max_inline = init.max_inline_data;
-	atomic_fetch_add(&to_ucq(attr->send_cq)->refs, 1);
-	atomic_fetch_add(&to_ucq(attr->recv_cq)->refs, 1);
-	atomic_fetch_add(&to_upd(attr->pd)->refs, 1);
+	if (attr->send_cq)
+		atomic_fetch_add(&to_ucq(attr->send_cq)->refs, 1);
+	if (attr->recv_cq)
+		atomic_fetch_add(&to_ucq(attr->recv_cq)->refs, 1);
+	if (attr->pd)
+		atomic_fetch_add(&to_upd(attr->pd)->refs, 1);
+	if (xrcd) {
+		uqp->xrcd = xrcd->dom;
+		atomic_fetch_add(&xrcd->dom->refs, 1);
+		uqp->vqp.comp_mask |= VERBS_QP_XRCD;
+		uqp->vqp.xrcd = &xrcd->vxrcd;
+		init.max_send_wr = init.max_send_sge = init.max_inline_data = 0;
+	}
 	if (attr->srq)
 		atomic_fetch_add(&to_usrq(attr->srq)->refs, 1);
 
@@ -369,9 +424,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ibctx, struct ibv_qp_init_at
 	attr->cap.max_recv_sge = init.max_recv_sge;
 	attr->cap.max_inline_data = init.max_inline_data;
 	uroce_log(nic, 1, "create %s qp %#x: send %u x %u sge, recv %u x %u sge, inline %u",
-		  attr->qp_type == IBV_QPT_RC ? "RC" : attr->qp_type == IBV_QPT_UC ? "UC" : "UD",
-		  qpn, init.max_send_wr, init.max_send_sge, init.max_recv_wr, init.max_recv_sge,
-		  init.max_inline_data);
+		  type_name(attr->qp_type), qpn, init.max_send_wr, init.max_send_sge,
+		  init.max_recv_wr, init.max_recv_sge, init.max_inline_data);
 	return qp;
 }
 
@@ -544,9 +598,14 @@ int uroce_destroy_qp(struct ibv_qp *qp)
 	while (qp->events_completed + dropped < uqp->events_sent)
 		pthread_cond_wait(&qp->cond, &qp->mutex);
 	pthread_mutex_unlock(&qp->mutex);
-	atomic_fetch_sub(&to_ucq(qp->send_cq)->refs, 1);
-	atomic_fetch_sub(&to_ucq(qp->recv_cq)->refs, 1);
-	atomic_fetch_sub(&to_upd(qp->pd)->refs, 1);
+	if (qp->send_cq)
+		atomic_fetch_sub(&to_ucq(qp->send_cq)->refs, 1);
+	if (qp->recv_cq)
+		atomic_fetch_sub(&to_ucq(qp->recv_cq)->refs, 1);
+	if (qp->pd)
+		atomic_fetch_sub(&to_upd(qp->pd)->refs, 1);
+	if (uqp->xrcd)
+		atomic_fetch_sub(&uqp->xrcd->refs, 1);
 	if (qp->srq)
 		atomic_fetch_sub(&to_usrq(qp->srq)->refs, 1);
 	uroce_obj_put(nic, UROCE_OBJ_QP);
@@ -560,6 +619,9 @@ int uroce_destroy_qp(struct ibv_qp *qp)
 /* A QP its context closed with (nic->lock held): gone from the engine, no waiting for events. */
 void uroce_qp_take_back(struct uroce_nic *nic, struct uroce_qp *uqp)
 {
+	/* an XRC domain may outlive the context, shared with another */
+	if (uqp->xrcd)
+		atomic_fetch_sub(&uqp->xrcd->refs, 1);
 	neigh_wait_del(nic, uqp);
 	ur_qp_destroy(uqp->qp);
 	uroce_qpn_free(nic, uqp->vqp.qp.qp_num);

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "verbs_abi.h"
 
@@ -56,6 +57,8 @@ struct uroce_nic {
 	unsigned timers_deferred;     /* passes the timers waited for the ring to drain */
 
 	uint32_t next_pd;
+	struct uroce_xrcd_dom *xrcds; /* open XRC domains (xrcd.c), under lock */
+	uint32_t next_xrcd;
 	/* QP numbers in use, one bit per number of each block we own; new
 	 * numbers come round-robin so a freed one is not reused at once */
 	uint64_t qpn_bits[UROCE_MAX_OWN_BLOCKS][(1u << UROCE_QPN_BLOCK_BITS) / 64];
@@ -126,6 +129,24 @@ struct uroce_dm {
 	atomic_uint refs;          /* MRs on it */
 };
 
+/* An XRC domain (xrcd.c): the process's one per inode, or one of its own. */
+struct uroce_xrcd_dom {
+	struct uroce_xrcd_dom *next; /* in nic->xrcds */
+	uint32_t id;               /* the engine's name for it (never 0) */
+	unsigned users;            /* handles open on it, under nic->lock */
+	atomic_uint refs;          /* XRC SRQs and target QPs in it */
+	bool has_inode;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* One ibv_open_xrcd's handle on a domain. */
+struct uroce_xrcd {
+	struct verbs_xrcd vxrcd;
+	struct uroce_nic *nic;
+	struct uroce_xrcd_dom *dom;
+};
+
 struct uroce_mr {
 	struct verbs_mr vmr;
 	struct uroce_link link;    /* in its context's mrs */
@@ -163,6 +184,7 @@ struct uroce_srq {
 	struct ur_srq *srq;
 	pthread_spinlock_t lock;
 	struct uroce_pd *pd;
+	struct uroce_xrcd_dom *xrcd; /* an XRC SRQ's domain, else NULL */
 	atomic_uint refs;          /* QPs taking their receive WQEs from it */
 };
 
@@ -182,6 +204,7 @@ struct uroce_qp {
 	bool neigh_pending;        /* destination MAC still being resolved */
 	uint8_t neigh_gid[16];
 	uint32_t events_sent;      /* async events that name this QP */
+	struct uroce_xrcd_dom *xrcd; /* an XRC target's domain, else NULL */
 };
 
 struct uroce_ah {
@@ -243,6 +266,11 @@ static inline struct uroce_srq *to_usrq(struct ibv_srq *srq)
 static inline struct uroce_mw *to_umw(struct ibv_mw *mw)
 {
 	return to_type(mw, struct uroce_mw, ibv_mw);
+}
+
+static inline struct uroce_xrcd *to_uxrcd(struct ibv_xrcd *x)
+{
+	return to_type(x, struct uroce_xrcd, vxrcd.xrcd);
 }
 
 static inline struct uroce_ah *to_uah(struct ibv_ah *ah)
@@ -378,6 +406,12 @@ int uroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
 int uroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int uroce_destroy_srq(struct ibv_srq *srq);
 int uroce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+struct ibv_srq *uroce_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr);
+int uroce_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+struct ibv_xrcd *uroce_open_xrcd(struct ibv_context *ctx, struct ibv_xrcd_init_attr *attr);
+int uroce_close_xrcd(struct ibv_xrcd *xrcd);
+/* The device's last context closes: its XRC domains go (xrcd.c). */
+void uroce_xrcd_take_back(struct uroce_nic *nic);
 struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int uroce_destroy_ah(struct ibv_ah *ah);
 void uroce_async_event_done(struct ibv_context *ctx, struct ibv_async_event *ev);

@@ -11,7 +11,9 @@
 int ur_ack_emit(struct ur_qp *qp)
 {
 	struct ur_responder *rs = &qp->resp;
-	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_RC_ACKNOWLEDGE);
+	/* an XRC target answers with the XRC range's ACKNOWLEDGE (A14.4) */
+	uint8_t opcode = UR_OP_RC_ACKNOWLEDGE | qp->svc->transport;
+	const struct ur_opcode_info *op = ur_opcode_get(opcode);
 	bool is_ack = !rs->ack.pending || (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK;
 	/* to a selective-repeat peer, every ACK is a SACK: cumulative PSN plus bitmap */
 	bool sack = is_ack && ur_sr_on(qp);
@@ -20,7 +22,7 @@ int ur_ack_emit(struct ur_qp *qp)
 	struct ur_pkt_out o;
 	int err;
 
-	err = ur_pkt_begin(qp, &o, UR_OP_RC_ACKNOWLEDGE, psn, sack ? sizeof(struct ur_sack) : 0);
+	err = ur_pkt_begin(qp, &o, opcode, psn, sack ? sizeof(struct ur_sack) : 0);
 	if (err)
 		return err;
 	ur_aeth_set_syndrome((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth), syndrome);

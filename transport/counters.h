@@ -82,7 +82,8 @@
 	X(mw_bind_errors, "memory window binds refused (IBV_WC_MW_BIND_ERR)")                      \
 	X(mw_invalidations, "memory windows invalidated (LOCAL_INV, SEND with Invalidate)")        \
 	X(resp_mw_refused, "responder: remote accesses and invalidations a memory window refused") \
-	X(rx_drop_sr_early_invalidate, "selective repeat: SEND with Invalidate ahead of missing PSNs, dropped to come again in order")
+	X(rx_drop_sr_early_invalidate, "selective repeat: SEND with Invalidate ahead of missing PSNs, dropped to come again in order") \
+	X(rx_drop_xrc_srq, "XRC requests naming no SRQ of the target's XRC domain (NAK sent)")
 
 enum ur_counter {
 #define UR_COUNTER_ENUM(name, desc) UR_CTR_##name,

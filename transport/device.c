@@ -93,6 +93,7 @@ void ur_dev_destroy(struct ur_dev *dev)
 	if (!dev)
 		return;
 	free(dev->qp_hash);
+	free(dev->srqs);
 	ur_timer_heap_fini(&dev->timers);
 	ur_mr_table_fini(&dev->mrs);
 	free(dev);
@@ -371,6 +372,43 @@ void ur_dev_dereg_mr(struct ur_dev *dev, struct ur_mr *mr)
 	ur_mr_remove(&dev->mrs, mr);
 }
 
+/* The next free SRQ number after the last one given (0: none free; number 0 stays unused). */
+static uint32_t srq_free_number(const struct ur_dev *dev)
+{
+	for (uint32_t i = 1; i < dev->nsrqs; i++) {
+		uint32_t n = (dev->srq_cursor + i) % dev->nsrqs;
+
+		if (n && !dev->srqs[n])
+			return n;
+	}
+	return 0;
+}
+
+/* Give an SRQ a number, the index of its slot; the table doubles when full. */
+static int srq_number(struct ur_dev *dev, struct ur_srq *srq)
+{
+	uint32_t n = srq_free_number(dev);
+
+	if (!n) {
+		uint32_t old = dev->nsrqs, want = old ? old * 2 : 64;
+		struct ur_srq **t;
+
+		if (want > UR_PSN_MASK + 1u) /* the XRCETH has 24 bits for it */
+			return -ENOMEM;
+		t = realloc(dev->srqs, want * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		memset(t + old, 0, (want - old) * sizeof(*t));
+		dev->srqs = t;
+		dev->nsrqs = want;
+		n = old ? old : 1;
+	}
+	dev->srq_cursor = n;
+	srq->srqn = n;
+	dev->srqs[n] = srq;
+	return 0;
+}
+
 int ur_srq_create(struct ur_dev *dev, uint32_t max_wr, uint32_t max_sge, uint32_t pd,
 		  void *host_ctx, struct ur_srq **out)
 {
@@ -395,14 +433,39 @@ int ur_srq_create(struct ur_dev *dev, uint32_t max_wr, uint32_t max_sge, uint32_
 	srq->dev = dev;
 	srq->pd = pd;
 	srq->host_ctx = host_ctx;
+	err = srq_number(dev, srq);
+	if (err) {
+		ur_wq_fini(&srq->wq);
+		free(srq);
+		return err;
+	}
 	*out = srq;
 	return 0;
 }
 
 void ur_srq_destroy(struct ur_srq *srq)
 {
+	struct ur_dev *dev = srq->dev;
+
+	dev->srqs[srq->srqn] = NULL;
+	/* XRC targets remember the SRQ their last request named: forget it */
+	if (srq->xrcd)
+		for (uint32_t i = 0; i <= dev->qp_hash_mask; i++)
+			if (dev->qp_hash[i] && dev->qp_hash[i]->srq == srq)
+				dev->qp_hash[i]->srq = NULL;
 	ur_wq_fini(&srq->wq);
 	free(srq);
+}
+
+uint32_t ur_srq_num(const struct ur_srq *srq)
+{
+	return srq->srqn;
+}
+
+void ur_srq_set_xrc(struct ur_srq *srq, uint32_t xrcd, struct ur_cq *cq)
+{
+	srq->xrcd = xrcd;
+	srq->cq = cq;
 }
 
 struct ur_wq *ur_srq_wq(struct ur_srq *srq)

@@ -22,6 +22,12 @@ struct ur_dev {
 	uint32_t qp_hash_mask;
 	uint32_t nqp;
 
+	/* SRQ number -> SRQ (XRCETH), grown at create; numbers from a cursor
+	 * so a freed one is not reused at once */
+	struct ur_srq **srqs;
+	uint32_t nsrqs;
+	uint32_t srq_cursor;
+
 	/* QPs with something to transmit, served round robin */
 	struct ur_qp *ready_head;
 	struct ur_qp *ready_tail;
@@ -46,6 +52,12 @@ struct ur_dev {
 	 * with RETRY_EXC_ERR if the neighbour never answers. */
 	uint8_t scratch[UR_FRAME_MAX];
 };
+
+/* The SRQ an XRCETH names, or NULL. */
+static inline struct ur_srq *ur_dev_find_srq(const struct ur_dev *dev, uint32_t srqn)
+{
+	return srqn < dev->nsrqs ? dev->srqs[srqn] : NULL;
+}
 
 static inline void ur_count(struct ur_dev *dev, enum ur_counter c)
 {

@@ -167,6 +167,10 @@ int ur_srq_create(struct ur_dev *dev, uint32_t max_wr, uint32_t max_sge, uint32_
 		  void *host_ctx, struct ur_srq **out);
 void ur_srq_destroy(struct ur_srq *srq);
 struct ur_wq *ur_srq_wq(struct ur_srq *srq);
+/* The SRQ's number (XRCETH, ibv_get_srq_num): unique on the device while it lives. */
+uint32_t ur_srq_num(const struct ur_srq *srq);
+/* Make it an XRC SRQ of domain `xrcd` (non-zero) whose receives complete on `cq`. */
+void ur_srq_set_xrc(struct ur_srq *srq, uint32_t xrcd, struct ur_cq *cq);
 /* Arm the limit event: fires once when fewer than `limit` WQEs remain (0 disarms). */
 void ur_srq_set_limit(struct ur_srq *srq, uint32_t limit);
 uint32_t ur_srq_limit(const struct ur_srq *srq);
@@ -176,8 +180,9 @@ struct ur_qp_init {
 	enum ur_qp_type type;
 	uint32_t qpn;
 	uint32_t pd;
-	struct ur_cq *send_cq;
-	struct ur_cq *recv_cq;
+	uint32_t xrcd;        /* XRC_RECV: its XRC domain (non-zero) */
+	struct ur_cq *send_cq; /* none for XRC_RECV */
+	struct ur_cq *recv_cq; /* none for XRC_SEND and XRC_RECV */
 	struct ur_srq *srq;
 	/* requested capacities; ur_qp_create writes back what it granted */
 	uint32_t max_send_wr;
@@ -215,7 +220,7 @@ void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr);
 struct ur_wq *ur_qp_sq(struct ur_qp *qp);
 struct ur_wq *ur_qp_rq(struct ur_qp *qp);
 uint32_t ur_qp_num(const struct ur_qp *qp);
-enum ur_qp_type ur_qp_service(const struct ur_qp *qp); /* RC, UC or UD */
+enum ur_qp_type ur_qp_service(const struct ur_qp *qp); /* RC, UC, UD, XRC_SEND or XRC_RECV */
 void *ur_qp_host_ctx(const struct ur_qp *qp);
 /* Any thread: the QP's current state. */
 enum ur_qp_state ur_qp_state(const struct ur_qp *qp);

@@ -3,13 +3,15 @@
 #include "wire.h"
 
 /*
- * Extension headers follow the BTH in the order of 9.2 (DETH, RETH,
- * AtomicETH, AETH, AtomicAckETH, ImmDt, IETH), so each offset is the sum of
- * the sizes of the headers before it that the opcode carries.
+ * Extension headers follow the BTH in the order of 9.2 (DETH, XRCETH, RETH,
+ * AtomicETH, AETH, AtomicAckETH, ImmDt, IETH; the XRCETH's place is A14.2),
+ * so each offset is the sum of the sizes of the headers before it that the
+ * opcode carries.
  */
 #define SZ(hs, h, sz) (((hs) & (h)) ? (sz) : 0)
 #define OFF_DETH(hs) 12
-#define OFF_RETH(hs) (OFF_DETH(hs) + SZ(hs, UR_HDR_DETH, 8))
+#define OFF_XRCETH(hs) (OFF_DETH(hs) + SZ(hs, UR_HDR_DETH, 8))
+#define OFF_RETH(hs) (OFF_XRCETH(hs) + SZ(hs, UR_HDR_XRCETH, 4))
 #define OFF_ATMETH(hs) (OFF_RETH(hs) + SZ(hs, UR_HDR_RETH, 16))
 #define OFF_AETH(hs) (OFF_ATMETH(hs) + SZ(hs, UR_HDR_ATMETH, 28))
 #define OFF_ATMACK(hs) (OFF_AETH(hs) + SZ(hs, UR_HDR_AETH, 4))
@@ -34,6 +36,7 @@
 		.off_immdt = OFF_IF(hs, UR_HDR_IMMDT, OFF_IMMDT(hs)),                              \
 		.off_ieth = OFF_IF(hs, UR_HDR_IETH, OFF_IETH(hs)),                                 \
 		.off_deth = OFF_IF(hs, UR_HDR_DETH, OFF_DETH(hs)),                                 \
+		.off_xrceth = OFF_IF(hs, UR_HDR_XRCETH, OFF_XRCETH(hs)),                           \
 	},
 
 const struct ur_opcode_info ur_opcode_table[256] = {UR_OPCODES(UR_OPCODE_ENTRY)};

@@ -43,11 +43,18 @@ const char *ur_wc_status_name(enum ur_wc_status s)
 /* Required and optional attributes per transition and service (table 91 of 11.2.4.2). */
 struct transition {
 	bool valid;
-	uint32_t req[3]; /* RC, UC, UD */
-	uint32_t opt[3];
+	uint32_t req[5]; /* RC, UC, UD, XRC initiator, XRC target */
+	uint32_t opt[5];
 };
 
-#define RC_UC_UD(rc, uc, ud) {(rc), (uc), (ud)}
+/*
+ * The XRC columns are RC's less what their half of a connection has no
+ * use for (as Linux's ib_modify_qp_is_ok() has them): an initiator has no
+ * responder, a target sends no requests.
+ */
+#define XRC_INI_NOT (UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER)
+#define XRC_TGT_NOT (UR_QP_RETRY_CNT | UR_QP_RNR_RETRY | UR_QP_MAX_QP_RD_ATOMIC | UR_QP_RATE_LIMIT)
+#define RC_UC_UD(rc, uc, ud) {(rc), (uc), (ud), (rc) & ~XRC_INI_NOT, (rc) & ~XRC_TGT_NOT}
 #define ALL(m) RC_UC_UD(m, m, m)
 
 static const struct transition transitions[UR_QPS_COUNT][UR_QPS_COUNT] = {
@@ -259,6 +266,21 @@ static int check_attr(const struct ur_qp *qp, const struct ur_qp_attr *a, uint32
 	return 0;
 }
 
+/*
+ * What an XRC QP ignores of a modify: the attributes of the half of a
+ * connection it is not. Linux drops them before any driver sees them
+ * (modify_qp_mask() in uverbs_cmd.c), and programs written for mlx5, as
+ * perftest's XRC mode, pass them.
+ */
+static uint32_t xrc_ignored(const struct ur_qp *qp)
+{
+	if (qp->svc->xrc_ini)
+		return UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER;
+	if (qp->svc->xrc_tgt)
+		return UR_QP_MAX_QP_RD_ATOMIC | UR_QP_RETRY_CNT | UR_QP_RNR_RETRY;
+	return 0;
+}
+
 int ur_qp_modify_check(const struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
 		       char *why, size_t len)
 {
@@ -268,6 +290,7 @@ int ur_qp_modify_check(const struct ur_qp *qp, const struct ur_qp_attr *attr, ui
 
 	if ((unsigned)next >= UR_QPS_COUNT)
 		return refuse(why, len, "qp_state %u is not a QP state", (unsigned)next);
+	mask &= ~xrc_ignored(qp);
 	err = transition_check(qp, cur, next, mask, why, len);
 	if (err)
 		return err;
@@ -431,6 +454,7 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
 	enum ur_qp_state next = (mask & UR_QP_STATE) ? attr->qp_state : cur;
 	int err;
 
+	mask &= ~xrc_ignored(qp);
 	err = ur_qp_modify_check(qp, attr, mask, NULL, 0);
 	if (err)
 		return err;
@@ -480,24 +504,30 @@ void ur_qp_query(const struct ur_qp *qp, struct ur_qp_attr *attr)
 	*attr = qp->attr;
 	attr->qp_state = attr->cur_qp_state = qp_state(qp);
 	attr->max_send_wr = ur_wq_size(&qp->sq);
-	attr->max_recv_wr = qp->srq ? 0 : ur_wq_size(&qp->rq);
+	attr->max_recv_wr = qp->rq.buf ? ur_wq_size(&qp->rq) : 0;
 	attr->max_send_sge = qp->sq.max_sge;
-	attr->max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
+	attr->max_recv_sge = qp->rq.buf ? qp->rq.max_sge : 0;
 	attr->max_inline_data = qp->sq.max_inline;
 	attr->sq_draining = qp_state(qp) == UR_QPS_SQD && ur_psn_lt(qp->req.una, qp->req.psn);
 }
 
 int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out)
 {
+	const struct ur_service *svc;
 	uint32_t send_slot, recv_slot;
 	struct ur_qp *qp;
 	int err;
 
-	if (!ur_service_of(init->type))
+	svc = ur_service_of(init->type);
+	if (!svc)
+		return -EINVAL;
+	/* an XRC initiator receives nothing, a target's receives complete on
+	 * the CQ of the SRQ each request names */
+	if ((!init->send_cq && !svc->xrc_tgt) || (!init->recv_cq && !svc->xrc_ini && !svc->xrc_tgt))
 		return -EINVAL;
 	/* QP 0 is the SMI, which RoCE has none of; QP 1, the GSI, is a UD QP
 	 * (IBTA 3.5.1) that carries the CM's MADs */
-	if (!init->send_cq || !init->recv_cq || init->qpn > UR_PSN_MASK || init->qpn == 0 ||
+	if (init->qpn > UR_PSN_MASK || init->qpn == 0 ||
 	    (init->qpn == 1 && init->type != UR_QPT_UD))
 		return -EINVAL;
 	if (init->max_send_wr > UR_MAX_WR || init->max_recv_wr > UR_MAX_WR ||
@@ -514,6 +544,7 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 	qp->type = init->type;
 	qp->svc = ur_service_of(init->type);
 	qp->pd = init->pd;
+	qp->xrcd = init->xrcd;
 	qp->scq = init->send_cq;
 	qp->rcq = init->recv_cq;
 	qp->srq = init->srq;
@@ -540,7 +571,7 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 	qp->sq.max_sge = UR_MIN((qp->sq.stride - sizeof(struct ur_send_wqe)) / sizeof(struct ur_sge),
 				UR_MAX_SGE);
 	qp->sq.max_inline = UR_MIN(qp->sq.stride - sizeof(struct ur_send_wqe), UR_MAX_INLINE);
-	if (!qp->srq) {
+	if (!qp->srq && !qp->svc->xrc_ini && !qp->svc->xrc_tgt) {
 		err = ur_wq_init_alloc(&qp->rq, UR_MAX(init->max_recv_wr, 1), recv_slot,
 				       init->alloc, UR_WQ_MEM_RQ);
 		if (err)
@@ -549,14 +580,17 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 						sizeof(struct ur_sge),
 					UR_MAX_SGE);
 	}
-	qp->max_recv_sge = qp->srq ? qp->srq->wq.max_sge : qp->rq.max_sge;
+	/* an XRC target fills WQEs of whichever SRQ a request names */
+	qp->max_recv_sge = qp->svc->xrc_tgt ? UR_MAX_SGE
+			   : qp->srq	    ? qp->srq->wq.max_sge
+					    : qp->rq.max_sge;
 	qp->resp.rwqe = calloc(1, sizeof(struct ur_recv_wqe) +
 					  qp->max_recv_sge * sizeof(struct ur_sge));
 	if (!qp->resp.rwqe) {
 		err = -ENOMEM;
 		goto err_rq;
 	}
-	if (dev->cfg.retx_mode == UR_RETX_SR && qp->svc->acknowledged) {
+	if (dev->cfg.retx_mode == UR_RETX_SR && qp->svc->selective) {
 		err = ur_sr_create(qp);
 		if (err)
 			goto err_rwqe;
@@ -568,8 +602,8 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 	init->max_send_wr = ur_wq_size(&qp->sq);
 	init->max_send_sge = qp->sq.max_sge;
 	init->max_inline_data = qp->sq.max_inline;
-	init->max_recv_wr = qp->srq ? 0 : ur_wq_size(&qp->rq);
-	init->max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
+	init->max_recv_wr = qp->rq.buf ? ur_wq_size(&qp->rq) : 0;
+	init->max_recv_sge = qp->rq.buf ? qp->rq.max_sge : 0;
 	*out = qp;
 	return 0;
 

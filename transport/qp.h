@@ -117,10 +117,11 @@ struct ur_qp {
 	enum ur_qp_type type;
 	const struct ur_service *svc; /* what its service does, chosen at create */
 	_Atomic int state; /* enum ur_qp_state; read by posters on any thread */
-	uint32_t pd;
+	uint32_t pd;            /* XRC target: the PD of the SRQ the last request named */
+	uint32_t xrcd;          /* XRC target: its XRC domain */
 	struct ur_cq *scq;
 	struct ur_cq *rcq;
-	struct ur_srq *srq;
+	struct ur_srq *srq;     /* XRC target: the SRQ the last request named */
 	struct ur_wq sq;
 	struct ur_wq rq;
 	bool sq_sig_all;
@@ -161,6 +162,9 @@ struct ur_srq {
 	struct ur_wq wq;
 	uint32_t pd;
 	uint32_t limit;         /* armed limit, 0 = disarmed */
+	uint32_t srqn;          /* its number: dev->srqs[srqn] */
+	uint32_t xrcd;          /* XRC SRQ: its domain (0: an ordinary SRQ) */
+	struct ur_cq *cq;       /* XRC SRQ: where its receives complete */
 	void *host_ctx;
 };
 

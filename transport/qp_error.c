@@ -65,8 +65,9 @@ void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 	ur_sq_flush(qp);
 	ur_rq_flush(qp);
 	if (prev != UR_QPS_ERR && prev != UR_QPS_RESET && dev->ops->async_event) {
-		/* an SRQ consumer learns that no more WQEs will be taken (11.6.3) */
-		if (qp->srq)
+		/* an SRQ consumer learns that no more WQEs will be taken (11.6.3);
+		 * an XRC target takes from whichever SRQ a request names */
+		if (qp->srq && !qp->svc->xrc_tgt)
 			dev->ops->async_event(dev->host, UR_EVENT_QP_LAST_WQE_REACHED, qp->host_ctx);
 		if (fatal)
 			dev->ops->async_event(dev->host, UR_EVENT_QP_FATAL, qp->host_ctx);

@@ -46,6 +46,7 @@ struct ur_send_wqe {
 				    * or BIND_MW: the window's R_Key */
 	uint32_t ud_qpn;
 	uint32_t ud_qkey;
+	uint32_t xrc_srqn;         /* XRC initiator: the SRQ at the target (XRCETH) */
 	uint8_t opcode;            /* enum ur_wr_opcode */
 	uint8_t flags;             /* enum ur_send_flags */
 	uint8_t num_sge;

@@ -83,6 +83,7 @@ void ur_resp_complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t o
 			   uint32_t byte_len, const struct ur_pkt *pkt)
 {
 	struct ur_responder *rs = &qp->resp;
+	struct ur_cq *cq;
 	struct ur_cqe cqe = {
 	    .wr_id = rs->rwqe->wr_id,
 	    .status = status,
@@ -109,5 +110,9 @@ void ur_resp_complete_recv(struct ur_qp *qp, enum ur_wc_status status, uint8_t o
 							       : UR_CTR_resp_cqe_error);
 	rs->have_rwqe = false;
 	rs->rq_done++;
-	ur_qp_post_cqe(qp, qp->rcq, &cqe);
+	/* an XRC SRQ's receives complete on its own CQ, whichever QP took them
+	 * (none left when the SRQ was destroyed under an open message) */
+	cq = qp->srq && qp->srq->cq ? qp->srq->cq : qp->rcq;
+	if (cq)
+		ur_qp_post_cqe(qp, cq, &cqe);
 }

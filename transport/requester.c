@@ -78,13 +78,16 @@ static uint8_t opcode_for(const struct ur_qp *qp, const struct ur_send_wqe *w, b
 		op = write[pos][1];
 		break;
 	case UR_WR_RDMA_READ:
-		return UR_OP_RC_READ_REQUEST;
+		op = UR_OP_RC_READ_REQUEST;
+		break;
 	case UR_WR_ATOMIC_CMP_AND_SWP:
-		return UR_OP_RC_COMPARE_SWAP;
+		op = UR_OP_RC_COMPARE_SWAP;
+		break;
 	default:
-		return UR_OP_RC_FETCH_ADD;
+		op = UR_OP_RC_FETCH_ADD;
+		break;
 	}
-	/* UC opcodes are the RC ones in the UC range (table 38). */
+	/* UC and XRC opcodes are the RC ones in their own range (table 38). */
 	return (uint8_t)(op | qp->svc->transport);
 }
 
@@ -276,6 +279,8 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 		ur_ud_fill_deth(qp, w, (struct ur_deth *)ur_pkt_hdr(&o, op->off_deth));
 	}
 
+	if (op->hdrs & UR_HDR_XRCETH)
+		ur_xrceth_set_srqn((struct ur_xrceth *)ur_pkt_hdr(&o, op->off_xrceth), w->xrc_srqn);
 	if (op->hdrs & UR_HDR_RETH) {
 		struct ur_reth *reth = (struct ur_reth *)ur_pkt_hdr(&o, op->off_reth);
 

@@ -213,6 +213,7 @@ static bool opcode_in_sequence(const struct ur_qp *qp, const struct ur_pkt *pkt)
 	X(CHECK_QP, check_qp)                                                                      \
 	X(CHECK_PSN, check_psn)                                                                    \
 	X(CHECK_OPCODE_SEQ, check_opcode_seq)                                                      \
+	X(CHECK_XRC_SRQ, check_xrc_srq)                                                            \
 	X(CHECK_RESOURCE, check_resource)                                                          \
 	X(CHECK_ACCESS, check_access)                                                              \
 	X(CHECK_LENGTH, check_length)                                                              \
@@ -272,6 +273,9 @@ static enum ur_resp_state check_qp(struct ur_qp *qp, struct resp_pkt *rx)
 		ur_count(qp->dev, UR_CTR_rx_drop_error_nak_pending);
 		return UR_RESP_DONE;
 	}
+	/* an XRC initiator has no responder: a request to it is not for it */
+	if (qp->svc->xrc_ini)
+		return UR_RESP_ERR_UNSUPPORTED;
 	if (rx->pkt->sr_ext) {
 		/* selective repeat only from a peer that agreed to it (RC only) */
 		if (!ur_sr_on(qp))
@@ -353,7 +357,7 @@ static enum ur_resp_state check_opcode_seq(struct ur_qp *qp, struct resp_pkt *rx
 			return UR_RESP_ERR_OPCODE_SEQ;
 		}
 		rx->catch_up = true;
-		return UR_RESP_CHECK_RESOURCE;
+		return qp->svc->xrc_tgt ? UR_RESP_CHECK_XRC_SRQ : UR_RESP_CHECK_RESOURCE;
 	}
 	if (!rx->ahead && qp->resp.in_msg) {
 		rx->why = "opcode out of sequence";
@@ -371,6 +375,31 @@ static enum ur_resp_state check_opcode_seq(struct ur_qp *qp, struct resp_pkt *rx
 		rx->why = "SR receive sequence number does not fit the PSN";
 		return UR_RESP_ERR_OPCODE_SEQ;
 	}
+	return UR_RESP_CHECK_RESOURCE;
+}
+
+/*
+ * An XRC target has no receive queue nor PD of its own: the XRCETH of each
+ * request names the XRC SRQ its receive comes from, and that SRQ's PD is
+ * the one its keys and receive buffers are checked in (A14.4). An SRQ that
+ * does not exist, or belongs to another XRC domain, is an invalid request
+ * (class C).
+ */
+static enum ur_resp_state check_xrc_srq(struct ur_qp *qp, struct resp_pkt *rx)
+{
+	const struct ur_pkt *pkt = rx->pkt;
+	struct ur_srq *srq;
+
+	srq = ur_dev_find_srq(
+	    qp->dev, ur_xrceth_srqn((const struct ur_xrceth *)pkt_hdr(pkt, pkt->op->off_xrceth)));
+	if (!srq || !srq->xrcd || srq->xrcd != qp->xrcd) {
+		ur_count(qp->dev, UR_CTR_rx_drop_xrc_srq);
+		rx->why = srq && srq->xrcd ? "XRCETH names an SRQ of another XRC domain"
+					   : "XRCETH names no XRC SRQ";
+		return UR_RESP_ERR_INVALID_REQUEST;
+	}
+	qp->srq = srq;
+	qp->pd = srq->pd;
 	return UR_RESP_CHECK_RESOURCE;
 }
 
@@ -795,7 +824,7 @@ static enum ur_resp_state execute_atomic(struct ur_qp *qp, struct resp_pkt *rx)
 		return UR_RESP_ERR_INVALID_REQUEST;
 	}
 	p = (uint64_t *)ur_mr_ptr(rx->mr, rx->va);
-	if (pkt->opcode == UR_OP_RC_COMPARE_SWAP) {
+	if ((pkt->opcode & ~UR_TRANSPORT_MASK) == UR_OP_RC_COMPARE_SWAP) {
 		orig = ur_atmeth_compare(a);
 		__atomic_compare_exchange_n(p, &orig, ur_atmeth_swap_add(a), false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);

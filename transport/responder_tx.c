@@ -138,7 +138,9 @@ static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
 	    [UR_POS_LAST] = UR_OP_RC_READ_RESPONSE_LAST,
 	    [UR_POS_ONLY] = UR_OP_RC_READ_RESPONSE_ONLY,
 	};
-	uint8_t opcode = ops[(first ? UR_POS_FIRST : 0) | (last ? UR_POS_LAST : 0)];
+	/* in the QP's range: an XRC target's responses are XRC opcodes (A14.4) */
+	uint8_t opcode =
+	    ops[(first ? UR_POS_FIRST : 0) | (last ? UR_POS_LAST : 0)] | qp->svc->transport;
 	const struct ur_opcode_info *op = ur_opcode_get(opcode);
 	struct ur_pkt_out o;
 	struct ur_mr *mr = NULL;
@@ -181,11 +183,12 @@ static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
 
 static int emit_atomic_ack(struct ur_qp *qp, struct ur_resp_res *res)
 {
-	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_RC_ATOMIC_ACKNOWLEDGE);
+	uint8_t opcode = UR_OP_RC_ATOMIC_ACKNOWLEDGE | qp->svc->transport;
+	const struct ur_opcode_info *op = ur_opcode_get(opcode);
 	struct ur_pkt_out o;
 	int err;
 
-	err = ur_pkt_begin(qp, &o, UR_OP_RC_ATOMIC_ACKNOWLEDGE, res->first_psn, 0);
+	err = ur_pkt_begin(qp, &o, opcode, res->first_psn, 0);
 	if (err)
 		return err;
 	ur_aeth_set_syndrome((struct ur_aeth *)ur_pkt_hdr(&o, op->off_aeth),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What a QP's service does differently (IBTA 9.8: reliable connection,
- * unreliable connection, unreliable datagram), chosen once when the QP is
+ * unreliable connection, unreliable datagram; annex A14: the extended
+ * reliable connection's initiator and target), chosen once when the QP is
  * created, so the roles ask what a service does instead of which it is.
  * Internal.
  */
@@ -15,7 +16,7 @@
 
 struct ur_service {
 	enum ur_qp_type type;
-	const char *name;     /* "RC", "UC", "UD" */
+	const char *name;     /* "RC", "UC", "UD", "XRC_SEND", "XRC_RECV" */
 	uint8_t column;       /* its column of table 91 (qp.c's transition table) */
 	uint8_t transport;    /* the BTH opcode range (table 38) */
 	/* RC: ACKs and NAKs, retries, READs and atomics with responder
@@ -27,6 +28,15 @@ struct ur_service {
 	bool connected;
 	/* UC: a lost packet loses its whole message, silently (class D1) */
 	bool drops_messages;
+	/* RC: may negotiate selective repeat with its peer */
+	bool selective;
+	/* XRC initiator: every request carries an XRCETH naming the SRQ at
+	 * the target (the WQE's remote SRQ number); no receive queue */
+	bool xrc_ini;
+	/* XRC target: no send or receive queue of its own; each request's
+	 * XRCETH names the SRQ, of the QP's XRC domain, that its receives
+	 * come from and whose PD its keys are checked in (A14.4) */
+	bool xrc_tgt;
 };
 
 /* The service of a QP type, or NULL for one uroce does not offer. */

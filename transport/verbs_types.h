@@ -27,6 +27,8 @@ enum ur_qp_type {
 	UR_QPT_RC = 2,
 	UR_QPT_UC = 3,
 	UR_QPT_UD = 4,
+	UR_QPT_XRC_SEND = 9,  /* XRC initiator (annex A14) */
+	UR_QPT_XRC_RECV = 10, /* XRC target */
 };
 
 enum ur_access {

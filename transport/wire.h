@@ -294,6 +294,25 @@ static inline void ur_ieth_set_rkey(struct ur_ieth *h, uint32_t v)
 	ur_put_be32(h->rkey, v);
 }
 
+/*
+ * XRC Extended Transport Header (annex A14.2): in every XRC request, the
+ * number of the XRC SRQ at the target that the request is for; its
+ * receives land there, and its keys are checked in that SRQ's PD.
+ */
+struct ur_xrceth {
+	uint8_t srqn[4]; /* 8 reserved bits, then the 24-bit XRC SRQ number */
+};
+static_assert(sizeof(struct ur_xrceth) == 4, "XRCETH is 4 bytes");
+
+static inline uint32_t ur_xrceth_srqn(const struct ur_xrceth *h)
+{
+	return ur_get_be32(h->srqn) & 0xffffff;
+}
+static inline void ur_xrceth_set_srqn(struct ur_xrceth *h, uint32_t v)
+{
+	ur_put_be32(h->srqn, v & 0xffffff);
+}
+
 /* Datagram Extended Transport Header, 9.3.2. */
 struct ur_deth {
 	uint8_t qkey[4];

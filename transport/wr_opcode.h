@@ -15,8 +15,10 @@
 
 #include "verbs_types.h"
 
-/* The QP types an opcode is allowed on, one bit per enum ur_qp_type. */
-#define UR_WR_ON_RC (1u << UR_QPT_RC)
+/* The QP types an opcode is allowed on, one bit per enum ur_qp_type. An
+ * XRC initiator offers every operation RC does (annex A14), so "RC" means
+ * both. */
+#define UR_WR_ON_RC (1u << UR_QPT_RC | 1u << UR_QPT_XRC_SEND)
 #define UR_WR_ON_UC (1u << UR_QPT_UC)
 #define UR_WR_ON_UD (1u << UR_QPT_UD)
 #define UR_WR_ON_RC_UC (UR_WR_ON_RC | UR_WR_ON_UC)
@@ -61,7 +63,7 @@
 
 struct ur_wr_opcode_info {
 	const char *name;
-	uint8_t qp_types;  /* UR_WR_ON_* */
+	uint16_t qp_types; /* UR_WR_ON_* */
 	uint8_t flags;	   /* UR_WRF_* */
 	uint8_t wc_opcode; /* enum ur_wc_opcode of its completion at the requester */
 };
@@ -82,7 +84,7 @@ static inline bool ur_wr_has(unsigned opcode, unsigned flags)
 /* Whether a QP of type `qp_type` may post `opcode` (enum ur_qp_type). */
 static inline bool ur_wr_allowed(unsigned opcode, unsigned qp_type)
 {
-	return qp_type < 8 && (ur_wr_opcode_get(opcode)->qp_types & (1u << qp_type));
+	return qp_type < 16 && (ur_wr_opcode_get(opcode)->qp_types & (1u << qp_type));
 }
 
 /* "RDMA_WRITE_WITH_IMM", ...; "unknown" past the table. */

@@ -6,7 +6,8 @@
  * test/common/fake_host.c (a few heap buffers lent and counted), four
  * memory regions, one SRQ and QPs of every type (RC, UC, UD) in every state
  * each type can reach (RESET, INIT, RTR, RTS, SQD, SQE, ERR), with receive
- * WQEs posted and send WQEs in flight.
+ * WQEs posted and send WQEs in flight; and an XRC SRQ (number 2, XRC domain
+ * 1) with XRC targets of that domain and XRC initiators sending to it.
  * The input is then a sequence of records, each a frame for ur_dev_rx() or
  * a control operation, interleaved with ur_dev_poll()/ur_dev_tx() at
  * increasing times. Afterwards everything is freed (LeakSanitizer checks).
@@ -97,6 +98,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define NMR 4
 #define WRID_MAGIC 0xf022ull
 #define SRQ_IDX 0xff
+#define QP_XT_RTS 25 /* an XRC target in RTS, MTU 1024: fuzz_seeds.c aims XRC requests at it */
+#define XSRQ_IDX 0xfe
 
 /* ---- the fixture's layout ---- */
 
@@ -118,10 +121,19 @@ struct qp_spec {
 #define RC UR_QPT_RC
 #define UC UR_QPT_UC
 #define UD UR_QPT_UD
+#define XI UR_QPT_XRC_SEND /* spec .srq: its sends name the XRC SRQ */
+#define XT UR_QPT_XRC_RECV /* spec .srq: fills the XRC SRQ */
+
+/* RC and XRC: acknowledged, READs and atomics, never SQE */
+static bool reliable(unsigned type)
+{
+	return type == RC || type == XI || type == XT;
+}
 
 /*
  * fuzz_seeds.c aims captures at indices 0 (RC, RTS, MTU 1024), 1 (RC, RTS,
- * MTU 4096), 9 (UC, RTS) and 17 (UD, RTS): LLVMFuzzerInitialize checks they stay.
+ * MTU 4096), 9 (UC, RTS), 17 (UD, RTS) and 25 (XRC target, RTS, MTU 1024):
+ * LLVMFuzzerInitialize checks they stay.
  */
 static const struct qp_spec specs[] = {
     {RC, UR_QPS_RTS, 3, false, false, ALL_ACCESS, 10, 3, 3},
@@ -149,6 +161,11 @@ static const struct qp_spec specs[] = {
     {UD, UR_QPS_INIT, 3, false, false, 0, 0, 0, 0},
     {UD, UR_QPS_RESET, 3, false, false, 0, 0, 0, 0},
     {UD, UR_QPS_ERR, 3, false, false, 0, 0, 0, 0},
+    {XT, UR_QPS_RTS, 3, false, true, ALL_ACCESS, 10, 3, 3},
+    {XT, UR_QPS_RTR, 5, true, true, ALL_ACCESS, 10, 3, 3},
+    {XT, UR_QPS_ERR, 3, false, true, ALL_ACCESS, 10, 3, 3},
+    {XI, UR_QPS_RTS, 3, false, true, 0, 10, 3, 3},
+    {XI, UR_QPS_SQD, 3, false, true, 0, 10, 3, 3},
 };
 #define NQP (sizeof(specs) / sizeof(specs[0]))
 
@@ -234,6 +251,7 @@ struct fixture {
 	struct ur_dev *dev;
 	struct ur_cq scq, rcq;
 	struct ur_srq *srq;
+	struct ur_srq *xsrq; /* XRC domain 1, completing on rcq */
 	struct ur_mr *mr[NMR];
 	struct ur_mr *mw; /* the memory window (aux bit 7) */
 	uint8_t *buf[NMR];
@@ -252,6 +270,17 @@ struct fixture {
 
 static struct fixture fx;
 
+/* The SRQ a QP with .srq takes receives from, and its wr_id index. */
+static struct ur_srq *srq_of(unsigned i)
+{
+	return specs[i].type == XT || specs[i].type == XI ? fx.xsrq : fx.srq;
+}
+
+static unsigned srq_idx_of(unsigned i)
+{
+	return srq_of(i) == fx.xsrq ? XSRQ_IDX : SRQ_IDX;
+}
+
 static void protocol_finding(const char *what, unsigned qp)
 {
 	static bool reported[8][NQP];
@@ -268,7 +297,8 @@ static void protocol_finding(const char *what, unsigned qp)
 		fprintf(stderr, "fuzz_rx: protocol finding: %s (QP index %u, %s)\n", what, qp,
 			specs[qp].type == RC   ? "RC"
 			: specs[qp].type == UC ? "UC"
-					       : "UD");
+			: specs[qp].type == UD ? "UD"
+					       : "XRC");
 	}
 	if (strict)
 		abort();
@@ -324,7 +354,8 @@ static void check_tx_frame(const uint8_t *frame, uint32_t len)
 	tr = pkt.opcode & UR_TRANSPORT_MASK;
 	if (pkt.opcode != UR_OP_CNP && tr != (specs[i].type == RC   ? UR_TRANSPORT_RC
 					      : specs[i].type == UC ? UR_TRANSPORT_UC
-								    : UR_TRANSPORT_UD))
+					      : specs[i].type == UD ? UR_TRANSPORT_UD
+								    : UR_TRANSPORT_XRC))
 		protocol_finding(
 		    "a QP sent an opcode of another transport (e.g. an RC ACK from UC/UD)", i);
 }
@@ -355,7 +386,7 @@ static void host_async_event(void *h, enum ur_async_event ev, void *obj)
 		CHECK(obj == &fx.scq || obj == &fx.rcq);
 		break;
 	case UR_EVENT_SRQ_LIMIT_REACHED:
-		CHECK(obj == &fx.srq);
+		CHECK(obj == &fx.srq || obj == &fx.xsrq);
 		break;
 	default:
 		CHECK((uintptr_t)obj >= (uintptr_t)&fx.qp[0] &&
@@ -422,7 +453,7 @@ static void check_invariants(void)
 		CHECK((unsigned)st < UR_QPS_COUNT);
 		if (st != exp) {
 			/* packets and timers move a QP only to ERR, or a UC/UD send queue to SQE */
-			CHECK(st == UR_QPS_ERR || (st == UR_QPS_SQE && specs[i].type != RC &&
+			CHECK(st == UR_QPS_ERR || (st == UR_QPS_SQE && !reliable(specs[i].type) &&
 						   (exp == UR_QPS_RTS || exp == UR_QPS_SQD)));
 			CHECK(exp != UR_QPS_RESET && exp != UR_QPS_INIT && exp != UR_QPS_ERR);
 			CHECK(exp != UR_QPS_RTR || st == UR_QPS_ERR);
@@ -434,6 +465,7 @@ static void check_invariants(void)
 			check_ring(ur_qp_rq(fx.qp[i]));
 	}
 	check_ring(ur_srq_wq(fx.srq));
+	check_ring(ur_srq_wq(fx.xsrq));
 	for (const struct ur_cq *cq = &fx.scq; cq; cq = cq == &fx.scq ? &fx.rcq : NULL)
 		CHECK(atomic_load(&cq->prod) - atomic_load(&cq->cons) <= cq->mask + 1);
 }
@@ -457,7 +489,7 @@ static void check_cqe(const struct ur_cqe *c, bool recv)
 	CHECK(c->wr_id >> 48 == WRID_MAGIC);
 	CHECK(qi < NQP);
 	CHECK(c->status < UR_WC_STATUS_COUNT);
-	CHECK(idx == qi || (recv && idx == SRQ_IDX && specs[qi].srq));
+	CHECK(idx == qi || (recv && specs[qi].srq && idx == srq_idx_of(qi)));
 	/* a WQE completes once */
 	if (fx.done[seq / 8] & (1u << (seq % 8))) {
 		fprintf(stderr,
@@ -498,13 +530,14 @@ static void drain_cqs(void)
 static void post_recv(unsigned i, unsigned mr, uint32_t off, uint32_t len, bool bad_key,
 		      unsigned nsge)
 {
-	struct ur_wq *q = specs[i].srq ? ur_srq_wq(fx.srq) : ur_qp_rq(fx.qp[i]);
+	struct ur_wq *q = specs[i].srq ? ur_srq_wq(srq_of(i)) : ur_qp_rq(fx.qp[i]);
 	/* an SRQ takes receives whatever its QPs do (ibv_post_srq_recv) */
 	enum ur_qp_state st = specs[i].srq ? UR_QPS_RTS : ur_qp_state(fx.qp[i]);
 	struct ur_recv_wqe *r;
 	uint32_t total = 0;
 
-	if (st == UR_QPS_RESET || nsge > q->max_sge)
+	/* an XRC initiator has no receive queue (post_recv refuses) */
+	if (st == UR_QPS_RESET || nsge > q->max_sge || specs[i].type == XI)
 		return;
 	r = ur_wq_reserve(q, 0);
 	if (!r)
@@ -522,7 +555,7 @@ static void post_recv(unsigned i, unsigned mr, uint32_t off, uint32_t len, bool 
 	}
 	r->num_sge = nsge;
 	r->length = total;
-	r->wr_id = make_wr_id(specs[i].srq ? SRQ_IDX : i, total);
+	r->wr_id = make_wr_id(specs[i].srq ? srq_idx_of(i) : i, total);
 	ur_wq_commit(q, 1);
 	if (st == UR_QPS_ERR)
 		ur_qp_doorbell(fx.qp[i]);
@@ -530,6 +563,8 @@ static void post_recv(unsigned i, unsigned mr, uint32_t off, uint32_t len, bool 
 
 static bool send_opcode_ok(unsigned type, unsigned op)
 {
+	if (type == XT) /* an XRC target sends nothing (post_send refuses) */
+		return false;
 	switch (op) {
 	case UR_WR_SEND:
 	case UR_WR_SEND_WITH_IMM:
@@ -541,7 +576,7 @@ static bool send_opcode_ok(unsigned type, unsigned op)
 	case UR_WR_ATOMIC_CMP_AND_SWP:
 	case UR_WR_ATOMIC_FETCH_AND_ADD:
 	case UR_WR_SEND_WITH_INV:
-		return type == RC;
+		return type == RC || type == XI;
 	case UR_WR_LOCAL_INV:
 	case UR_WR_BIND_MW:
 		return type != UD;
@@ -589,6 +624,8 @@ static void post_send(unsigned i, unsigned op, uint32_t len, unsigned lmr, unsig
 		w->bind_access = roff & 0xe; /* remote write, read, atomic */
 		w->remote_addr = mr_specs[lmr].iova + roff % mr_specs[lmr].len;
 	}
+	if (specs[i].type == XI) /* the fuzzer's frames name it too (fuzz_seeds.c) */
+		w->xrc_srqn = flags & UR_SEND_FENCE ? 77 : ur_srq_num(fx.xsrq);
 	if (specs[i].type == UD) {
 		/* the provider refuses a UD send without an address handle */
 		w->ud_av = &fx.av[i];
@@ -658,7 +695,7 @@ static int modify(unsigned i, enum ur_qp_state to)
 		a.rq_psn = rq_psn_of(i);
 		peer_av(i, &a.av);
 		mask |= UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN;
-		if (s->type == RC) {
+		if (reliable(s->type)) { /* XRC ignores its other half's, as Linux */
 			a.max_dest_rd_atomic = fx.rd_atomic;
 			a.min_rnr_timer = 12;
 			mask |= UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER;
@@ -669,7 +706,7 @@ static int modify(unsigned i, enum ur_qp_state to)
 			break;
 		a.sq_psn = sq_psn_of(i);
 		mask |= UR_QP_SQ_PSN;
-		if (s->type == RC) {
+		if (reliable(s->type)) {
 			a.timeout = s->timeout;
 			a.retry_cnt = s->retry;
 			a.rnr_retry = s->rnr_retry;
@@ -761,6 +798,9 @@ static void fixture_init(uint8_t cfg_byte)
 	CHECK(ur_cq_init(&fx.scq, 64, &fx.scq) == 0);
 	CHECK(ur_cq_init(&fx.rcq, 64, &fx.rcq) == 0);
 	CHECK(ur_srq_create(fx.dev, 8, 2, 1, &fx.srq, &fx.srq) == 0);
+	CHECK(ur_srq_create(fx.dev, 8, 2, 1, &fx.xsrq, &fx.xsrq) == 0);
+	CHECK(ur_srq_num(fx.xsrq) == 2); /* fuzz_seeds.c names it */
+	ur_srq_set_xrc(fx.xsrq, 1, &fx.rcq);
 	for (unsigned m = 0; m < NMR; m++) {
 		fx.buf[m] = calloc(1, mr_specs[m].len);
 		CHECK(fx.buf[m]);
@@ -783,6 +823,10 @@ static void fixture_init(uint8_t cfg_byte)
 	for (unsigned k = 0; k < 6; k++)
 		post_recv(2, k & 1 ? 0 : 1, 1024 * k, 2048, false, 1 + (k & 1));
 	ur_srq_set_limit(fx.srq, 2);
+	/* the last in another PD than the SRQ's: its receive fails (LOC_PROT_ERR) */
+	for (unsigned k = 0; k < 6; k++)
+		post_recv(QP_XT_RTS, k == 5 ? 2 : 0, 2048 * k, 2048, false, 1 + (k & 1));
+	ur_srq_set_limit(fx.xsrq, 1);
 
 	for (unsigned i = 0; i < NQP; i++) {
 		const struct qp_spec *s = &specs[i];
@@ -792,7 +836,8 @@ static void fixture_init(uint8_t cfg_byte)
 		    .pd = 1,
 		    .send_cq = &fx.scq,
 		    .recv_cq = &fx.rcq,
-		    .srq = s->srq ? fx.srq : NULL,
+		    .srq = s->srq && !(s->type == XI || s->type == XT) ? fx.srq : NULL,
+		    .xrcd = s->type == XT ? 1 : 0,
 		    .max_send_wr = 8,
 		    .max_recv_wr = 8,
 		    .max_send_sge = 2,
@@ -864,6 +909,7 @@ static void fixture_fini(void)
 		ur_qp_destroy(fx.qp[i]);
 	ur_srq_destroy(fx.srq);
 	ur_dev_dealloc_mw(fx.dev, fx.mw);
+	ur_srq_destroy(fx.xsrq);
 	for (unsigned m = 0; m < NMR; m++) {
 		/* once deregistered, nothing writes to the memory any more */
 		if (fx.old[m])
@@ -1246,6 +1292,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	CHECK(specs[1].type == RC && specs[1].state == UR_QPS_RTS && specs[1].mtu == 5);
 	CHECK(specs[9].type == UC && specs[9].state == UR_QPS_RTS);
 	CHECK(specs[17].type == UD && specs[17].state == UR_QPS_RTS);
+	CHECK(specs[QP_XT_RTS].type == XT && specs[QP_XT_RTS].state == UR_QPS_RTS &&
+	      specs[QP_XT_RTS].mtu == 3);
 	strict = s && *s == '1';
 	s = getenv("FUZZ_RX_DEBUG");
 	debug = s && *s == '1'; /* print the counters after each input */

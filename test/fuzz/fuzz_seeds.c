@@ -40,6 +40,8 @@
 #define QP_RC_MTU4096 1
 #define QP_UC_RTS 9
 #define QP_UD_RTS 17
+#define QP_XT_RTS 25 /* an XRC target of domain 1 */
+#define XRC_SRQN 2   /* fuzz_rx's XRC SRQ in that domain */
 
 static const char *frame_dir, *rx_dir;
 static unsigned nframe, nrx;
@@ -167,18 +169,22 @@ static int do_stream(const char *name, const struct frame *fr, unsigned n, uint3
 /*
  * The same requests over the other transports: SENDs and WRITEs as UC
  * opcodes aimed at fuzz_rx's UC QP in RTS, SEND ONLYs as UD SEND ONLYs (a
- * DETH inserted) aimed at its UD QP in RTS. fuzz_rx fixes the lengths.
+ * DETH inserted) aimed at its UD QP in RTS, every request as XRC (the
+ * opcode in the 0xa0 range, an XRCETH naming fuzz_rx's XRC SRQ inserted
+ * after the BTH, annex A14) aimed at its XRC target in RTS. fuzz_rx fixes
+ * the lengths.
  */
 static int do_variants(const char *name, const struct frame *fr, unsigned n, uint32_t dqpn,
 		       uint8_t *seed)
 {
-	static uint8_t buf[65536 + 8];
-	size_t slen[2] = {1, 1};
+	static uint8_t buf[65536 + 8], xrc[MAX_SEED];
+	size_t slen[2] = {1, 1}, xlen = 1;
 	uint8_t *ud = seed + MAX_SEED / 2;
-	unsigned nuc = 0, nud = 0;
+	unsigned nuc = 0, nud = 0, nxrc = 0;
 
-	seed[0] = ud[0] = 0;
-	for (unsigned i = 0; i < n && (nuc < WINDOW_FRAMES || nud < WINDOW_FRAMES); i++) {
+	seed[0] = ud[0] = xrc[0] = 0;
+	for (unsigned i = 0;
+	     i < n && (nuc < WINDOW_FRAMES || nud < WINDOW_FRAMES || nxrc < WINDOW_FRAMES); i++) {
 		const uint8_t *f = fr[i].data;
 		uint32_t b = fr[i].bth_off, len = fr[i].len;
 		uint8_t op;
@@ -193,6 +199,17 @@ static int do_variants(const char *name, const struct frame *fr, unsigned n, uin
 			rec_put(seed, &slen[0], F_REENCAP | F_REBASE | F_KEYS | F_POLL | F_TX,
 				QP_UC_RTS, 0x23, 0, buf, (uint16_t)len);
 			nuc++;
+		}
+		if (op <= UR_OP_RC_SEND_ONLY_INV &&
+		    ur_opcode_get(op | 0xa0)->hdrs & UR_HDR_XRCETH && nxrc < WINDOW_FRAMES &&
+		    xlen + REC_HDR + len + 4 <= sizeof(xrc)) {
+			memcpy(buf, f, b + 12);
+			buf[b] = op | 0xa0; /* the XRC opcode of the same operation */
+			ur_put_be32(buf + b + 12, XRC_SRQN);
+			memcpy(buf + b + 16, f + b + 12, len - b - 12);
+			rec_put(xrc, &xlen, F_REENCAP | F_REBASE | F_KEYS | F_POLL | F_TX,
+				QP_XT_RTS, 0x23, 0, buf, (uint16_t)(len + 4));
+			nxrc++;
 		}
 		if ((op == UR_OP_RC_SEND_ONLY || op == UR_OP_RC_SEND_ONLY_IMM) &&
 		    nud < WINDOW_FRAMES && fr[i].payload <= 1024 &&
@@ -212,6 +229,8 @@ static int do_variants(const char *name, const struct frame *fr, unsigned n, uin
 	if (nuc && write_file(rx_dir, name, nrx++, seed, slen[0]))
 		return -1;
 	if (nud && write_file(rx_dir, name, nrx++, ud, slen[1]))
+		return -1;
+	if (nxrc && write_file(rx_dir, name, nrx++, xrc, xlen))
 		return -1;
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The opcode table against IBTA Vol 1 table 38 (and Annex A17.9.2 for the
- * RoCEv2 CNP), typed in again here from the spec rather than derived from
+ * RoCEv2 CNP; annex A14 for XRC), typed in again here from the spec rather than derived from
  * opcode.h's X-macro: value, name, kind, position, the extension headers and
  * the byte offset of each from the start of the BTH, header length, payload.
  * All 256 opcodes are swept: anything uroce does not speak (RD, reserved,
@@ -26,6 +26,7 @@ struct expect {
 	/* offsets from the start of the BTH; 0 = absent */
 	uint8_t deth, reth, atmeth, aeth, atmack, immdt, ieth;
 	uint8_t cnp; /* offset of the CNP's 16 reserved bytes */
+	uint8_t xrceth;
 };
 
 #define SEND UR_KIND_SEND
@@ -87,6 +88,32 @@ static const struct expect table38[] = {
 	{0x65, "UD_SEND_ONLY_IMM",          SEND,  ONLY,   1, 24, 12,   0,   0,   0,   0,  20,   0,   0},
 	/* RoCEv2 Congestion Notification Packet: BTH + 16 reserved bytes */
 	{0x81, "CNP",                       CNP,   ONLY,   0, 28,  0,   0,   0,   0,   0,   0,   0,  12},
+	/* Extended Reliable Connection, 101xxxxx (annex A14): RC's operations; every
+	 * request has an XRCETH right after the BTH, responses have none   XRCETH */
+	{0xa0, "XRC_SEND_FIRST",            SEND,  FIRST,  1, 16,  0,   0,   0,   0,   0,   0,   0,   0,  12},
+	{0xa1, "XRC_SEND_MIDDLE",           SEND,  MIDDLE, 1, 16,  0,   0,   0,   0,   0,   0,   0,   0,  12},
+	{0xa2, "XRC_SEND_LAST",             SEND,  LAST,   1, 16,  0,   0,   0,   0,   0,   0,   0,   0,  12},
+	{0xa3, "XRC_SEND_LAST_IMM",         SEND,  LAST,   1, 20,  0,   0,   0,   0,   0,  16,   0,   0,  12},
+	{0xa4, "XRC_SEND_ONLY",             SEND,  ONLY,   1, 16,  0,   0,   0,   0,   0,   0,   0,   0,  12},
+	{0xa5, "XRC_SEND_ONLY_IMM",         SEND,  ONLY,   1, 20,  0,   0,   0,   0,   0,  16,   0,   0,  12},
+	{0xa6, "XRC_WRITE_FIRST",           WRITE, FIRST,  1, 32,  0,  16,   0,   0,   0,   0,   0,   0,  12},
+	{0xa7, "XRC_WRITE_MIDDLE",          WRITE, MIDDLE, 1, 16,  0,   0,   0,   0,   0,   0,   0,   0,  12},
+	{0xa8, "XRC_WRITE_LAST",            WRITE, LAST,   1, 16,  0,   0,   0,   0,   0,   0,   0,   0,  12},
+	{0xa9, "XRC_WRITE_LAST_IMM",        WRITE, LAST,   1, 20,  0,   0,   0,   0,   0,  16,   0,   0,  12},
+	{0xaa, "XRC_WRITE_ONLY",            WRITE, ONLY,   1, 32,  0,  16,   0,   0,   0,   0,   0,   0,  12},
+	{0xab, "XRC_WRITE_ONLY_IMM",        WRITE, ONLY,   1, 36,  0,  16,   0,   0,   0,  32,   0,   0,  12},
+	{0xac, "XRC_READ_REQUEST",          RREQ,  ONLY,   0, 32,  0,  16,   0,   0,   0,   0,   0,   0,  12},
+	{0xad, "XRC_READ_RESPONSE_FIRST",   RRSP,  FIRST,  1, 16,  0,   0,   0,  12,   0,   0,   0,   0,   0},
+	{0xae, "XRC_READ_RESPONSE_MIDDLE",  RRSP,  MIDDLE, 1, 12,  0,   0,   0,   0,   0,   0,   0,   0,   0},
+	{0xaf, "XRC_READ_RESPONSE_LAST",    RRSP,  LAST,   1, 16,  0,   0,   0,  12,   0,   0,   0,   0,   0},
+	{0xb0, "XRC_READ_RESPONSE_ONLY",    RRSP,  ONLY,   1, 16,  0,   0,   0,  12,   0,   0,   0,   0,   0},
+	{0xb1, "XRC_ACKNOWLEDGE",           ACK,   ONLY,   0, 16,  0,   0,   0,  12,   0,   0,   0,   0,   0},
+	{0xb2, "XRC_ATOMIC_ACKNOWLEDGE",    AACK,  ONLY,   0, 24,  0,   0,   0,  12,  16,   0,   0,   0,   0},
+	{0xb3, "XRC_COMPARE_SWAP",          ATOM,  ONLY,   0, 44,  0,   0,  16,   0,   0,   0,   0,   0,  12},
+	{0xb4, "XRC_FETCH_ADD",             ATOM,  ONLY,   0, 44,  0,   0,  16,   0,   0,   0,   0,   0,  12},
+	/* 0xb5 reserved */
+	{0xb6, "XRC_SEND_LAST_INV",         SEND,  LAST,   1, 20,  0,   0,   0,   0,   0,   0,  16,   0,  12},
+	{0xb7, "XRC_SEND_ONLY_INV",         SEND,  ONLY,   1, 20,  0,   0,   0,   0,   0,   0,  16,   0,  12},
 };
 /* clang-format on */
 
@@ -100,12 +127,13 @@ static const struct expect *expected(unsigned opcode)
 	return NULL;
 }
 
-static uint8_t expected_hdrs(const struct expect *e)
+static uint16_t expected_hdrs(const struct expect *e)
 {
-	return (e->deth ? UR_HDR_DETH : 0) | (e->reth ? UR_HDR_RETH : 0) |
-	       (e->atmeth ? UR_HDR_ATMETH : 0) | (e->aeth ? UR_HDR_AETH : 0) |
-	       (e->atmack ? UR_HDR_ATMACK : 0) | (e->immdt ? UR_HDR_IMMDT : 0) |
-	       (e->ieth ? UR_HDR_IETH : 0) | (e->cnp ? UR_HDR_CNP : 0);
+	return (e->xrceth ? UR_HDR_XRCETH : 0) | (e->deth ? UR_HDR_DETH : 0) |
+	       (e->reth ? UR_HDR_RETH : 0) | (e->atmeth ? UR_HDR_ATMETH : 0) |
+	       (e->aeth ? UR_HDR_AETH : 0) | (e->atmack ? UR_HDR_ATMACK : 0) |
+	       (e->immdt ? UR_HDR_IMMDT : 0) | (e->ieth ? UR_HDR_IETH : 0) |
+	       (e->cnp ? UR_HDR_CNP : 0);
 }
 
 /* Every one of the 256 opcodes: the layout of table 38, or INVALID and empty. */
@@ -137,6 +165,7 @@ START_TEST(test_every_opcode)
 		      e->hdr_len);
 	ck_assert_msg(!!op->payload == e->payload, "%s: payload %u", e->name, op->payload);
 	ck_assert_uint_eq(op->off_deth, e->deth);
+	ck_assert_uint_eq(op->off_xrceth, e->xrceth);
 	ck_assert_uint_eq(op->off_reth, e->reth);
 	ck_assert_uint_eq(op->off_atmeth, e->atmeth);
 	ck_assert_uint_eq(op->off_aeth, e->aeth);
@@ -227,6 +256,59 @@ START_TEST(test_uc_is_rc_plus_0x20)
 }
 END_TEST
 
+/*
+ * XRC opcodes are the RC ones with the transport bits 101 (annex A14): the
+ * same operations, and every request (SEND, WRITE, READ, atomic) carries an
+ * XRCETH right after the BTH, pushing the rest 4 bytes on; responses do not.
+ */
+START_TEST(test_xrc_is_rc_plus_0xa0)
+{
+	for (unsigned rc = 0; rc < 0x20; rc++) {
+		const struct ur_opcode_info *r = ur_opcode_get((uint8_t)rc);
+		const struct ur_opcode_info *x = ur_opcode_get((uint8_t)(rc | UR_TRANSPORT_XRC));
+		bool request = r->kind == UR_KIND_SEND || r->kind == UR_KIND_WRITE ||
+			       r->kind == UR_KIND_READ_REQ || r->kind == UR_KIND_ATOMIC;
+		unsigned shift = request ? sizeof(struct ur_xrceth) : 0;
+
+		ck_assert_uint_eq(x->kind, r->kind);
+		if (r->kind == UR_KIND_INVALID)
+			continue;
+		ck_assert_uint_eq(x->pos, r->pos);
+		ck_assert_uint_eq(x->hdrs, r->hdrs | (request ? UR_HDR_XRCETH : 0));
+		ck_assert_uint_eq(x->hdr_len, r->hdr_len + shift);
+		ck_assert_uint_eq(x->off_xrceth, request ? 12 : 0);
+		ck_assert_uint_eq(x->off_reth, r->off_reth ? r->off_reth + shift : 0);
+		ck_assert_uint_eq(x->off_atmeth, r->off_atmeth ? r->off_atmeth + shift : 0);
+		ck_assert_uint_eq(x->off_immdt, r->off_immdt ? r->off_immdt + shift : 0);
+		ck_assert_uint_eq(x->off_ieth, r->off_ieth ? r->off_ieth + shift : 0);
+		ck_assert_uint_eq(x->off_aeth, r->off_aeth);
+		ck_assert_uint_eq(x->payload, r->payload);
+		ck_assert_str_eq(x->name + 4, r->name + 3); /* same after "XRC_"/"RC_" */
+	}
+}
+END_TEST
+
+/* The XRCETH's SRQ number: 24 bits after 8 reserved ones, round trip at 0 and the maximum. */
+START_TEST(test_xrceth_round_trip)
+{
+	struct ur_xrceth h;
+
+	memset(&h, 0xff, sizeof(h));
+	ur_xrceth_set_srqn(&h, 0);
+	ck_assert_uint_eq(h.srqn[0], 0); /* reserved bits sent as zero */
+	ck_assert_uint_eq(ur_xrceth_srqn(&h), 0);
+	ur_xrceth_set_srqn(&h, 0xffffff);
+	ck_assert_uint_eq(ur_xrceth_srqn(&h), 0xffffff);
+	ck_assert_uint_eq(h.srqn[0], 0);
+	ur_xrceth_set_srqn(&h, 0x12345678); /* only 24 bits are kept */
+	ck_assert_uint_eq(ur_xrceth_srqn(&h), 0x345678);
+	ck_assert_uint_eq(h.srqn[1], 0x34);
+	ck_assert_uint_eq(h.srqn[3], 0x78);
+	h.srqn[0] = 0xff; /* a reserved byte a sender set is ignored */
+	ck_assert_uint_eq(ur_xrceth_srqn(&h), 0x345678);
+}
+END_TEST
+
 /* The top three bits name the transport, and the name says the same. */
 START_TEST(test_transport_prefix)
 {
@@ -249,6 +331,9 @@ START_TEST(test_transport_prefix)
 		case UR_TRANSPORT_CNP:
 			want = "CNP";
 			break;
+		case UR_TRANSPORT_XRC:
+			want = "XRC";
+			break;
 		default:
 			ck_abort_msg("opcode %#04x valid in transport %#x", v,
 				     v & UR_TRANSPORT_MASK);
@@ -266,19 +351,20 @@ END_TEST
 START_TEST(test_headers_contiguous)
 {
 	static const struct {
-		uint8_t bit;
+		uint16_t bit;
 		uint8_t size;
 	} order[] = {
-	    {UR_HDR_DETH, 8},	{UR_HDR_RETH, 16}, {UR_HDR_ATMETH, 28}, {UR_HDR_AETH, 4},
-	    {UR_HDR_ATMACK, 8}, {UR_HDR_IMMDT, 4}, {UR_HDR_IETH, 4},	{UR_HDR_CNP, 16},
+	    {UR_HDR_DETH, 8},	 {UR_HDR_XRCETH, 4}, {UR_HDR_RETH, 16},
+	    {UR_HDR_ATMETH, 28}, {UR_HDR_AETH, 4},   {UR_HDR_ATMACK, 8},
+	    {UR_HDR_IMMDT, 4},	 {UR_HDR_IETH, 4},   {UR_HDR_CNP, 16},
 	};
 
 	for (unsigned v = 0; v < 256; v++) {
 		const struct ur_opcode_info *op = ur_opcode_get((uint8_t)v);
-		const uint8_t offs[] = {op->off_deth,	op->off_reth,
-					op->off_atmeth, op->off_aeth,
-					op->off_atmack, op->off_immdt,
-					op->off_ieth,	12 /* CNP: right after the BTH */};
+		const uint8_t offs[] = {
+		    op->off_deth,   op->off_xrceth, op->off_reth,
+		    op->off_atmeth, op->off_aeth,   op->off_atmack,
+		    op->off_immdt,  op->off_ieth,   12 /* CNP: right after the BTH */};
 		unsigned at = sizeof(struct ur_bth);
 
 		if (op->kind == UR_KIND_INVALID)
@@ -305,6 +391,8 @@ static Suite *opcode_suite(void)
 	tcase_add_test(tc, test_spot_checks);
 	tcase_add_test(tc, test_enum_values);
 	tcase_add_test(tc, test_uc_is_rc_plus_0x20);
+	tcase_add_test(tc, test_xrc_is_rc_plus_0xa0);
+	tcase_add_test(tc, test_xrceth_round_trip);
 	tcase_add_test(tc, test_transport_prefix);
 	tcase_add_test(tc, test_headers_contiguous);
 	suite_add_tcase(s, tc);

@@ -838,18 +838,29 @@ static const uint32_t init_mask[] = {
 	[UR_QPT_RC] = UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
 	[UR_QPT_UC] = UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
 	[UR_QPT_UD] = UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_QKEY,
+	[UR_QPT_XRC_SEND] = UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
+	[UR_QPT_XRC_RECV] = UR_QP_PKEY_INDEX | UR_QP_PORT | UR_QP_ACCESS_FLAGS,
 };
+/* XRC: RC's masks, as mlx5 users pass them; each half ignores what is not its own */
 static const uint32_t rtr_mask[] = {
 	[UR_QPT_RC] = UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN |
 		      UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
 	[UR_QPT_UC] = UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN,
 	[UR_QPT_UD] = 0,
+	[UR_QPT_XRC_SEND] = UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+			    UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
+	[UR_QPT_XRC_RECV] = UR_QP_AV | UR_QP_PATH_MTU | UR_QP_DEST_QPN | UR_QP_RQ_PSN |
+			    UR_QP_MAX_DEST_RD_ATOMIC | UR_QP_MIN_RNR_TIMER,
 };
 static const uint32_t rts_mask[] = {
 	[UR_QPT_RC] = UR_QP_SQ_PSN | UR_QP_TIMEOUT | UR_QP_RETRY_CNT | UR_QP_RNR_RETRY |
 		      UR_QP_MAX_QP_RD_ATOMIC,
 	[UR_QPT_UC] = UR_QP_SQ_PSN,
 	[UR_QPT_UD] = UR_QP_SQ_PSN,
+	[UR_QPT_XRC_SEND] = UR_QP_SQ_PSN | UR_QP_TIMEOUT | UR_QP_RETRY_CNT | UR_QP_RNR_RETRY |
+			    UR_QP_MAX_QP_RD_ATOMIC,
+	[UR_QPT_XRC_RECV] = UR_QP_SQ_PSN | UR_QP_TIMEOUT | UR_QP_RETRY_CNT | UR_QP_RNR_RETRY |
+			    UR_QP_MAX_QP_RD_ATOMIC,
 };
 
 static int connect_one(struct sim_node *self, struct ur_qp *q, struct sim_node *peer,
