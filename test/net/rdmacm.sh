@@ -363,11 +363,11 @@ check_fabric() {
 	done
 }
 
-# a client alone against PORT at ADDR; sets $rc_c, $ms
+# a client alone against PORT at ADDR, for TIMEOUT seconds (30); sets $rc_c, $ms
 lone_client() {
-	local name=$1 addr=$2 P=$3 t0
+	local name=$1 addr=$2 P=$3 to=${4:-30} t0
 	t0=$(now_ms)
-	ur_in "$cns" timeout 30 rping -c -a "$addr" -p "$P" -v -C 1 >"$log/$name.cli" 2>&1
+	ur_in "$cns" timeout "$to" rping -c -a "$addr" -p "$P" -v -C 1 >"$log/$name.cli" 2>&1
 	rc_c=$?
 	ms=$(($(now_ms) - t0))
 	: >"$log/$name.srv"
@@ -407,9 +407,9 @@ check_reject() {
 	# leaves nobody to answer. Printed, not counted; with one namespace the
 	# client itself is in $p-a.
 	[ "$cns" = "$p-b" ] || return 0
-	lone_client reject_idle "$net.1" $((P + 2))
-	echo "note reject with no program in $p-a ($ms ms, exit $rc_c): $(grep -m1 '^cma event' "$log/reject_idle.cli" ||
-		tail -1 "$log/reject_idle.cli")"
+	lone_client reject_idle "$net.1" $((P + 2)) 5
+	echo "note reject with no program in $p-a ($ms ms, exit $rc_c; 124: no answer in 5 s):" \
+		"$(grep -m1 '^cma event' "$log/reject_idle.cli" || tail -1 "$log/reject_idle.cli")"
 }
 
 check_unreachable() {
