@@ -268,6 +268,8 @@ API int rdma_listen(struct rdma_cm_id *cid, int backlog)
 				err = -urcm_route_listen(id, d);
 		}
 	}
+	if (err)
+		urcm_route_unlisten(id); /* a wildcard listen that failed part-way */
 	if (!err) {
 		id->state = URCM_LISTEN;
 		id->backlog = backlog > 0 ? backlog : 1024;

@@ -139,6 +139,8 @@ void urcm_move_events(struct urcm_channel *c, struct urcm_id *id, struct urcm_ch
 	struct urcm_event **p = &c->head;
 	char one = 1;
 
+	if (to == c)
+		return;
 	while (*p) {
 		struct urcm_event *e = *p;
 

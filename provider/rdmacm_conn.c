@@ -49,6 +49,10 @@ struct urcm_id *urcm_passive_id(struct urcm_id *l, struct urcm_dev *dev, const s
 	id->listener = l;
 	id->passive = true;
 	id->dev = dev;
+	/* a synchronous listener's ids are synchronous from the start: what
+	 * comes for one before rdma_get_request waits on its own channel */
+	if (l->lib.sync)
+		(void)urcm_make_sync(id); /* else rdma_get_request tries again */
 	id->state = URCM_REQ_RCVD;
 	id->ah = ibv_create_ah_from_wc(dev->pd, (struct ibv_wc *)wc, (struct ibv_grh *)grh, 1);
 	endpoint_start(id);
@@ -260,11 +264,16 @@ static int ip_pdata(struct urcm_id *id, uint8_t *out, size_t room, const void *p
  * and, for an accept, the request asked for (peer_resp, peer_init: 255 for a
  * connect); a number above the device's is EINVAL.
  */
-static int conn_depths(const struct urcm_dev *d, const struct rdma_conn_param *p, uint8_t peer_resp,
+static int conn_depths(const struct urcm_id *id, const struct rdma_conn_param *p, uint8_t peer_resp,
 		       uint8_t peer_init, uint8_t *resp, uint8_t *init)
 {
-	if ((p->responder_resources != RDMA_MAX_RESP_RES && p->responder_resources > d->max_resp) ||
-	    (p->initiator_depth != RDMA_MAX_INIT_DEPTH && p->initiator_depth > d->max_init))
+	const struct urcm_dev *d = id->dev;
+
+	/* librdmacm's ucma_valid_param checks RDMA_PS_TCP's only */
+	if (id->id.ps == RDMA_PS_TCP &&
+	    ((p->responder_resources != RDMA_MAX_RESP_RES &&
+	      p->responder_resources > d->max_resp) ||
+	     (p->initiator_depth != RDMA_MAX_INIT_DEPTH && p->initiator_depth > d->max_init)))
 		return EINVAL;
 	*resp = p->responder_resources;
 	if (*resp == RDMA_MAX_RESP_RES)
@@ -274,6 +283,13 @@ static int conn_depths(const struct urcm_dev *d, const struct rdma_conn_param *p
 		*init = peer_init < d->max_init ? peer_init : d->max_init;
 	return 0;
 }
+
+/* No parameters at all: librdmacm's (ucma_copy_conn_param_to_kern) as much
+ * as the device and the request allow, retries 7 and RNR retries 7. */
+static const struct rdma_conn_param lib_default = {.responder_resources = RDMA_MAX_RESP_RES,
+						   .initiator_depth = RDMA_MAX_INIT_DEPTH,
+						   .retry_count = 7,
+						   .rnr_retry_count = 7};
 
 static int connect_rc(struct urcm_id *id, const struct rdma_conn_param *p)
 {
@@ -290,7 +306,7 @@ static int connect_rc(struct urcm_id *id, const struct rdma_conn_param *p)
 	    ur_cm_ip_service_id((uint16_t)id->id.ps, ntohs(rdma_get_dst_port(&id->id)));
 	req.local_ca_guid = id->dev->guid;
 	req.local_qpn = id->id.qp ? id->id.qp->qp_num : p->qp_num;
-	err = conn_depths(id->dev, p, 255, 255, &req.responder_resources, &req.initiator_depth);
+	err = conn_depths(id, p, 255, 255, &req.responder_resources, &req.initiator_depth);
 	if (err)
 		return err;
 	req.remote_cm_response_timeout = URCM_RESPONSE_TIMEOUT;
@@ -348,7 +364,6 @@ static int connect_ud(struct urcm_id *id, const struct rdma_conn_param *p)
 API int rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 {
 	struct urcm_id *id = to_urcm(cid);
-	struct rdma_conn_param none = {0};
 	int err;
 
 	pthread_mutex_lock(&urcm_lock);
@@ -359,7 +374,7 @@ API int rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 		if (!err)
 			err = cid->ps == RDMA_PS_UDP || cid->ps == RDMA_PS_IPOIB
 				  ? connect_ud(id, param)
-				  : connect_rc(id, param ? param : &none);
+				  : connect_rc(id, param ? param : &lib_default);
 	}
 	pthread_mutex_unlock(&urcm_lock);
 	urcm_kick();
@@ -382,7 +397,7 @@ static int accept_rc(struct urcm_id *id, const struct rdma_conn_param *p)
 	rep.local_qpn = id->id.qp ? id->id.qp->qp_num : p->qp_num;
 	rep.starting_psn = id->psn;
 	/* the request's initiator depth is what we may answer with resources */
-	err = conn_depths(id->dev, p, req->initiator_depth, req->responder_resources,
+	err = conn_depths(id, p, req->initiator_depth, req->responder_resources,
 			  &rep.responder_resources, &rep.initiator_depth);
 	if (err)
 		return err;
@@ -431,7 +446,6 @@ static int accept_ud(struct urcm_id *id, const struct rdma_conn_param *p)
 API int rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 {
 	struct urcm_id *id = to_urcm(cid);
-	struct rdma_conn_param none = {0};
 	int err;
 
 	pthread_mutex_lock(&urcm_lock);
@@ -440,7 +454,7 @@ API int rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	else if (id->cm.state == UR_CM_SIDR_REQ_RCVD)
 		err = accept_ud(id, param);
 	else
-		err = accept_rc(id, param ? param : &none);
+		err = accept_rc(id, param ? param : &lib_default);
 	pthread_mutex_unlock(&urcm_lock);
 	urcm_kick();
 	if (err)

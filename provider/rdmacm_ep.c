@@ -138,7 +138,7 @@ API int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 	id = to_urcm(ev->id);
 	/* the request stays with the new id (its private data), as librdmacm's */
 	id->id.event = ev;
-	if (urcm_make_sync(id))
+	if (!id->sync && urcm_make_sync(id))
 		goto err;
 	if (l->ep_attr) {
 		attr = *l->ep_attr;

@@ -73,6 +73,17 @@ static void unlink_id(struct urcm_id *id)
 		}
 }
 
+/* The id's events not handed out, wherever they wait (lock held). */
+static void drop_events(struct urcm_id *id)
+{
+	if (id->id.channel)
+		urcm_move_events(to_uchan(id->id.channel), id, NULL);
+	if (id->sync && id->sync != id->id.channel)
+		urcm_move_events(to_uchan(id->sync), id, NULL);
+	if (id->listener && id->listener->id.channel)
+		urcm_move_events(to_uchan(id->listener->id.channel), id, NULL);
+}
+
 API int rdma_destroy_id(struct rdma_cm_id *cid)
 {
 	struct urcm_id *id = to_urcm(cid);
@@ -82,12 +93,7 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 	pthread_mutex_lock(&urcm_lock);
 	/* events of it not handed out go, as the kernel discards them; wait
 	 * until the program acknowledged those it was given, as librdmacm does */
-	if (cid->channel)
-		urcm_move_events(to_uchan(cid->channel), id, NULL);
-	if (id->sync)
-		urcm_move_events(to_uchan(id->sync), id, NULL);
-	if (id->listener && id->listener->id.channel)
-		urcm_move_events(to_uchan(id->listener->id.channel), id, NULL);
+	drop_events(id);
 	/* and for a resolution in flight (its thread writes to the id) */
 	while (id->events_out || id->state == URCM_ADDR_QUERY)
 		pthread_cond_wait(&id->acked, &urcm_lock);
@@ -100,6 +106,8 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 		    ur_cm_reject(&id->cm, urcm_now(), UR_CM_REJ_CONSUMER_DEFINED, NULL, 0, &out),
 		    &out);
 	id->cm_live = false;
+	/* and what came while we waited (a TimeWait's end, a DREQ) */
+	drop_events(id);
 	urcm_route_unlisten(id);
 	unlink_id(id);
 	/* its passive ids outlive it (perftest destroys the listener first) */
@@ -122,27 +130,31 @@ API int rdma_destroy_id(struct rdma_cm_id *cid)
 API int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *ch)
 {
 	struct urcm_id *id = to_urcm(cid);
-	struct rdma_event_channel *old_sync = id->sync;
+	struct rdma_event_channel *old_sync = id->sync, *to = ch;
 
 	if (id->lib.sync && !ch)
 		return urcm_fail(EINVAL);
-	/* to no channel: synchronous from now on, as librdmacm's */
-	if (!ch && urcm_make_sync(id))
-		return -1;
-	if (ch) {
-		urcm_sync_release(id);
-		id->sync = NULL;
-		id->lib.sync = 0;
+	if (ch && ch == cid->channel)
+		return 0; /* there already (libfabric's fi_ep_bind of a connection request) */
+	/* to no channel: synchronous from now on, on a channel of its own */
+	if (!to) {
+		to = rdma_create_event_channel();
+		if (!to)
+			return -1;
 	}
+	/* a synchronous id's held event is one the program has */
+	urcm_sync_release(id);
 	pthread_mutex_lock(&urcm_lock);
 	while (id->events_out)
 		pthread_cond_wait(&id->acked, &urcm_lock);
-	/* what waits on the old channel moves with the id */
-	if (cid->channel && cid->channel != id->sync)
-		urcm_move_events(to_uchan(cid->channel), id, to_uchan(id->sync ? id->sync : ch));
-	cid->channel = id->sync ? id->sync : ch;
+	/* what waits on the old channel moves with the id, as the kernel's do */
+	if (cid->channel)
+		urcm_move_events(to_uchan(cid->channel), id, to_uchan(to));
+	cid->channel = to;
+	id->sync = ch ? NULL : to;
+	id->lib.sync = !ch;
 	pthread_mutex_unlock(&urcm_lock);
-	if (ch && old_sync)
+	if (old_sync)
 		rdma_destroy_event_channel(old_sync);
 	return 0;
 }

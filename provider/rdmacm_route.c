@@ -85,14 +85,30 @@ int urcm_route_start(struct urcm_dev *dev)
 	return -EADDRINUSE;
 }
 
+static bool comm_id_live(const struct urcm_dev *dev, uint32_t c)
+{
+	for (const struct urcm_id *i = urcm_ids(); i; i = i->next)
+		if (i->cm_live && i->dev == dev && i->cm.local_comm_id == c)
+			return true;
+	return false;
+}
+
 uint32_t urcm_comm_id(const struct urcm_dev *dev)
 {
-	uint32_t low = urcm_random() & ((1u << URCM_SLOT_SHIFT) - 1);
+	uint32_t c;
 
-	/* without a slot (its socket could not be bound): any nonzero ID */
-	if (!dev->slot)
-		return urcm_random() | 1;
-	return (uint32_t)dev->slot << URCM_SLOT_SHIFT | low;
+	/* 20 random bits under the slot: drawn again while one is in use
+	 * (TimeWait included), so MADs never find the wrong endpoint */
+	do {
+		c = urcm_random();
+		/* without a slot (its socket could not be bound): any nonzero ID */
+		if (dev->slot)
+			c = (uint32_t)dev->slot << URCM_SLOT_SHIFT |
+			    (c & ((1u << URCM_SLOT_SHIFT) - 1));
+		else
+			c |= 1;
+	} while (!c || comm_id_live(dev, c));
+	return c;
 }
 
 int urcm_route_listen(struct urcm_id *id, struct urcm_dev *dev)
@@ -109,13 +125,14 @@ int urcm_route_listen(struct urcm_id *id, struct urcm_dev *dev)
 			return 0;
 	len = cm_name(&a, dev, "port", ps, port);
 	fd = bound_socket(&a, len);
-	if (fd < 0) {
-		/* another program listens on the port (on another address, or
-		 * with REUSEADDR): REQs reach it, or us when they come here */
-		uroce_log(NULL, 1, "rdma_listen: port %u is another program's on this device too",
-			  port);
-		return 0;
+	if (fd == -EADDRINUSE) {
+		/* another program of the device listens on the port: the kernel's
+		 * rdma_cm refuses a second listener on one port of a device too */
+		uroce_log(NULL, 1, "rdma_listen: port %u: another program listens on it", port);
+		return fd;
 	}
+	if (fd < 0)
+		return fd;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		close(fd);
@@ -157,21 +174,30 @@ void urcm_route_unlisten(struct urcm_id *id)
 		}
 }
 
+/*
+ * Pass the MAD on: true when a program has the name. Its queue full (a
+ * burst, a busy program) drops it, as a full receive queue would, and the
+ * CM's resends bring it again; never answered as nobody's.
+ */
 static bool send_to(const struct sockaddr_un *a, socklen_t len, const struct ibv_wc *wc,
 		    const uint8_t *buf)
 {
 	struct urcm_fwd f;
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	bool sent;
+	bool taken = true;
 
 	if (fd < 0)
 		return false;
 	f.wc = *wc;
 	memcpy(f.buf, buf, sizeof(f.buf));
-	sent = sendto(fd, &f, sizeof(f), MSG_DONTWAIT, (const struct sockaddr *)a, len) ==
-	       (ssize_t)sizeof(f);
+	if (sendto(fd, &f, sizeof(f), MSG_DONTWAIT, (const struct sockaddr *)a, len) < 0) {
+		taken = errno != ECONNREFUSED && errno != ENOENT;
+		if (taken)
+			uroce_log(NULL, 1, "rdma_cm: a MAD for another program dropped: %s",
+				  strerror(errno));
+	}
 	close(fd);
-	return sent;
+	return taken;
 }
 
 bool urcm_route_forward(struct urcm_dev *dev, const struct ibv_wc *wc, const uint8_t *buf,
@@ -222,6 +248,14 @@ unsigned urcm_route_fds(struct urcm_dev *dev, struct pollfd *p, struct urcm_dev 
 void urcm_route_rx(struct urcm_dev *dev, int fd, urcm_mad_fn fn)
 {
 	struct urcm_fwd f;
+	bool ours = fd == dev->route_fd;
+
+	/* polled without the lock: a port closed since may have given its
+	 * number to another socket of the program's, which is not ours to read */
+	for (const struct urcm_port *p = dev->ports; p && !ours; p = p->next)
+		ours = p->fd == fd;
+	if (!ours)
+		return;
 
 	while (recv(fd, &f, sizeof(f), MSG_DONTWAIT) == (ssize_t)sizeof(f))
 		fn(dev, &f.wc, f.buf);
