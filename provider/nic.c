@@ -219,3 +219,19 @@ void uroce_nic_put(struct uroce_nic *nic, struct uroce_context *ctx)
 	nic_close(nic);
 	pthread_mutex_unlock(&nics_lock);
 }
+
+/*
+ * A program that exits with a device still open (most do not close it, and
+ * the connection manager's own context never closes) leaves the
+ * hw_counters files with its final counts, as a close would: the files are
+ * what operators read after a run.
+ */
+__attribute__((destructor)) static void nics_exit(void)
+{
+	/* a thread caught mid-open at exit must not stop the exit */
+	if (pthread_mutex_trylock(&nics_lock))
+		return;
+	for (struct uroce_nic *nic = nics; nic; nic = nic->next)
+		uroce_counters_write(nic, true);
+	pthread_mutex_unlock(&nics_lock);
+}
