@@ -504,7 +504,7 @@ int main(int argc, char **argv)
 	role = server ? "server" : "client";
 	vtest_name = server ? "mw_check server" : "mw_check client";
 	setup(dev, server);
-	sock = server ? vtest_tcp_accept(port) : vtest_tcp_connect(host, port);
+	sock = server ? vtest_tcp_accept(port) : vtest_tcp_connect(host, port, 20);
 	if (sock < 0)
 		vtest_die(server ? "accept" : "connect");
 	hello();

@@ -516,7 +516,7 @@ int main(int argc, char **argv)
 			fail("post_recv: %s", strerror(errno));
 			return 1;
 		}
-	fd = server ? vtest_tcp_accept(port_arg) : vtest_tcp_connect(host, port_arg);
+	fd = server ? vtest_tcp_accept(port_arg) : vtest_tcp_connect(host, port_arg, 20);
 	if (fd < 0) {
 		fail("TCP %s: %s", server ? "accept" : "connect", strerror(errno));
 		return 1;

@@ -104,10 +104,10 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-int vtest_tcp_connect(const char *host, const char *port)
+int vtest_tcp_connect(const char *host, const char *port, int wait_s)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *a;
-	uint64_t end = now_ms() + 20000;
+	uint64_t end = now_ms() + (uint64_t)wait_s * 1000;
 	int fd, one = 1;
 
 	if (getaddrinfo(host, port, &hints, &res))

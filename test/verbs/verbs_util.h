@@ -52,9 +52,10 @@ struct ibv_wc vtest_wait_wc(struct ibv_cq *cq);
 /*
  * The TCP connection between the two processes: the server listens on
  * `port` (IPv4 and IPv6) and takes one client; the client tries `host` for
- * 20 s (the server may still be starting). A socket with TCP_NODELAY, or -1.
+ * wait_s seconds (the server may still be starting). A socket with
+ * TCP_NODELAY, or -1.
  */
 int vtest_tcp_accept(const char *port);
-int vtest_tcp_connect(const char *host, const char *port);
+int vtest_tcp_connect(const char *host, const char *port, int wait_s);
 
 #endif
