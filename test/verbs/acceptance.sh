@@ -19,6 +19,9 @@ mtu=${VETH_MTU:-9000}
 iters=${VERBS_ITERS:-3}
 uroce=$build/tools/uroce
 vc=$build/test/verbs_check
+export UROCE=$uroce
+# shellcheck source=tools/netns.sh
+source "$(dirname "$0")/../../tools/netns.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
 ip netns list >/dev/null 2>&1 || { echo "SKIP: no network namespaces"; exit 77; }
@@ -26,17 +29,16 @@ for f in "$uroce" "$vc"; do
 	[ -x "$f" ] || { echo "FAIL: $f is missing (build first)"; exit 1; }
 done
 
-# Names of our own (tv*, 10.78.0.0/24) so nothing else's namespaces are touched.
+# Names of our own (tv*, 10.78.0.0/24) so nothing else's namespaces are
+# touched: tools/netns.sh's pair $p (namespaces $p-a and $p-b).
 id=$(($$ % 100000))
-ns_a=tv${id}a
-ns_b=tv${id}b
-if_a=tv${id}a0
-if_b=tv${id}b0
+p=tv$id
+ns_a=$p-a
+ns_b=$p-b
 ip_a=10.78.0.1
 ip_b=10.78.0.2
 port=$((20000 + RANDOM % 20000))
 log=$(mktemp -d /tmp/verbs_acceptance.XXXXXX)
-made_ns=()
 
 # shellcheck disable=SC2317 # invoked by the traps
 cleanup() {
@@ -55,12 +57,7 @@ cleanup() {
 		[ -z "$left" ] || kill -9 $left 2>/dev/null
 		wait 2>/dev/null
 	fi
-	for ns in "${made_ns[@]}"; do
-		ip netns exec "$ns" "$uroce" link del uroce0 >/dev/null 2>&1
-		ip netns del "$ns" 2>/dev/null
-	done
-	# a veth not yet moved into a namespace is still here
-	ip link del "$if_a" 2>/dev/null
+	ur_pair_down "$p" >/dev/null 2>&1
 	if [ "${keep_log:-0}" = 1 ]; then
 		echo "logs kept in $log"
 	else
@@ -70,20 +67,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'echo "interrupted"; exit 130' INT TERM
-
-setup() {
-	ip netns add "$ns_a" && made_ns+=("$ns_a") &&
-		ip netns add "$ns_b" && made_ns+=("$ns_b") &&
-		ip link add "$if_a" type veth peer name "$if_b" &&
-		ip link set "$if_a" netns "$ns_a" && ip link set "$if_b" netns "$ns_b" &&
-		ip -n "$ns_a" addr add "$ip_a/24" dev "$if_a" &&
-		ip -n "$ns_b" addr add "$ip_b/24" dev "$if_b" &&
-		ip -n "$ns_a" link set "$if_a" mtu "$mtu" up &&
-		ip -n "$ns_b" link set "$if_b" mtu "$mtu" up &&
-		ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up &&
-		ip netns exec "$ns_a" "$uroce" link add uroce0 netdev "$if_a" &&
-		ip netns exec "$ns_b" "$uroce" link add uroce0 netdev "$if_b"
-}
 
 # ns_env NS: the `uroce env` of a namespace as VAR=value words for env(1).
 ns_env() {
@@ -209,7 +192,7 @@ killpeer() {
 }
 
 echo "== verbs acceptance: namespaces $ns_a/$ns_b, veth MTU $mtu, TCP port $port"
-if ! setup >"$log/setup" 2>&1; then
+if ! ur_pair_up "$p" 10.78.0 "$mtu" >"$log/setup" 2>&1; then
 	echo "FAIL: setting up the namespaces and devices"
 	show_logs setup
 	keep_log=1
