@@ -264,6 +264,22 @@ static void refused(uint64_t wr_id, uint32_t len, uint64_t raddr, uint32_t rkey,
 	printf("mw_check client: %s: IBV_WC_REM_ACCESS_ERR\n", what);
 }
 
+/* Pattern `type` written through a window of type `type` and read back (wr_ids type*10+1, +2). */
+static void write_read(unsigned int type, const struct msg *m)
+{
+	char what[64];
+
+	pattern(buf, WIN, type);
+	post_rdma(type * 10 + 1, IBV_WR_RDMA_WRITE, 0, WIN, m->addr, m->rkey);
+	snprintf(what, sizeof(what), "WRITE through a type %u window", type);
+	expect_wc(type * 10 + 1, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, what);
+	post_rdma(type * 10 + 2, IBV_WR_RDMA_READ, 8192, WIN, m->addr, m->rkey);
+	snprintf(what, sizeof(what), "READ through a type %u window", type);
+	expect_wc(type * 10 + 2, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, what);
+	CHECK(is_pattern(buf + 8192, WIN, type), "READ through the type %u window: wrong bytes",
+	      type);
+}
+
 static void run_client(void)
 {
 	struct ibv_send_wr wr = {0}, *bad;
@@ -272,12 +288,7 @@ static void run_client(void)
 
 	/* 1: type 1 */
 	m = recv_msg(1);
-	pattern(buf, WIN, 1);
-	post_rdma(11, IBV_WR_RDMA_WRITE, 0, WIN, m.addr, m.rkey);
-	expect_wc(11, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, "WRITE through a type 1 window");
-	post_rdma(12, IBV_WR_RDMA_READ, 8192, WIN, m.addr, m.rkey);
-	expect_wc(12, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, "READ through a type 1 window");
-	CHECK(is_pattern(buf + 8192, WIN, 1), "READ through the type 1 window: wrong bytes");
+	write_read(1, &m);
 	printf("mw_check client: type 1 window rkey %#x: WRITE and READ of %u bytes\n", m.rkey,
 	       WIN);
 	send_msg(1, 0, 0);
@@ -287,12 +298,7 @@ static void run_client(void)
 
 	/* 2: type 2, post_send bind, SEND with Invalidate */
 	m = recv_msg(4);
-	pattern(buf, WIN, 2);
-	post_rdma(21, IBV_WR_RDMA_WRITE, 0, WIN, m.addr, m.rkey);
-	expect_wc(21, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, "WRITE through a type 2 window");
-	post_rdma(22, IBV_WR_RDMA_READ, 8192, WIN, m.addr, m.rkey);
-	expect_wc(22, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, "READ through a type 2 window");
-	CHECK(is_pattern(buf + 8192, WIN, 2), "READ through the type 2 window: wrong bytes");
+	write_read(2, &m);
 	{
 		struct ibv_sge asge = {
 		    .addr = (uintptr_t)(buf + 12288), .length = 8, .lkey = mr->lkey};
