@@ -228,22 +228,21 @@ for mode in gbn sr; do
 	fi
 done
 pair badkey --deadline 120 -- --test badkey --deadline 120
-# the extended posting API (ibv_wr_*), two QPs of one device in loopback
-if "${in_a[@]}" timeout -s KILL 60 "$build/test/wr_api_check" uroce0 1 >"$log/wr_api" 2>&1; then
-	echo "ok   $(tail -1 "$log/wr_api")"
-else
-	echo "FAIL wr_api"
-	show_logs wr_api
-	fails=$((fails + 1))
-fi
-# the provider's extended verbs (cq_ex, rereg, ODP, parent domains), in loopback
-if "${in_a[@]}" timeout -s KILL 60 "$build/test/verbs_ext_check" uroce0 1 >"$log/verbs_ext" 2>&1; then
-	echo "ok   $(tail -1 "$log/verbs_ext")"
-else
-	echo "FAIL verbs_ext"
-	show_logs verbs_ext
-	fails=$((fails + 1))
-fi
+# loopback NAME PROGRAM: a check program on QPs of one device in namespace a;
+# its last line is its verdict
+loopback() {
+	if "${in_a[@]}" timeout -s KILL 60 "$build/test/$2" uroce0 1 >"$log/$1" 2>&1; then
+		echo "ok   $(tail -1 "$log/$1")"
+	else
+		echo "FAIL $1"
+		show_logs "$1"
+		fails=$((fails + 1))
+	fi
+}
+# the extended posting API (ibv_wr_*)
+loopback wr_api wr_api_check
+# the provider's extended verbs (cq_ex, rereg, ODP, parent domains)
+loopback verbs_ext verbs_ext_check
 # the stock ibv_rc_pingpong between the namespaces with completion
 # timestamps (-t), implicit on-demand paging (-o -O) and a prefetch (-P),
 # then from device memory (-j)
