@@ -2,8 +2,8 @@
 # The start every namespace test shares. Source it with the build directory:
 #   source "$(dirname "$0")/lib.sh" "$1"
 # It sets $build and exports UROCE, sources tools/netns.sh, exits 77 (skip)
-# without root or network namespaces, and gives ur_need, ur_test_pair, ok,
-# bad and $fails.
+# without root or network namespaces, and gives ur_need, ur_test_pair,
+# ur_ctr, ur_pair_mode, ok, bad and $fails.
 build=${1:?usage: $(basename "$0") BUILD_DIR}
 export UROCE=$build/tools/uroce
 # shellcheck source=tools/netns.sh
@@ -35,6 +35,24 @@ ur_test_pair() {
 	cleanup() { ur_pair_down "$p"; rm -rf "$log"; }
 	trap cleanup EXIT INT TERM
 	ur_pair_up "$p" "$net" 9000 || { echo "FAIL: setting up namespaces"; exit 1; }
+}
+
+# ur_ctr NAMESPACE COUNTER: its total on uroce0 there (0 if it has none)
+ur_ctr() {
+	local v
+	v=$(ip netns exec "$1" "$UROCE" stat uroce0 -a | awk -v c="$2" '$1 == c { print $2 }')
+	echo "${v:-0}"
+}
+
+# ur_pair_mode PREFIX MODE: the pair's devices made again over af_packet in
+# retransmission mode MODE (gbn or sr), as `uroce link add ... mode` sets it
+ur_pair_mode() {
+	local side
+	for side in a b; do
+		ip netns exec "$1-$side" "$UROCE" link del uroce0 &&
+			ip netns exec "$1-$side" "$UROCE" link add uroce0 netdev "${1}${side}0" \
+				port af_packet mode "$2" || return 1
+	done
 }
 
 fails=0

@@ -10,16 +10,10 @@
 # (RNR_NS_PREFIX names the namespaces, default rn<pid>.)
 # Exit 77 (skip) without root or namespaces.
 set -u
-build=$1
 iters=${2:-2000}
-here=$(cd "$(dirname "$0")" && pwd)
-export UROCE=$build/tools/uroce
-# shellcheck source=../../tools/netns.sh
-source "$here/../../tools/netns.sh"
-
-[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
-ip netns list >/dev/null 2>&1 || { echo "no network namespaces"; exit 77; }
-command -v ib_send_bw >/dev/null || { echo "no perftest"; exit 77; }
+# shellcheck source=test/net/lib.sh
+source "$(dirname "$0")/lib.sh" "$1"
+ur_need perftest ib_send_bw
 
 p=${RNR_NS_PREFIX:-rn$$}
 p=${p:0:8}
@@ -27,27 +21,12 @@ net=10.64.$((RANDOM % 20)) # /24 of our own (multiprocess.sh takes 10.64.20 and 
 cleanup() { ur_pair_down "$p"; }
 trap cleanup EXIT INT TERM
 log=$(mktemp -d)
-fails=0
 rnr_gbn=0
 rnr_sr=0
 
-ctr() { # NAMESPACE COUNTER: its total on uroce0
-	local v
-	v=$(ip netns exec "$1" "$UROCE" stat uroce0 -a | awk -v c="$2" '$1 == c { print $2 }')
-	echo "${v:-0}"
-}
-
 for mode in gbn sr; do
 	ur_pair_up "$p" "$net" 9000 || { echo "FAIL: setting up namespaces"; exit 1; }
-	# the device's retransmission mode, as `uroce link add ... mode` sets it
-	for side in a b; do
-		if ! ip netns exec "$p-$side" "$UROCE" link del uroce0 ||
-			! ip netns exec "$p-$side" "$UROCE" link add uroce0 netdev "${p}${side}0" \
-				port af_packet mode "$mode"; then
-			echo "FAIL: uroce link add mode $mode"
-			exit 1
-		fi
-	done
+	ur_pair_mode "$p" "$mode" || { echo "FAIL: uroce link add mode $mode"; exit 1; }
 	bw=(ib_send_bw -d uroce0 -x 1 -s 65536 -r 4 -t 64 -n "$iters" -F)
 	ur_in "$p-a" timeout 60 "${bw[@]}" >"$log/$mode.srv" 2>&1 &
 	spid=$!
@@ -58,11 +37,11 @@ for mode in gbn sr; do
 	wait $spid
 	rc_s=$?
 	secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
-	rnr=$(ctr "$p-b" rnr_nak_retry_err)  # received by the sender
-	nak=$(ctr "$p-a" out_of_buffer)      # sent by the receiver
-	retry=$(ctr "$p-b" retry_exceeded)
-	rnr_exc=$(ctr "$p-b" rnr_retry_exceeded)
-	agreed=$(ctr "$p-b" sr_negotiated)
+	rnr=$(ur_ctr "$p-b" rnr_nak_retry_err)  # received by the sender
+	nak=$(ur_ctr "$p-a" out_of_buffer)      # sent by the receiver
+	retry=$(ur_ctr "$p-b" retry_exceeded)
+	rnr_exc=$(ur_ctr "$p-b" rnr_retry_exceeded)
+	agreed=$(ur_ctr "$p-b" sr_negotiated)
 	printf '%s: %s s, %s RNR NAKs received, %s sent, %s transport retries exhausted, %s QPs in SR\n' \
 		"$mode" "$secs" "$rnr" "$nak" "$retry" "$agreed"
 	eval "rnr_$mode=$rnr"

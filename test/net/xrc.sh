@@ -15,16 +15,11 @@
 # (XRC_NS_PREFIX names the namespaces, default xr<pid>.)
 # Exit 77 (skip) without root, namespaces or the programs.
 set -u
-build=$1
 iters=${2:-500}
 here=$(cd "$(dirname "$0")" && pwd)
-export UROCE=$build/tools/uroce
-# shellcheck source=../../tools/netns.sh
-source "$here/../../tools/netns.sh"
-
-[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
-ip netns list >/dev/null 2>&1 || { echo "no network namespaces"; exit 77; }
-command -v ibv_xsrq_pingpong >/dev/null || { echo "no ibverbs-utils"; exit 77; }
+# shellcheck source=test/net/lib.sh
+source "$here/lib.sh" "$1"
+ur_need ibverbs-utils ibv_xsrq_pingpong
 
 p=${XRC_NS_PREFIX:-xr$$}
 p=${p:0:8}
@@ -32,17 +27,6 @@ net=10.64.$((40 + RANDOM % 10)) # /24 of our own
 cleanup() { ur_pair_down "$p"; }
 trap cleanup EXIT INT TERM
 log=$(mktemp -d)
-fails=0
-fail() {
-	echo "FAIL $*"
-	fails=$((fails + 1))
-}
-
-ctr() { # NAMESPACE COUNTER: its total on uroce0
-	local v
-	v=$(ip netns exec "$1" "$UROCE" stat uroce0 -a | awk -v c="$2" '$1 == c { print $2 }')
-	echo "${v:-0}"
-}
 
 # ibv_xsrq_pingpong: a server for two clients, -n messages each way per client
 pingpong() { # TAG
@@ -66,7 +50,7 @@ pingpong() { # TAG
 		"$rc_2" "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')"
 	for f in srv c1 c2; do
 		if ! grep -qx success "$log/$tag.$f"; then
-			fail "ibv_xsrq_pingpong $tag $f"
+			bad "ibv_xsrq_pingpong $tag $f"
 			sed 's/^/  /' "$log/$tag.$f" | tail -8
 		fi
 	done
@@ -74,17 +58,17 @@ pingpong() { # TAG
 
 ur_pair_up "$p" "$net" 1500 || { echo "FAIL: setting up namespaces"; exit 1; }
 if ! ur_in "$p-a" ibv_devinfo -v -d uroce0 | grep -qw XRC; then
-	fail "ibv_devinfo -v does not show the XRC capability"
+	bad "ibv_devinfo -v does not show the XRC capability"
 fi
 if ur_in "$p-a" timeout -s KILL 30 "$build/test/xrc_check" uroce0 1 >"$log/xrc_check" 2>&1; then
 	tail -1 "$log/xrc_check"
 else
-	fail "xrc_check"
+	bad "xrc_check"
 	sed 's/^/  /' "$log/xrc_check" | tail -12
 fi
 # xrc_check sends once to another domain's SRQ on purpose
-refused_a=$(ctr "$p-a" rx_drop_xrc_srq)
-[ "$refused_a" -eq 1 ] || fail "rx_drop_xrc_srq $refused_a after xrc_check, want 1"
+refused_a=$(ur_ctr "$p-a" rx_drop_xrc_srq)
+[ "$refused_a" -eq 1 ] || bad "rx_drop_xrc_srq $refused_a after xrc_check, want 1"
 pingpong gbn
 
 # what went on the wire: XRC opcodes (table 38's 101xxxxx), requests with
@@ -109,10 +93,10 @@ if command -v tshark >/dev/null; then
 			exit !(frames > 0 && req > 0 && !bad && !notxrc && !badsrq) }' "$log/gbn.tshark")
 	rc=$?
 	echo "tshark, SRQNs $srqns: $verdict"
-	[ $rc -eq 0 ] || fail "tshark decode of the XRC capture"
+	[ $rc -eq 0 ] || bad "tshark decode of the XRC capture"
 	if ! /usr/bin/python3 "$here/../wire/check_wire.py" --pcap "$log/gbn.pcap" \
 		>"$log/gbn.wire" 2>&1; then
-		fail "check_wire.py --pcap on the XRC capture"
+		bad "check_wire.py --pcap on the XRC capture"
 		tail -5 "$log/gbn.wire"
 	fi
 	tail -1 "$log/gbn.wire"
@@ -134,7 +118,7 @@ if command -v ib_send_bw >/dev/null && ib_send_bw --help 2>&1 | grep -q 'XRC'; t
 		res=$(awk '/#bytes/ { getline; print $4 " MB/s"; exit }' "$log/$t.cli")
 		echo "$t -c XRC: client $rc_c, server $rc_s, ${res:-no result}"
 		if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ] || [ -z "$res" ]; then
-			fail "$t -c XRC"
+			bad "$t -c XRC"
 			sed 's/^/  client: /' "$log/$t.cli" | tail -6
 			sed 's/^/  server: /' "$log/$t.srv" | tail -6
 		fi
@@ -143,19 +127,13 @@ else
 	echo "perftest has no XRC mode: skipped"
 fi
 for side in a b; do
-	r=$(ctr "$p-$side" rx_drop_xrc_srq)
+	r=$(ur_ctr "$p-$side" rx_drop_xrc_srq)
 	[ "$side" = b ] || r=$((r - refused_a))
-	[ "$r" -eq 0 ] || fail "$p-$side refused $r XRC requests"
+	[ "$r" -eq 0 ] || bad "$p-$side refused $r XRC requests"
 done
 
 # selective repeat devices: XRC QPs keep to go-back-N
-for side in a b; do
-	if ! ip netns exec "$p-$side" "$UROCE" link del uroce0 ||
-		! ip netns exec "$p-$side" "$UROCE" link add uroce0 netdev "${p}${side}0" \
-			port af_packet mode sr; then
-		fail "uroce link add mode sr"
-	fi
-done
+ur_pair_mode "$p" sr || bad "uroce link add mode sr"
 pingpong sr
 
 rm -rf "$log"

@@ -19,6 +19,9 @@ mtu=${VETH_MTU:-9000}
 iters=${VERBS_ITERS:-3}
 uroce=$build/tools/uroce
 vc=$build/test/verbs_check
+export UROCE=$uroce
+# shellcheck source=tools/netns.sh
+source "$(dirname "$0")/../../tools/netns.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root"; exit 77; }
 ip netns list >/dev/null 2>&1 || { echo "SKIP: no network namespaces"; exit 77; }
@@ -26,17 +29,16 @@ for f in "$uroce" "$vc"; do
 	[ -x "$f" ] || { echo "FAIL: $f is missing (build first)"; exit 1; }
 done
 
-# Names of our own (tv*, 10.78.0.0/24) so nothing else's namespaces are touched.
+# Names of our own (tv*, 10.78.0.0/24) so nothing else's namespaces are
+# touched: tools/netns.sh's pair $p (namespaces $p-a and $p-b).
 id=$(($$ % 100000))
-ns_a=tv${id}a
-ns_b=tv${id}b
-if_a=tv${id}a0
-if_b=tv${id}b0
+p=tv$id
+ns_a=$p-a
+ns_b=$p-b
 ip_a=10.78.0.1
 ip_b=10.78.0.2
 port=$((20000 + RANDOM % 20000))
 log=$(mktemp -d /tmp/verbs_acceptance.XXXXXX)
-made_ns=()
 
 # shellcheck disable=SC2317 # invoked by the traps
 cleanup() {
@@ -55,12 +57,7 @@ cleanup() {
 		[ -z "$left" ] || kill -9 $left 2>/dev/null
 		wait 2>/dev/null
 	fi
-	for ns in "${made_ns[@]}"; do
-		ip netns exec "$ns" "$uroce" link del uroce0 >/dev/null 2>&1
-		ip netns del "$ns" 2>/dev/null
-	done
-	# a veth not yet moved into a namespace is still here
-	ip link del "$if_a" 2>/dev/null
+	ur_pair_down "$p" >/dev/null 2>&1
 	if [ "${keep_log:-0}" = 1 ]; then
 		echo "logs kept in $log"
 	else
@@ -70,20 +67,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'echo "interrupted"; exit 130' INT TERM
-
-setup() {
-	ip netns add "$ns_a" && made_ns+=("$ns_a") &&
-		ip netns add "$ns_b" && made_ns+=("$ns_b") &&
-		ip link add "$if_a" type veth peer name "$if_b" &&
-		ip link set "$if_a" netns "$ns_a" && ip link set "$if_b" netns "$ns_b" &&
-		ip -n "$ns_a" addr add "$ip_a/24" dev "$if_a" &&
-		ip -n "$ns_b" addr add "$ip_b/24" dev "$if_b" &&
-		ip -n "$ns_a" link set "$if_a" mtu "$mtu" up &&
-		ip -n "$ns_b" link set "$if_b" mtu "$mtu" up &&
-		ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up &&
-		ip netns exec "$ns_a" "$uroce" link add uroce0 netdev "$if_a" &&
-		ip netns exec "$ns_b" "$uroce" link add uroce0 netdev "$if_b"
-}
 
 # ns_env NS: the `uroce env` of a namespace as VAR=value words for env(1).
 ns_env() {
@@ -209,7 +192,7 @@ killpeer() {
 }
 
 echo "== verbs acceptance: namespaces $ns_a/$ns_b, veth MTU $mtu, TCP port $port"
-if ! setup >"$log/setup" 2>&1; then
+if ! ur_pair_up "$p" 10.78.0 "$mtu" >"$log/setup" 2>&1; then
 	echo "FAIL: setting up the namespaces and devices"
 	show_logs setup
 	keep_log=1
@@ -245,22 +228,21 @@ for mode in gbn sr; do
 	fi
 done
 pair badkey --deadline 120 -- --test badkey --deadline 120
-# the extended posting API (ibv_wr_*), two QPs of one device in loopback
-if "${in_a[@]}" timeout -s KILL 60 "$build/test/wr_api_check" uroce0 1 >"$log/wr_api" 2>&1; then
-	echo "ok   $(tail -1 "$log/wr_api")"
-else
-	echo "FAIL wr_api"
-	show_logs wr_api
-	fails=$((fails + 1))
-fi
-# the provider's extended verbs (cq_ex, rereg, ODP, parent domains), in loopback
-if "${in_a[@]}" timeout -s KILL 60 "$build/test/verbs_ext_check" uroce0 1 >"$log/verbs_ext" 2>&1; then
-	echo "ok   $(tail -1 "$log/verbs_ext")"
-else
-	echo "FAIL verbs_ext"
-	show_logs verbs_ext
-	fails=$((fails + 1))
-fi
+# loopback NAME PROGRAM: a check program on QPs of one device in namespace a;
+# its last line is its verdict
+loopback() {
+	if "${in_a[@]}" timeout -s KILL 60 "$build/test/$2" uroce0 1 >"$log/$1" 2>&1; then
+		echo "ok   $(tail -1 "$log/$1")"
+	else
+		echo "FAIL $1"
+		show_logs "$1"
+		fails=$((fails + 1))
+	fi
+}
+# the extended posting API (ibv_wr_*)
+loopback wr_api wr_api_check
+# the provider's extended verbs (cq_ex, rereg, ODP, parent domains)
+loopback verbs_ext verbs_ext_check
 # the stock ibv_rc_pingpong between the namespaces with completion
 # timestamps (-t), implicit on-demand paging (-o -O) and a prefetch (-P),
 # then from device memory (-j)

@@ -23,34 +23,22 @@
  *   mw_check --client HOST [--port P] [-d DEV] [-g GID_INDEX]
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "verbs_util.h"
 
 #define BUF 65536
 #define WIN 4096
 #define RECV_OFF 32768
 
-static int failures;
 static const char *role = "?";
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "mw_check %s: FAIL %s:%d: ", role, __FILE__, __LINE__);    \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -74,18 +62,12 @@ struct msg {
 	uint8_t gid[16];
 };
 
-static void die(const char *what)
-{
-	fprintf(stderr, "mw_check %s: %s: %s\n", role, what, strerror(errno));
-	exit(1);
-}
-
 static void send_msg(uint32_t step, uint32_t rkey, uint64_t addr)
 {
 	struct msg m = {.step = step, .rkey = rkey, .addr = addr};
 
 	if (write(sock, &m, sizeof(m)) != (ssize_t)sizeof(m))
-		die("write to the peer");
+		vtest_die("write to the peer");
 }
 
 static struct msg recv_msg(uint32_t step)
@@ -97,7 +79,7 @@ static struct msg recv_msg(uint32_t step)
 		ssize_t n = read(sock, (char *)&m + got, sizeof(m) - got);
 
 		if (n <= 0)
-			die("read from the peer");
+			vtest_die("read from the peer");
 		got += (size_t)n;
 	}
 	if (m.step != step) {
@@ -132,55 +114,19 @@ static void expect_wc(uint64_t wr_id, enum ibv_wc_opcode op, enum ibv_wc_status 
 	      (unsigned long long)wr_id, ibv_wc_status_str(st), op);
 }
 
-static void modify(struct ibv_qp_attr *a, int mask, const char *what)
-{
-	if (ibv_modify_qp(qp, a, mask))
-		die(what);
-}
-
 /* RESET (flushing what is left) -> INIT -> RTR -> RTS toward the peer. */
 static void connect_qp(void)
 {
-	struct ibv_qp_attr a = {0};
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
 	struct ibv_wc wc;
 
-	a.qp_state = IBV_QPS_RESET;
-	modify(&a, IBV_QP_STATE, "RESET");
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		vtest_die("RESET");
 	while (ibv_poll_cq(cq, 1, &wc) == 1)
 		;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags =
-	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	modify(&a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, "INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer_qpn;
-	a.rq_psn = 0x100;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer_gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	modify(&a,
-	       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-		   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-	       "RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x100;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	modify(&a,
-	       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-		   IBV_QP_MAX_QP_RD_ATOMIC,
-	       "RTS");
+	vtest_connect_rc(qp, peer_qpn, &peer_gid, gid_index, 0x100,
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			     IBV_ACCESS_REMOTE_ATOMIC);
 }
 
 /* After a refusal: both QPs start over; the server says when it is ready. */
@@ -199,17 +145,11 @@ static void reconnect(bool server, uint32_t step)
 
 static void setup(const char *dev_name, bool server)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_qp_init_attr_ex a = {0};
 	struct ibv_device_attr_ex dx;
 	struct ibv_device_attr da;
 
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev_name))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		die("open the device");
-	ibv_free_device_list(list);
+	ctx = vtest_open_device(dev_name);
 	/* capability truth, as mlx5 says it: windows of both types (2B), and how many */
 	CHECK(!ibv_query_device(ctx, &da), "ibv_query_device");
 	CHECK((da.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
@@ -225,12 +165,12 @@ static void setup(const char *dev_name, bool server)
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	buf = aligned_alloc(4096, BUF);
 	if (!pd || !cq || !buf)
-		die("alloc_pd/create_cq");
+		vtest_die("alloc_pd/create_cq");
 	memset(buf, 0, BUF);
 	/* the server's region grants no remote access of its own: only windows do */
 	mr = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE | (server ? IBV_ACCESS_MW_BIND : 0));
 	if (!mr)
-		die("reg_mr");
+		vtest_die("reg_mr");
 	a.qp_type = IBV_QPT_RC;
 	a.send_cq = a.recv_cq = cq;
 	a.cap.max_send_wr = a.cap.max_recv_wr = 32;
@@ -242,7 +182,7 @@ static void setup(const char *dev_name, bool server)
 			   IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 	qp = ibv_create_qp_ex(ctx, &a);
 	if (!qp)
-		die("create_qp_ex with BIND_MW and LOCAL_INV");
+		vtest_die("create_qp_ex with BIND_MW and LOCAL_INV");
 	qpx = ibv_qp_to_qp_ex(qp);
 }
 
@@ -252,10 +192,10 @@ static void hello(void)
 	union ibv_gid gid;
 
 	if (ibv_query_gid(ctx, 1, gid_index, &gid))
-		die("query_gid");
+		vtest_die("query_gid");
 	memcpy(m.gid, gid.raw, 16);
 	if (write(sock, &m, sizeof(m)) != (ssize_t)sizeof(m))
-		die("write hello");
+		vtest_die("write hello");
 	p = recv_msg(0);
 	peer_qpn = p.qpn;
 	memcpy(peer_gid.raw, p.gid, 16);
@@ -313,7 +253,7 @@ static void post_rdma(uint64_t wr_id, enum ibv_wr_opcode op, uint32_t off, uint3
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	if (ibv_post_send(qp, &wr, &bad))
-		die("post_send");
+		vtest_die("post_send");
 }
 
 static void refused(uint64_t wr_id, uint32_t len, uint64_t raddr, uint32_t rkey, const char *what)
@@ -324,6 +264,22 @@ static void refused(uint64_t wr_id, uint32_t len, uint64_t raddr, uint32_t rkey,
 	printf("mw_check client: %s: IBV_WC_REM_ACCESS_ERR\n", what);
 }
 
+/* Pattern `type` written through a window of type `type` and read back (wr_ids type*10+1, +2). */
+static void write_read(unsigned int type, const struct msg *m)
+{
+	char what[64];
+
+	pattern(buf, WIN, type);
+	post_rdma(type * 10 + 1, IBV_WR_RDMA_WRITE, 0, WIN, m->addr, m->rkey);
+	snprintf(what, sizeof(what), "WRITE through a type %u window", type);
+	expect_wc(type * 10 + 1, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, what);
+	post_rdma(type * 10 + 2, IBV_WR_RDMA_READ, 8192, WIN, m->addr, m->rkey);
+	snprintf(what, sizeof(what), "READ through a type %u window", type);
+	expect_wc(type * 10 + 2, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, what);
+	CHECK(is_pattern(buf + 8192, WIN, type), "READ through the type %u window: wrong bytes",
+	      type);
+}
+
 static void run_client(void)
 {
 	struct ibv_send_wr wr = {0}, *bad;
@@ -332,12 +288,7 @@ static void run_client(void)
 
 	/* 1: type 1 */
 	m = recv_msg(1);
-	pattern(buf, WIN, 1);
-	post_rdma(11, IBV_WR_RDMA_WRITE, 0, WIN, m.addr, m.rkey);
-	expect_wc(11, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, "WRITE through a type 1 window");
-	post_rdma(12, IBV_WR_RDMA_READ, 8192, WIN, m.addr, m.rkey);
-	expect_wc(12, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, "READ through a type 1 window");
-	CHECK(is_pattern(buf + 8192, WIN, 1), "READ through the type 1 window: wrong bytes");
+	write_read(1, &m);
 	printf("mw_check client: type 1 window rkey %#x: WRITE and READ of %u bytes\n", m.rkey,
 	       WIN);
 	send_msg(1, 0, 0);
@@ -347,12 +298,7 @@ static void run_client(void)
 
 	/* 2: type 2, post_send bind, SEND with Invalidate */
 	m = recv_msg(4);
-	pattern(buf, WIN, 2);
-	post_rdma(21, IBV_WR_RDMA_WRITE, 0, WIN, m.addr, m.rkey);
-	expect_wc(21, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, "WRITE through a type 2 window");
-	post_rdma(22, IBV_WR_RDMA_READ, 8192, WIN, m.addr, m.rkey);
-	expect_wc(22, IBV_WC_RDMA_READ, IBV_WC_SUCCESS, "READ through a type 2 window");
-	CHECK(is_pattern(buf + 8192, WIN, 2), "READ through the type 2 window: wrong bytes");
+	write_read(2, &m);
 	{
 		struct ibv_sge asge = {
 		    .addr = (uintptr_t)(buf + 12288), .length = 8, .lkey = mr->lkey};
@@ -367,7 +313,7 @@ static void run_client(void)
 		awr.wr.atomic.rkey = m.rkey;
 		awr.wr.atomic.compare_add = 5;
 		if (ibv_post_send(qp, &awr, &bad))
-			die("post FETCH_ADD");
+			vtest_die("post FETCH_ADD");
 		expect_wc(25, IBV_WC_FETCH_ADD, IBV_WC_SUCCESS,
 			  "FETCH_ADD through a type 2 window");
 		memcpy(&orig, buf + 12288, 8);
@@ -381,7 +327,7 @@ static void run_client(void)
 	wr.num_sge = 1;
 	wr.invalidate_rkey = m.rkey;
 	if (ibv_post_send(qp, &wr, &bad))
-		die("post SEND_WITH_INV");
+		vtest_die("post SEND_WITH_INV");
 	expect_wc(23, IBV_WC_SEND, IBV_WC_SUCCESS, "SEND with Invalidate");
 	printf("mw_check client: type 2 window rkey %#x: WRITE, READ, FETCH_ADD, SEND with "
 	       "Invalidate\n",
@@ -425,7 +371,7 @@ static void post_bind(uint64_t wr_id, struct ibv_mw *mw, uint32_t rkey, struct i
 	wr.bind_mw.bind_info.length = len;
 	wr.bind_mw.bind_info.mw_access_flags = access;
 	if (ibv_post_send(qp, &wr, &bad))
-		die("post BIND_MW");
+		vtest_die("post BIND_MW");
 }
 
 static void run_server(void)
@@ -442,7 +388,7 @@ static void run_server(void)
 	uint32_t key, k2;
 
 	if (!mw1 || !mw2)
-		die("alloc_mw");
+		vtest_die("alloc_mw");
 	CHECK(mw1->type == IBV_MW_TYPE_1 && mw2->type == IBV_MW_TYPE_2 && mw1->pd == pd,
 	      "alloc_mw: type or PD");
 	/* 1: ibv_bind_mw (type 1): a new key, as on mlx5 */
@@ -470,7 +416,7 @@ static void run_server(void)
 	post_bind(20, mw2, k2, mr, (uintptr_t)(buf + WIN), WIN, rw | IBV_ACCESS_REMOTE_ATOMIC);
 	expect_wc(20, IBV_WC_BIND_MW, IBV_WC_SUCCESS, "IBV_WR_BIND_MW");
 	if (ibv_post_recv(qp, &rwr, &rbad))
-		die("post_recv");
+		vtest_die("post_recv");
 	send_msg(4, k2, (uintptr_t)(buf + WIN));
 	recv_msg(4);
 	wc = wait_wc();
@@ -522,7 +468,7 @@ static void run_server(void)
 	/* 5: a region without IBV_ACCESS_MW_BIND: the bind fails in its completion */
 	plain = ibv_reg_mr(pd, buf + 8 * WIN, WIN, IBV_ACCESS_LOCAL_WRITE);
 	if (!plain)
-		die("reg_mr");
+		vtest_die("reg_mr");
 	b.wr_id = 50;
 	b.bind_info = (struct ibv_mw_bind_info){
 	    .mr = plain, .addr = (uintptr_t)(buf + 8 * WIN), .length = 64, .mw_access_flags = rw};
@@ -532,37 +478,6 @@ static void run_server(void)
 	       "IBV_WC_MW_BIND_ERR\n");
 	CHECK(!ibv_dealloc_mw(mw1) && !ibv_dealloc_mw(mw2), "dealloc_mw");
 	CHECK(!ibv_dereg_mr(plain), "dereg_mr");
-}
-
-static int tcp_connect(const char *host, const char *port, bool server)
-{
-	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai;
-	int s, one = 1;
-
-	if (server) {
-		int l = socket(AF_INET, SOCK_STREAM, 0);
-		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(atoi(port))};
-
-		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1))
-			die("listen");
-		s = accept(l, NULL, NULL);
-		close(l);
-		return s;
-	}
-	if (getaddrinfo(host, port, &hints, &ai))
-		die("getaddrinfo");
-	for (int i = 0; i < 100; i++) {
-		s = socket(AF_INET, SOCK_STREAM, 0);
-		if (s >= 0 && !connect(s, ai->ai_addr, ai->ai_addrlen)) {
-			freeaddrinfo(ai);
-			return s;
-		}
-		close(s);
-		usleep(100000);
-	}
-	die("connect");
-	return -1;
 }
 
 int main(int argc, char **argv)
@@ -593,10 +508,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	role = server ? "server" : "client";
+	vtest_name = server ? "mw_check server" : "mw_check client";
 	setup(dev, server);
-	sock = tcp_connect(host, port, server);
+	sock = server ? vtest_tcp_accept(port) : vtest_tcp_connect(host, port, 20);
 	if (sock < 0)
-		die("accept");
+		vtest_die(server ? "accept" : "connect");
 	hello();
 	if (server)
 		run_server();
@@ -608,8 +524,8 @@ int main(int argc, char **argv)
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	close(sock);
-	if (failures) {
-		printf("mw_check %s: %d checks failed\n", role, failures);
+	if (vtest_failures) {
+		printf("mw_check %s: %d checks failed\n", role, vtest_failures);
 		return 1;
 	}
 	printf("mw_check %s: all passed\n", role);

@@ -20,9 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,11 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "verbs_util.h"
 
 #define QKEY 0x11111111u
 #define GRH 40
@@ -79,56 +78,6 @@ static uint64_t now_ms(void)
 }
 
 /* ---------- TCP ---------- */
-
-static int tcp_connect(const char *host)
-{
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *a;
-	uint64_t end = now_ms() + 20000;
-	int fd, one = 1;
-
-	if (getaddrinfo(host, port_arg, &hints, &res))
-		return -1;
-	for (;;) {
-		for (a = res; a; a = a->ai_next) {
-			fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-			if (fd < 0)
-				continue;
-			if (!connect(fd, a->ai_addr, a->ai_addrlen)) {
-				freeaddrinfo(res);
-				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-				return fd;
-			}
-			close(fd);
-		}
-		if (now_ms() > end)
-			break;
-		usleep(100000); /* the server may still be starting */
-	}
-	freeaddrinfo(res);
-	return -1;
-}
-
-static int tcp_accept(void)
-{
-	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT};
-	int lfd, fd, one = 1, zero = 0;
-
-	sa.sin6_port = htons((uint16_t)atoi(port_arg));
-	lfd = socket(AF_INET6, SOCK_STREAM, 0);
-	if (lfd < 0)
-		return -1;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1)) {
-		close(lfd);
-		return -1;
-	}
-	fd = accept(lfd, NULL, NULL);
-	close(lfd);
-	if (fd >= 0)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
 
 static int xfer(int fd, struct wire *w, bool out)
 {
@@ -567,7 +516,7 @@ int main(int argc, char **argv)
 			fail("post_recv: %s", strerror(errno));
 			return 1;
 		}
-	fd = server ? tcp_accept() : tcp_connect(host);
+	fd = server ? vtest_tcp_accept(port_arg) : vtest_tcp_connect(host, port_arg, 20);
 	if (fd < 0) {
 		fail("TCP %s: %s", server ? "accept" : "connect", strerror(errno));
 		return 1;

@@ -56,6 +56,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_util.h"
+
 #define NSEC 1000000000ull
 #define MSEC 1000000ull
 
@@ -526,35 +528,11 @@ static int recv_msg(int fd, uint32_t type, void *body, uint32_t len, uint64_t de
 
 static int tcp_connect(const char *host, const char *port, int wait_s)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *a;
-	uint64_t end = now_ns() + (uint64_t)wait_s * NSEC;
-	int r, fd, one = 1;
+	int fd = vtest_tcp_connect(host, port, wait_s);
 
-	r = getaddrinfo(host, port, &hints, &res);
-	if (r) {
-		fail("%s:%s: %s", host, port, gai_strerror(r));
-		return -1;
-	}
-	/* the server may still be starting: keep trying until the deadline */
-	for (;;) {
-		for (a = res; a; a = a->ai_next) {
-			fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-			if (fd < 0)
-				continue;
-			if (!connect(fd, a->ai_addr, a->ai_addrlen)) {
-				freeaddrinfo(res);
-				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-				return fd;
-			}
-			close(fd);
-		}
-		if (now_ns() >= end)
-			break;
-		usleep(100000);
-	}
-	freeaddrinfo(res);
-	fail("cannot connect to %s port %s within %d s", host, port, wait_s);
-	return -1;
+	if (fd < 0)
+		fail("cannot connect to %s port %s within %d s", host, port, wait_s);
+	return fd;
 }
 
 static int tcp_accept(const char *port, int wait_s)

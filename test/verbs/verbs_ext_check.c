@@ -34,6 +34,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_util.h"
+
 #define BUF 65536
 #define QKEY 0x11111111u
 #define ALL_ACCESS                                                                                 \
@@ -43,28 +45,10 @@
 	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |                             \
 	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "verbs_ext_check: FAIL %s:%d: ", __FILE__, __LINE__);      \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
-
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static union ibv_gid gid;
 static int gid_index = 1;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "verbs_ext_check: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static uint64_t wall_ns(void)
 {
@@ -96,48 +80,15 @@ static struct ibv_qp *make_qp(struct ibv_pd *p, enum ibv_qp_type t, struct ibv_c
 	a.cap.max_send_sge = a.cap.max_recv_sge = 2;
 	qp = ibv_create_qp(p, &a);
 	if (!qp)
-		die("create_qp");
+		vtest_die("create_qp");
 	return qp;
 }
 
 static void rc_connect(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {0};
-
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags =
-	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0x100;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x100;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("RTS");
+	vtest_connect_rc(qp, dqpn, &gid, gid_index, 0x100,
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			     IBV_ACCESS_REMOTE_ATOMIC);
 }
 
 static void ud_ready(struct ibv_qp *qp)
@@ -145,14 +96,14 @@ static void ud_ready(struct ibv_qp *qp)
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		die("UD INIT");
+		vtest_die("UD INIT");
 	a.qp_state = IBV_QPS_RTR;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		die("UD RTR");
+		vtest_die("UD RTR");
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		die("UD RTS");
+		vtest_die("UD RTS");
 }
 
 static void post_recv(struct ibv_qp *qp, uint64_t wr_id, void *buf, uint32_t len, uint32_t lkey)
@@ -161,7 +112,7 @@ static void post_recv(struct ibv_qp *qp, uint64_t wr_id, void *buf, uint32_t len
 	struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &s, .num_sge = 1}, *bad;
 
 	if (ibv_post_recv(qp, &wr, &bad))
-		die("post_recv");
+		vtest_die("post_recv");
 }
 
 /* One signaled request of one SGE; rkey/raddr for WRITE and READ. */
@@ -180,22 +131,7 @@ static void post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id, void 
 	wr.wr.rdma.rkey = rkey;
 	wr.wr.rdma.remote_addr = raddr;
 	if (ibv_post_send(qp, &wr, &bad))
-		die("post_send");
-}
-
-static struct ibv_wc wait_wc(struct ibv_cq *cq)
-{
-	struct ibv_wc wc = {0};
-
-	for (int i = 0; i < 2000000; i++) {
-		if (ibv_poll_cq(cq, 1, &wc) == 1)
-			return wc;
-		if (i > 1000)
-			usleep(10);
-	}
-	CHECK(0, "no completion within the deadline");
-	wc.status = IBV_WC_GENERAL_ERR;
-	return wc;
+		vtest_die("post_send");
 }
 
 /* ---- cq_ex ---- */
@@ -340,13 +276,13 @@ static void test_cq_ex(void)
 	cu1 = make_cq_ex(EX_FLAGS);
 	cu2 = make_cq_ex(EX_FLAGS);
 	if (!ca || !cb || !cu1 || !cu2 || !ba || !bb)
-		die("create_cq_ex");
+		vtest_die("create_cq_ex");
 	memset(ba, 0, BUF);
 	memset(bb, 0, BUF);
 	ma = ibv_reg_mr(pd, ba, BUF, ALL_ACCESS);
 	mb = ibv_reg_mr(pd, bb, BUF, ALL_ACCESS);
 	if (!ma || !mb)
-		die("reg_mr");
+		vtest_die("reg_mr");
 	qa = make_qp(pd, IBV_QPT_RC, ibv_cq_ex_to_cq(ca), ibv_cq_ex_to_cq(ca));
 	qb = make_qp(pd, IBV_QPT_RC, ibv_cq_ex_to_cq(cb), ibv_cq_ex_to_cq(cb));
 	rc_connect(qa, qb->qp_num);
@@ -410,7 +346,7 @@ static void test_cq_ex(void)
 			      "batch #%d: wr_id %llu", i, (unsigned long long)r[i].wr_id);
 		check_times("batch", r, got, &prev_a);
 	}
-	wc = wait_wc(ibv_cq_ex_to_cq(ca));
+	wc = vtest_wait_wc(ibv_cq_ex_to_cq(ca));
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 18,
 	      "ibv_poll_cq after a batch: wr_id %llu", (unsigned long long)wc.wr_id);
 
@@ -426,7 +362,7 @@ static void test_cq_ex(void)
 	aha.port_num = 1;
 	ah = ibv_create_ah(pd, &aha);
 	if (!ah)
-		die("create_ah");
+		vtest_die("create_ah");
 	post_recv(u2, 200, bb + 49152, 1024, mb->lkey);
 	{
 		struct ibv_sge s = {(uintptr_t)ba, 500, ma->lkey};
@@ -442,7 +378,7 @@ static void test_cq_ex(void)
 		wr.wr.ud.remote_qpn = u2->qp_num;
 		wr.wr.ud.remote_qkey = QKEY;
 		if (ibv_post_send(u1, &wr, &badw))
-			die("UD post_send");
+			vtest_die("UD post_send");
 	}
 	poll_n(cu1, r, 1);
 	CHECK(r[0].status == IBV_WC_SUCCESS && r[0].opcode == IBV_WC_SEND && r[0].wr_id == 300,
@@ -498,11 +434,11 @@ static void make_pair(struct pair *p, struct ibv_pd *req_pd, struct ibv_pd *resp
 	p->cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	p->buf = aligned_alloc(4096, BUF);
 	if (!p->cq || !p->buf)
-		die("pair");
+		vtest_die("pair");
 	memset(p->buf, 0, BUF);
 	p->mr = ibv_reg_mr(req_pd, p->buf, BUF, ALL_ACCESS);
 	if (!p->mr)
-		die("pair reg_mr");
+		vtest_die("pair reg_mr");
 	p->req = make_qp(req_pd, IBV_QPT_RC, p->cq, p->cq);
 	p->resp = make_qp(resp_pd, IBV_QPT_RC, p->cq, p->cq);
 	rc_connect(p->req, p->resp->qp_num);
@@ -527,7 +463,7 @@ static enum ibv_wc_status write_to(struct pair *p, uint32_t rkey, uint64_t raddr
 	for (uint32_t i = 0; i < len; i++)
 		p->buf[i] = (uint8_t)(seed + i * 7);
 	post(p->req, IBV_WR_RDMA_WRITE, seed, p->buf, len, p->mr->lkey, rkey, raddr, 0);
-	wc = wait_wc(p->cq);
+	wc = vtest_wait_wc(p->cq);
 	return wc.status;
 }
 
@@ -536,7 +472,7 @@ static enum ibv_wc_status read_from(struct pair *p, uint32_t rkey, uint64_t radd
 	struct ibv_wc wc;
 
 	post(p->req, IBV_WR_RDMA_READ, 1, p->buf + 32768, len, p->mr->lkey, rkey, raddr, 0);
-	wc = wait_wc(p->cq);
+	wc = vtest_wait_wc(p->cq);
 	return wc.status;
 }
 
@@ -559,14 +495,14 @@ static void test_rereg(void)
 	int r;
 
 	if (!pd2 || !b1 || !b2)
-		die("rereg setup");
+		vtest_die("rereg setup");
 	memset(b1, 0, BUF);
 	memset(b2, 0, BUF);
 	make_pair(&p1, pd, pd);	 /* responder in pd */
 	make_pair(&p2, pd, pd2); /* responder in pd2 */
 	m = ibv_reg_mr(pd, b1, BUF, ALL_ACCESS);
 	if (!m)
-		die("reg_mr");
+		vtest_die("reg_mr");
 	lkey = m->lkey;
 	rkey = m->rkey;
 	st = write_to(&p1, rkey, (uintptr_t)b1 + 100, 5000, 3);
@@ -595,8 +531,8 @@ static void test_rereg(void)
 	/* the local key follows too: a SEND from it carries b2's bytes */
 	post_recv(p1.resp, 9, p1.buf + 40960, 4096, p1.mr->lkey);
 	post(p1.req, IBV_WR_SEND, 9, b2 + 200, 1000, lkey, 0, 0, 0);
-	CHECK(wait_wc(p1.cq).status == IBV_WC_SUCCESS && wait_wc(p1.cq).status == IBV_WC_SUCCESS &&
-		  landed(p1.buf + 40960, 1000, 5),
+	CHECK(vtest_wait_wc(p1.cq).status == IBV_WC_SUCCESS &&
+		  vtest_wait_wc(p1.cq).status == IBV_WC_SUCCESS && landed(p1.buf + 40960, 1000, 5),
 	      "SEND from the new translation");
 
 	/* a new PD: the QP in pd2 may use it now */
@@ -669,7 +605,7 @@ static void test_odp(void)
 	fresh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		     -1, 0);
 	if (fresh == MAP_FAILED)
-		die("mmap");
+		vtest_die("mmap");
 	m = ibv_reg_mr(pd, fresh, len, IBV_ACCESS_ON_DEMAND | ALL_ACCESS);
 	CHECK(m != NULL, "reg_mr ON_DEMAND: %s", strerror(errno));
 	if (!m)
@@ -768,7 +704,7 @@ static void test_dm(void)
 	da.length = 8192;
 	dm = ibv_alloc_dm(ctx, &da);
 	if (!dm)
-		die("alloc_dm");
+		vtest_die("alloc_dm");
 	da.length = dx.max_dm_size;
 	big = ibv_alloc_dm(ctx, &da);
 	CHECK(!big && errno == ENOMEM, "the device's memory is shared: errno %d", errno);
@@ -781,7 +717,7 @@ static void test_dm(void)
 			  IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			      IBV_ACCESS_REMOTE_READ);
 	if (!m)
-		die("reg_dm_mr");
+		vtest_die("reg_dm_mr");
 	CHECK(ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE) ==
 		  IBV_REREG_MR_ERR_CMD,
 	      "rereg of a DM region");
@@ -848,7 +784,7 @@ static void test_parent_domain(void)
 	      "alloc_td with comp_mask 1");
 	td = ibv_alloc_td(ctx, &(struct ibv_td_init_attr){0});
 	if (!td || !buf)
-		die("alloc_td");
+		vtest_die("alloc_td");
 	pa.pd = pd;
 	pa.td = td;
 	pa.comp_mask =
@@ -858,7 +794,7 @@ static void test_parent_domain(void)
 	pa.pd_context = &cnt;
 	pdom = ibv_alloc_parent_domain(ctx, &pa);
 	if (!pdom)
-		die("alloc_parent_domain");
+		vtest_die("alloc_parent_domain");
 	CHECK(pdom->context == ctx, "the parent domain's context");
 	CHECK(ibv_dealloc_td(td) == EBUSY, "a TD under a parent domain is busy");
 	CHECK(ibv_dealloc_pd(pd) == EBUSY, "a PD under a parent domain is busy");
@@ -870,14 +806,14 @@ static void test_parent_domain(void)
 	ca.parent_domain = pdom;
 	cq = ibv_create_cq_ex(ctx, &ca);
 	if (!cq)
-		die("create_cq_ex on the parent domain");
+		vtest_die("create_cq_ex on the parent domain");
 	CHECK(cnt.allocs == 1 && (cnt.types & (1ull << 5)),
 	      "the CQ's ring from the allocator: %d calls, types %#llx", cnt.allocs,
 	      (unsigned long long)cnt.types);
 	memset(buf, 0, BUF);
 	m = ibv_reg_mr(pdom, buf, BUF, ALL_ACCESS);
 	if (!m)
-		die("reg_mr on the parent domain");
+		vtest_die("reg_mr on the parent domain");
 	qa = make_qp(pdom, IBV_QPT_RC, ibv_cq_ex_to_cq(cq), ibv_cq_ex_to_cq(cq));
 	CHECK(cnt.allocs == 3 && (cnt.types & (1ull << 1)),
 	      "the QP's send and receive queues from the allocator: %d calls, types %#llx",
@@ -913,20 +849,14 @@ static void test_parent_domain(void)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
 	const char *want = argc > 1 ? argv[1] : NULL;
-	int n;
 
+	vtest_name = "verbs_ext_check";
 	if (argc > 2)
 		gid_index = atoi(argv[2]);
-	list = ibv_get_device_list(&n);
-	if (!list || !n)
-		die("no RDMA devices");
-	for (int i = 0; i < n && !ctx; i++)
-		if (!want || !strcmp(ibv_get_device_name(list[i]), want))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx || !(pd = ibv_alloc_pd(ctx)) || ibv_query_gid(ctx, 1, gid_index, &gid))
-		die("open device");
+	ctx = vtest_open_device(want);
+	if (!(pd = ibv_alloc_pd(ctx)) || ibv_query_gid(ctx, 1, gid_index, &gid))
+		vtest_die("open device");
 	run_t0 = dev_clock();
 	run_w0 = wall_ns();
 	test_cq_ex();
@@ -934,8 +864,8 @@ int main(int argc, char **argv)
 	test_odp();
 	test_dm();
 	test_parent_domain();
-	if (failures) {
-		fprintf(stderr, "verbs_ext_check: %d failures\n", failures);
+	if (vtest_failures) {
+		fprintf(stderr, "verbs_ext_check: %d failures\n", vtest_failures);
 		return 1;
 	}
 	printf("verbs_ext: PASS: cq_ex accessors on RC SEND/WRITE_IMM/READ and UD, timestamps "

@@ -20,30 +20,14 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_util.h"
+
 #define BUF 65536
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "xrc_check: FAIL %s:%d: ", __FILE__, __LINE__);            \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static union ibv_gid gid;
 static int gid_index = 1;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "xrc_check: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static struct ibv_xrcd *open_xrcd(int fd, int oflags)
 {
@@ -73,57 +57,8 @@ static struct ibv_srq *xrc_srq(struct ibv_xrcd *xrcd, struct ibv_cq *cq)
 
 static void modify(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {0};
-
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0x42;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
 	/* RC's masks on both halves, as perftest passes them: each ignores the other's */
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x42;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("RTS");
-}
-
-static struct ibv_wc wait_wc(struct ibv_cq *cq)
-{
-	struct ibv_wc wc = {0};
-
-	for (int i = 0; i < 2000000; i++) {
-		if (ibv_poll_cq(cq, 1, &wc) == 1)
-			return wc;
-		if (i > 1000)
-			usleep(10);
-	}
-	CHECK(0, "no completion within the deadline");
-	wc.status = IBV_WC_GENERAL_ERR;
-	return wc;
+	vtest_connect_rc(qp, dqpn, &gid, gid_index, 0x42, IBV_ACCESS_REMOTE_WRITE);
 }
 
 static void srq_recv(struct ibv_srq *srq, struct ibv_mr *mr, uint8_t *at, uint64_t wr_id)
@@ -154,7 +89,6 @@ static int xrc_post(struct ibv_qp *qp, enum ibv_wr_opcode op, struct ibv_mr *mr,
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex dev_attr;
-	struct ibv_device **list;
 	struct ibv_xrcd *x1, *x1b, *x2;
 	struct ibv_srq *s1, *s2;
 	struct ibv_cq *scq, *rcq;
@@ -167,41 +101,37 @@ int main(int argc, char **argv)
 	const char *want = argc > 1 ? argv[1] : NULL;
 	uint32_t n1, n2;
 	uint8_t *buf;
-	int n, fd, fd2, err;
+	int fd, fd2, err;
 
+	vtest_name = "xrc_check";
 	if (argc > 2)
 		gid_index = atoi(argv[2]);
-	list = ibv_get_device_list(&n);
-	if (!list || !n)
-		die("no RDMA devices");
-	for (int i = 0; i < n && !ctx; i++)
-		if (!want || !strcmp(ibv_get_device_name(list[i]), want))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx || !(pd = ibv_alloc_pd(ctx)) || ibv_query_gid(ctx, 1, gid_index, &gid))
-		die("open device");
+	ctx = vtest_open_device(want);
+	if (!(pd = ibv_alloc_pd(ctx)) || ibv_query_gid(ctx, 1, gid_index, &gid))
+		vtest_die("open device");
 	CHECK(!ibv_query_device_ex(ctx, NULL, &dev_attr) &&
 		  (dev_attr.orig_attr.device_cap_flags & IBV_DEVICE_XRC),
 	      "IBV_DEVICE_XRC not advertised");
 	buf = aligned_alloc(4096, BUF);
 	if (!buf)
-		die("aligned_alloc");
+		vtest_die("aligned_alloc");
 	memset(buf, 0, BUF);
 	mr = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	if (!mr || !scq || !rcq)
-		die("reg_mr/create_cq");
+		vtest_die("reg_mr/create_cq");
 
 	/* domains: one per inode, counted; O_EXCL and a missing O_CREAT refused */
 	fd = mkstemp(path);
 	fd2 = mkstemp(other);
 	if (fd < 0 || fd2 < 0)
-		die("mkstemp");
+		vtest_die("mkstemp");
 	x1 = open_xrcd(fd, O_CREAT);
 	x1b = open_xrcd(fd, O_CREAT);
 	x2 = open_xrcd(-1, 0);
 	if (!x1 || !x1b || !x2)
-		die("open_xrcd");
+		vtest_die("open_xrcd");
 	errno = 0;
 	CHECK(!open_xrcd(fd, O_CREAT | O_EXCL) && errno == EINVAL,
 	      "O_EXCL on an open domain: errno %d, want EINVAL", errno);
@@ -213,7 +143,7 @@ int main(int argc, char **argv)
 	s1 = xrc_srq(x1b, rcq);
 	s2 = xrc_srq(x2, rcq);
 	if (!s1 || !s2)
-		die("create_srq_ex XRC");
+		vtest_die("create_srq_ex XRC");
 	CHECK(!ibv_get_srq_num(s1, &n1) && !ibv_get_srq_num(s2, &n2) && n1 && n2 && n1 != n2,
 	      "ibv_get_srq_num: %u and %u", n1, n2);
 	{
@@ -233,7 +163,7 @@ int main(int argc, char **argv)
 		a.xrcd = x1;
 		tgt = ibv_create_qp_ex(ctx, &a);
 		if (!ini || !tgt)
-			die("create_qp_ex XRC");
+			vtest_die("create_qp_ex XRC");
 	}
 	modify(ini, tgt->qp_num);
 	modify(tgt, ini->qp_num);
@@ -246,10 +176,10 @@ int main(int argc, char **argv)
 	srq_recv(s1, mr, buf + 8192, 100);
 	srq_recv(s1, mr, buf + 12288, 101);
 	CHECK(!xrc_post(ini, IBV_WR_SEND, mr, buf, 64, n1, 0, 0), "post_send");
-	wc = wait_wc(scq);
+	wc = vtest_wait_wc(scq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND, "SEND: status %s",
 	      ibv_wc_status_str(wc.status));
-	wc = wait_wc(rcq);
+	wc = vtest_wait_wc(rcq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 100 && wc.byte_len == 64 &&
 		  wc.qp_num == tgt->qp_num && wc.opcode == IBV_WC_RECV,
 	      "receive: status %s wr_id %llu byte_len %u qp_num %#x (target %#x)",
@@ -260,7 +190,7 @@ int main(int argc, char **argv)
 	/* WRITE, naming the SRQ for its PD */
 	CHECK(!xrc_post(ini, IBV_WR_RDMA_WRITE, mr, buf, 64, n1, (uintptr_t)buf + 16384, mr->rkey),
 	      "post WRITE");
-	wc = wait_wc(scq);
+	wc = vtest_wait_wc(scq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_WRITE, "WRITE: status %s",
 	      ibv_wc_status_str(wc.status));
 	CHECK(!memcmp(buf + 16384, buf, 64), "WRITE data");
@@ -275,10 +205,10 @@ int main(int argc, char **argv)
 	ibv_wr_set_sge(qpx, mr->lkey, (uintptr_t)buf + 32, 32);
 	err = ibv_wr_complete(qpx);
 	CHECK(!err, "wr_complete: %s", strerror(err));
-	wc = wait_wc(scq);
+	wc = vtest_wait_wc(scq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 7, "wr API SEND: status %s",
 	      ibv_wc_status_str(wc.status));
-	wc = wait_wc(rcq);
+	wc = vtest_wait_wc(rcq);
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 101 && wc.byte_len == 32,
 	      "wr API receive: status %s", ibv_wc_status_str(wc.status));
 	CHECK(!memcmp(buf + 12288, buf + 32, 32), "wr API SEND data");
@@ -290,7 +220,7 @@ int main(int argc, char **argv)
 	/* an SRQ of another domain: NAK invalid request, the send fails */
 	srq_recv(s2, mr, buf + 20480, 200);
 	CHECK(!xrc_post(ini, IBV_WR_SEND, mr, buf, 64, n2, 0, 0), "post_send");
-	wc = wait_wc(scq);
+	wc = vtest_wait_wc(scq);
 	CHECK(wc.status == IBV_WC_REM_INV_REQ_ERR, "SEND to another domain's SRQ: status %s",
 	      ibv_wc_status_str(wc.status));
 
@@ -301,15 +231,14 @@ int main(int argc, char **argv)
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	close(fd);
 	close(fd2);
 	unlink(path);
 	unlink(other);
 	free(buf);
-	if (failures)
-		fprintf(stderr, "xrc_check: %d checks failed\n", failures);
+	if (vtest_failures)
+		fprintf(stderr, "xrc_check: %d checks failed\n", vtest_failures);
 	else
 		printf("xrc_check: all passed\n");
-	return failures ? 1 : 0;
+	return vtest_failures ? 1 : 0;
 }
