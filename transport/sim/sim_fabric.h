@@ -25,7 +25,7 @@ struct sim_link {
 	struct sim_link_cfg cfg;
 	struct netem_state net; /* its generator and its loss chain's state */
 	uint64_t count;
-	uint32_t psn_drops;    /* drop_psn: copies dropped since it was set */
+	uint32_t psn_drops; /* drop_psn: copies dropped since it was set */
 	struct sim_link_stats st;
 };
 
@@ -37,8 +37,8 @@ struct sim_hop {
 /* An output queue and the link it serialises onto. */
 struct sim_port {
 	struct sim_link *link;
-	uint8_t arrive_type;   /* the event its frames make at the far end... */
-	void *dest;            /* ...and where: a host, or a sim_hop */
+	uint8_t arrive_type; /* the event its frames make at the far end... */
+	void *dest;	     /* ...and where: a host, or a sim_hop */
 	struct sim_queue_cfg q;
 	struct sim_pkt *head;
 	struct sim_pkt *tail;
