@@ -370,6 +370,9 @@ int exp_spray(int argc, char **argv)
 				    (unsigned long long)(r->errors + r->verify_failures),
 				    (double)r->sim_ps / SIM_PS_PER_US,
 				    (unsigned long long)r->events, (unsigned long long)b->seed);
+				if (cfg.mode == UR_RETX_SR && r->sr_agreed < 2ull * r->flows)
+					printf("       !! selective repeat agreed on %llu of %u QPs\n",
+					       (unsigned long long)r->sr_agreed, 2 * r->flows);
 				if (r->errors || r->verify_failures || r->completed != r->flows)
 					printf("       !! %llu error completions, %llu bytes "
 					       "wrong, %u flows "

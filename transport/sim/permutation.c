@@ -109,6 +109,7 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 		r->timeouts += ctr[UR_CTR_local_ack_timeout_err] + ctr[UR_CTR_sr_timeouts];
 		r->nak_seq += ctr[UR_CTR_packet_seq_err];
 		r->cnps += ctr[UR_CTR_np_cnp_sent];
+		r->sr_agreed += ctr[UR_CTR_sr_negotiated];
 	}
 	sim_leafspine_stats(ls, &st);
 	r->queue_max = st.queue_max;
