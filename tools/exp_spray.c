@@ -59,6 +59,7 @@ static void usage(FILE *f)
 		"  --cc C[,..]          none, dcqcn (none)\n"
 		"  --shift              host i sends to i + hosts-per-leaf instead of a random\n"
 		"                       permutation: with pinned, no two flows share a link\n"
+		"  --all-to-all         every host sends a flow to every other host\n"
 		"  --verify             pattern every byte and check it on arrival\n"
 		"  --seed S             (1)\n"
 		"  --out DIR            where spray.csv, spray.png go (./uroce-experiments)\n"
@@ -115,7 +116,7 @@ static int write_plot(const struct spray_opts *o, const char *pcsv)
 	    "set terminal pngcairo size 1500,520 font ',10'\n"
 	    "set output '%s'\n"
 	    "set datafile separator ','\n"
-	    "set multiplot layout 1,3 title 'Permutation on a %u-leaf %u-spine fabric, %u hosts at "
+	    "set multiplot layout 1,3 title '%s on a %u-leaf %u-spine fabric, %u hosts at "
 	    "%.0f Gb/s, %.0f KB flows, +%.1f us per spine (uroce simulator, seed %llu)'\n"
 	    "set style data histogram\nset style histogram clustered gap 1\n"
 	    "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
@@ -131,9 +132,10 @@ static int write_plot(const struct spray_opts *o, const char *pcsv)
 	    "'go-back-N', "
 	    "'' using ($8+1) skip 1 title 'selective repeat'\n"
 	    "unset multiplot\n",
-	    png, b->topo.leaves, b->topo.spines, b->topo.hosts_per_leaf * b->topo.leaves,
-	    (double)b->topo.host_rate_bps / 1e9, (double)b->flow_bytes / 1024,
-	    (double)b->topo.skew_ps / SIM_PS_PER_US, (unsigned long long)b->seed, pcsv, pcsv, pcsv);
+	    png, b->all_to_all ? "All-to-all" : "Permutation", b->topo.leaves, b->topo.spines,
+	    b->topo.hosts_per_leaf * b->topo.leaves, (double)b->topo.host_rate_bps / 1e9,
+	    (double)b->flow_bytes / 1024, (double)b->topo.skew_ps / SIM_PS_PER_US,
+	    (unsigned long long)b->seed, pcsv, pcsv, pcsv);
 	if (exp_gnuplot(script))
 		return -1;
 	printf("plot: %s\n", png);
@@ -163,6 +165,7 @@ int exp_spray(int argc, char **argv)
 	    {"cc", required_argument, NULL, 'c'},
 	    {"shift", no_argument, NULL, 'x'},
 	    {"verify", no_argument, NULL, 'v'},
+	    {"all-to-all", no_argument, NULL, 'A'},
 	    {"seed", required_argument, NULL, 'S'},
 	    {"out", required_argument, NULL, 'O'},
 	    {"quiet", no_argument, NULL, 'q'},
@@ -258,6 +261,9 @@ int exp_spray(int argc, char **argv)
 		case 'v':
 			b->verify = true;
 			break;
+		case 'A':
+			b->all_to_all = true;
+			break;
 		case 'S':
 			ok = parse_u64(optarg, &b->seed);
 			break;
@@ -305,7 +311,9 @@ int exp_spray(int argc, char **argv)
 	       (double)b->topo.host_rate_bps / 1e9, (double)b->topo.fabric_rate_bps / 1e9,
 	       (double)b->topo.hop_ps / SIM_PS_PER_US, (double)b->topo.skew_ps / SIM_PS_PER_US,
 	       (double)b->topo.queue.buffer_bytes / 1024,
-	       b->shift ? "host i -> i + hosts-per-leaf" : "random permutation",
+	       b->all_to_all ? "all-to-all"
+	       : b->shift    ? "host i -> i + hosts-per-leaf"
+			     : "random permutation",
 	       (double)b->flow_bytes / 1024, b->msg_size / 1024, b->depth, b->mtu,
 	       (unsigned long long)b->seed);
 	printf("%-12s %-5s %-4s %5s %8s %7s %9s %9s %6s %8s %6s %6s %6s %8s %8s\n", "path", "cc",
@@ -371,8 +379,9 @@ int exp_spray(int argc, char **argv)
 				    (double)r->sim_ps / SIM_PS_PER_US,
 				    (unsigned long long)r->events, (unsigned long long)b->seed);
 				if (cfg.mode == UR_RETX_SR && r->sr_agreed < 2ull * r->flows)
-					printf("       !! selective repeat agreed on %llu of %u QPs\n",
-					       (unsigned long long)r->sr_agreed, 2 * r->flows);
+					printf(
+					    "       !! selective repeat agreed on %llu of %u QPs\n",
+					    (unsigned long long)r->sr_agreed, 2 * r->flows);
 				if (r->errors || r->verify_failures || r->completed != r->flows)
 					printf("       !! %llu error completions, %llu bytes "
 					       "wrong, %u flows "

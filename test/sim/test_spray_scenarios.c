@@ -9,6 +9,7 @@
  *  - ECMP keeps order too, but hashed flows collide: no flow finishes sooner;
  *  - spraying over spines 1 us apart reorders: go-back-N takes it for loss and
  *    resends half as much again as selective repeat or more, which keeps more of the goodput;
+ *  - all-to-all delivers every byte too;
  *  - a run repeats bit for bit.
  */
 #include <check.h>
@@ -78,6 +79,25 @@ START_TEST(test_spraying_reorders_gbn_more_than_sr)
 }
 END_TEST
 
+START_TEST(test_all_to_all_delivers)
+{
+	struct sim_permutation_cfg c;
+	struct sim_permutation_result r;
+
+	sim_permutation_cfg_default(&c);
+	c.topo.path = SIM_PATH_SPRAY_RR;
+	c.topo.skew_ps = 1 * SIM_PS_PER_US;
+	c.mode = UR_RETX_SR;
+	c.all_to_all = true;
+	c.flow_bytes = c.msg_size = 16 * 1024;
+	c.verify = true;
+	ck_assert_int_eq(sim_permutation_run(&c, &r), 0);
+	ck_assert_uint_eq(r.flows, 16 * 15);
+	ck_assert_uint_eq(r.completed, r.flows);
+	ck_assert_uint_eq(r.errors + r.verify_failures, 0);
+}
+END_TEST
+
 START_TEST(test_spray_repeats_bit_for_bit)
 {
 	struct sim_permutation_result a, b;
@@ -96,6 +116,7 @@ static Suite *spray_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_pinned_and_ecmp_keep_order);
 	tcase_add_test(tc, test_spraying_reorders_gbn_more_than_sr);
+	tcase_add_test(tc, test_all_to_all_delivers);
 	tcase_add_test(tc, test_spray_repeats_bit_for_bit);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Every host sends one flow to another on a leaf-spine (see permutation.h). */
+/* One-shot flows between the hosts of a leaf-spine (see permutation.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,15 +62,15 @@ static uint64_t percentile(const uint64_t *sorted, unsigned n, double q)
 static void results(const struct sim_permutation_cfg *c, struct sim *s, struct sim_leafspine *ls,
 		    struct sim_workload *w, struct sim_permutation_result *r)
 {
-	unsigned n = sim_leafspine_nhosts(ls);
-	uint64_t *fct = calloc(n, sizeof(*fct)), bytes = 0, last = 0;
+	unsigned n = sim_leafspine_nhosts(ls), nflows = sim_workload_nflows(w);
+	uint64_t *fct = calloc(nflows, sizeof(*fct)), bytes = 0, last = 0;
 	uint64_t wire = sim_message_wire_bytes(c->msg_size, c->mtu, UR_KIND_WRITE, false,
 					       c->mode == UR_RETX_SR);
 	struct sim_leafspine_stats st;
 	unsigned nf = 0;
 
-	r->flows = n;
-	for (unsigned i = 0; i < sim_workload_nflows(w); i++) {
+	r->flows = nflows;
+	for (unsigned i = 0; i < nflows; i++) {
 		const struct sim_flow_stats *fs = sim_flow_stats(sim_workload_flow(w, i));
 
 		r->errors += fs->errors;
@@ -181,10 +181,21 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 	fc.qp.path_mtu = ur_mtu_enum(c->mtu);
 	fc.qp.timeout = c->timeout;
 	fc.qp.tclass = 106; /* DSCP 26 with ECT(0): the RoCE class, ECN-capable */
-	for (unsigned i = 0; i < n; i++)
-		if (!sim_workload_add_flow(w, sim_leafspine_host(ls, i),
-					   sim_leafspine_host(ls, dst[i]), &fc))
-			goto out;
+	for (unsigned i = 0; i < n; i++) {
+		for (unsigned j = 0; j < n; j++) {
+			/* all-to-all: host i's flows in the order i+1, i+2, ... so
+			 * that no host is everyone's first destination */
+			unsigned d = c->all_to_all ? (i + 1 + j) % n : dst[i];
+
+			if (d == i)
+				continue;
+			if (!sim_workload_add_flow(w, sim_leafspine_host(ls, i),
+						   sim_leafspine_host(ls, d), &fc))
+				goto out;
+			if (!c->all_to_all)
+				break;
+		}
+	}
 	sim_workload_stop_when_done(w, true);
 	sim_run(s, c->limit_ps);
 	results(c, s, ls, w, r);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A permutation workload on a leaf-spine: every host sends one flow of
- * `flow_bytes` (RC RDMA WRITEs) to a distinct other host and receives one,
- * all starting together. Reports what the multipath studies compare:
- * aggregate goodput, flow completion time percentiles, retransmissions and
- * the deepest queue in the fabric.
+ * One-shot flows on a leaf-spine, all starting together: a permutation
+ * (every host sends one flow of `flow_bytes`, RC RDMA WRITEs, to a distinct
+ * other host and receives one) or all-to-all (every host to every other). Reports what the
+ * multipath studies compare: aggregate goodput, flow completion time percentiles, retransmissions
+ * and the deepest queue in the fabric.
  */
 #ifndef UR_SIM_PERMUTATION_H
 #define UR_SIM_PERMUTATION_H
@@ -27,6 +27,7 @@ struct sim_permutation_cfg {
 	double ecn_pmax;
 	bool shift;	 /* host i sends to i + hosts_per_leaf: no two flows share a
 			  * link under SIM_PATH_PINNED (a reference with no collisions) */
+	bool all_to_all; /* every host sends a flow to every other host instead */
 	bool verify;	 /* pattern every byte and check it at the receiver */
 	uint8_t timeout; /* local ACK timeout exponent (go-back-N) */
 	uint64_t sr_rto_low_ns;
@@ -53,8 +54,8 @@ struct sim_permutation_result {
 	uint64_t drops;
 	uint64_t marked;
 	uint64_t cnps;
-	uint64_t sr_agreed;      /* QPs that negotiated selective repeat (2 per flow in sr mode) */
-	uint64_t sim_ps; /* simulated time */
+	uint64_t sr_agreed; /* QPs that negotiated selective repeat (2 per flow in sr mode) */
+	uint64_t sim_ps;    /* simulated time */
 	uint64_t events;
 };
 
