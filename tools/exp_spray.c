@@ -180,7 +180,7 @@ int exp_spray(int argc, char **argv)
 	struct sim_permutation_result res[NCC][NPATH][NMODE];
 	char csv[1024], pcsv[1024];
 	FILE *f, *pf;
-	uint64_t v, events = 0;
+	uint64_t v, events = 0, ideal_ps = 0;
 	double t_all = wall_s();
 	int c, rc = 0;
 
@@ -304,7 +304,7 @@ int exp_spray(int argc, char **argv)
 		   "fct_p99_us,fct_p99_over_ideal,fct_max_us,retx_packets,nak_seq,timeouts,drops,"
 		   "ce_marked,cnps,queue_max_kb,errors,sim_us,events,seed\n");
 	fprintf(pf, "path,cc,gbn_fraction,sr_fraction,gbn_p99_x,sr_p99_x,gbn_retx,sr_retx\n");
-	printf("permutation on a leaf-spine: %u leaves x %u hosts, %u spines; hosts %.0f Gb/s, "
+	printf("one-shot flows on a leaf-spine: %u leaves x %u hosts, %u spines; hosts %.0f Gb/s, "
 	       "fabric %.0f Gb/s, %.1f us per hop, +%.2f us per spine up; %.0f KB per queue\n"
 	       "%s, %.0f KB flows as %u KB WRITEs x %u outstanding, MTU %u, seed %llu\n\n",
 	       b->topo.leaves, b->topo.hosts_per_leaf, b->topo.spines,
@@ -347,6 +347,7 @@ int exp_spray(int argc, char **argv)
 				}
 				dt = wall_s() - t0;
 				events += r->events;
+				ideal_ps = r->ideal_fct_ps;
 				exp_progress_done(o.quiet);
 				printf(
 				    "%-12s %-5s %-4s %2u/%-2u %5.0f Gb %6.1f%% %6.1f us %6.1f us "
@@ -409,7 +410,7 @@ int exp_spray(int argc, char **argv)
 	       "hosts' line rate after headers; FCT p99/id: over one flow alone on an idle fabric\n"
 	       "(%.1f us); NAKs: sequence-error NAKs (go-back-N); qmax: the deepest queue.\n"
 	       "%llu events in %.2f s: %.2f M events/s\n",
-	       (double)res[0][0][0].ideal_fct_ps / SIM_PS_PER_US, (unsigned long long)events, t_all,
+	       (double)ideal_ps / SIM_PS_PER_US, (unsigned long long)events, t_all,
 	       t_all > 0 ? events / t_all / 1e6 : 0);
 out:
 	fclose(f);
