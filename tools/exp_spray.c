@@ -60,6 +60,8 @@ static void usage(FILE *f)
 		"  --shift              host i sends to i + hosts-per-leaf instead of a random\n"
 		"                       permutation: with pinned, no two flows share a link\n"
 		"  --all-to-all         every host sends a flow to every other host\n"
+		"  --pfc                lossless: every switch input pauses its sender when\n"
+		"                       more than --xoff S of its frames wait (256K; --xon 192K)\n"
 		"  --verify             pattern every byte and check it on arrival\n"
 		"  --seed S             (1)\n"
 		"  --out DIR            where spray.csv, spray.png go (./uroce-experiments)\n"
@@ -166,6 +168,9 @@ int exp_spray(int argc, char **argv)
 	    {"shift", no_argument, NULL, 'x'},
 	    {"verify", no_argument, NULL, 'v'},
 	    {"all-to-all", no_argument, NULL, 'A'},
+	    {"pfc", no_argument, NULL, 'f'},
+	    {"xoff", required_argument, NULL, 'X'},
+	    {"xon", required_argument, NULL, 'Y'},
 	    {"seed", required_argument, NULL, 'S'},
 	    {"out", required_argument, NULL, 'O'},
 	    {"quiet", no_argument, NULL, 'q'},
@@ -264,6 +269,15 @@ int exp_spray(int argc, char **argv)
 		case 'A':
 			b->all_to_all = true;
 			break;
+		case 'f':
+			b->topo.pfc = true;
+			break;
+		case 'X':
+			ok = parse_size(optarg, &b->topo.pfc_xoff);
+			break;
+		case 'Y':
+			ok = parse_size(optarg, &b->topo.pfc_xon);
+			break;
 		case 'S':
 			ok = parse_u64(optarg, &b->seed);
 			break;
@@ -288,7 +302,7 @@ int exp_spray(int argc, char **argv)
 	if ((uint64_t)b->topo.hosts_per_leaf * b->topo.leaves > 254 ||
 	    b->topo.hosts_per_leaf * b->topo.leaves < 2 || b->flow_bytes < b->msg_size ||
 	    b->flow_bytes % b->msg_size || b->ecn_kmin > b->ecn_kmax ||
-	    (b->shift && b->topo.leaves < 2)) {
+	    b->topo.pfc_xon > b->topo.pfc_xoff || (b->shift && b->topo.leaves < 2)) {
 		fprintf(stderr,
 			"uroce-lab experiment spray: inconsistent options (at most 254 hosts;"
 			" the flow size a multiple of the message size; --shift needs 2 leaves)\n");
@@ -300,9 +314,9 @@ int exp_spray(int argc, char **argv)
 		fclose(f);
 		return 1;
 	}
-	fprintf(f, "path,cc,mode,hosts,flows_done,goodput_gbps,goodput_fraction,fct_p50_us,"
+	fprintf(f, "path,cc,mode,flows,flows_done,goodput_gbps,goodput_fraction,fct_p50_us,"
 		   "fct_p99_us,fct_p99_over_ideal,fct_max_us,retx_packets,nak_seq,timeouts,drops,"
-		   "ce_marked,cnps,queue_max_kb,errors,sim_us,events,seed\n");
+		   "ce_marked,cnps,pauses,queue_max_kb,errors,sim_us,events,seed\n");
 	fprintf(pf, "path,cc,gbn_fraction,sr_fraction,gbn_p99_x,sr_p99_x,gbn_retx,sr_retx\n");
 	printf("one-shot flows on a leaf-spine: %u leaves x %u hosts, %u spines; hosts %.0f Gb/s, "
 	       "fabric %.0f Gb/s, %.1f us per hop, +%.2f us per spine up; %.0f KB per queue\n"
@@ -316,9 +330,9 @@ int exp_spray(int argc, char **argv)
 			     : "random permutation",
 	       (double)b->flow_bytes / 1024, b->msg_size / 1024, b->depth, b->mtu,
 	       (unsigned long long)b->seed);
-	printf("%-12s %-5s %-4s %5s %8s %7s %9s %9s %6s %8s %6s %6s %6s %8s %8s\n", "path", "cc",
-	       "mode", "done", "goodput", "of max", "FCT p50", "FCT p99", "p99/id", "retx", "NAKs",
-	       "t/outs", "drops", "qmax KB", "wall s");
+	printf("%-12s %-5s %-4s %5s %8s %7s %9s %9s %6s %8s %6s %6s %6s %7s %8s %8s\n", "path",
+	       "cc", "mode", "done", "goodput", "of max", "FCT p50", "FCT p99", "p99/id", "retx",
+	       "NAKs", "t/outs", "drops", "pauses", "qmax KB", "wall s");
 	for (unsigned k = 0; k < NCC; k++) {
 		if (!o.cc[k])
 			continue;
@@ -352,7 +366,7 @@ int exp_spray(int argc, char **argv)
 				printf(
 				    "%-12s %-5s %-4s %2u/%-2u %5.0f Gb %6.1f%% %6.1f us %6.1f us "
 				    "%6.2f "
-				    "%8llu %6llu %6llu %6llu %8.0f %8.2f\n",
+				    "%8llu %6llu %6llu %6llu %7llu %8.0f %8.2f\n",
 				    pn, cc_names[k], mode_names[m], r->completed, r->flows,
 				    r->goodput_gbps, 100 * r->goodput_fraction,
 				    (double)r->fct_p50_ps / SIM_PS_PER_US,
@@ -360,12 +374,13 @@ int exp_spray(int argc, char **argv)
 				    (double)r->fct_p99_ps / r->ideal_fct_ps,
 				    (unsigned long long)r->retx_packets,
 				    (unsigned long long)r->nak_seq, (unsigned long long)r->timeouts,
-				    (unsigned long long)r->drops, (double)r->queue_max / 1024, dt);
+				    (unsigned long long)r->drops, (unsigned long long)r->pauses,
+				    (double)r->queue_max / 1024, dt);
 				fflush(stdout);
 				fprintf(
 				    f,
 				    "%s,%s,%s,%u,%u,%.4f,%.5f,%.3f,%.3f,%.4f,%.3f,%llu,%llu,%llu,"
-				    "%llu,%llu,%llu,%.1f,%llu,%.3f,%llu,%llu\n",
+				    "%llu,%llu,%llu,%llu,%.1f,%llu,%.3f,%llu,%llu\n",
 				    pn, cc_names[k], mode_names[m], r->flows, r->completed,
 				    r->goodput_gbps, r->goodput_fraction,
 				    (double)r->fct_p50_ps / SIM_PS_PER_US,
@@ -375,7 +390,8 @@ int exp_spray(int argc, char **argv)
 				    (unsigned long long)r->retx_packets,
 				    (unsigned long long)r->nak_seq, (unsigned long long)r->timeouts,
 				    (unsigned long long)r->drops, (unsigned long long)r->marked,
-				    (unsigned long long)r->cnps, (double)r->queue_max / 1024,
+				    (unsigned long long)r->cnps, (unsigned long long)r->pauses,
+				    (double)r->queue_max / 1024,
 				    (unsigned long long)(r->errors + r->verify_failures),
 				    (double)r->sim_ps / SIM_PS_PER_US,
 				    (unsigned long long)r->events, (unsigned long long)b->seed);

@@ -9,7 +9,8 @@
  *  - ECMP keeps order too, but hashed flows collide: no flow finishes sooner;
  *  - spraying over spines 1 us apart reorders: go-back-N takes it for loss and
  *    resends half as much again as selective repeat or more, which keeps more of the goodput;
- *  - all-to-all delivers every byte too;
+ *  - all-to-all delivers every byte too, and PFC between every switch makes
+ *    an oversubscribed fabric with small buffers lossless;
  *  - a run repeats bit for bit.
  */
 #include <check.h>
@@ -98,6 +99,33 @@ START_TEST(test_all_to_all_delivers)
 }
 END_TEST
 
+/* 2:1 oversubscribed, small buffers: ECMP drops and SR times out; PFC loses nothing. */
+START_TEST(test_pfc_makes_the_fabric_lossless)
+{
+	struct sim_permutation_cfg c;
+	struct sim_permutation_result lossy, pfc;
+
+	sim_permutation_cfg_default(&c);
+	c.topo.spines = 2;
+	c.topo.queue.buffer_bytes = 256 * 1024;
+	c.mode = UR_RETX_SR;
+	c.all_to_all = true;
+	c.flow_bytes = c.msg_size = 64 * 1024;
+	c.verify = true;
+	ck_assert_int_eq(sim_permutation_run(&c, &lossy), 0);
+	c.topo.pfc = true;
+	ck_assert_int_eq(sim_permutation_run(&c, &pfc), 0);
+	ck_assert_uint_gt(lossy.drops, 0);
+	ck_assert_uint_eq(pfc.drops, 0);
+	ck_assert_uint_gt(pfc.pauses, 0);
+	ck_assert_uint_eq(pfc.retx_packets, 0);
+	ck_assert_uint_eq(pfc.completed, pfc.flows);
+	ck_assert_uint_eq(pfc.errors + pfc.verify_failures, 0);
+	ck_assert_msg(pfc.goodput_gbps > 2 * lossy.goodput_gbps, "pfc %.0f, lossy %.0f Gb/s",
+		      pfc.goodput_gbps, lossy.goodput_gbps);
+}
+END_TEST
+
 START_TEST(test_spray_repeats_bit_for_bit)
 {
 	struct sim_permutation_result a, b;
@@ -117,6 +145,7 @@ static Suite *spray_suite(void)
 	tcase_add_test(tc, test_pinned_and_ecmp_keep_order);
 	tcase_add_test(tc, test_spraying_reorders_gbn_more_than_sr);
 	tcase_add_test(tc, test_all_to_all_delivers);
+	tcase_add_test(tc, test_pfc_makes_the_fabric_lossless);
 	tcase_add_test(tc, test_spray_repeats_bit_for_bit);
 	suite_add_tcase(s, tc);
 	return s;

@@ -7,21 +7,28 @@
 #include "sim_fabric.h"
 #include "ur_util.h"
 
+/* A switch's input from another switch: where that link's frames arrive, and its PFC count. */
+struct input {
+	struct sim_hop hop; /* first */
+	void *sw;	    /* the leaf or spine it belongs to */
+	struct sim_ingress ing;
+};
+
 struct leaf {
-	struct sim_hop hop; /* first: frames from hosts and spines arrive here */
 	struct sim_leafspine *ls;
 	unsigned idx;
 	struct sim_link *up; /* toward each spine */
 	struct sim_port *upq;
+	struct input *from; /* from each spine */
 	struct sim_rng rng; /* spray-random */
 };
 
 struct spine {
-	struct sim_hop hop;
 	struct sim_leafspine *ls;
 	unsigned idx;
 	struct sim_link *down; /* toward each leaf */
 	struct sim_port *downq;
+	struct input *from; /* from each leaf */
 	uint64_t packets;
 };
 
@@ -46,6 +53,8 @@ void sim_leafspine_cfg_default(struct sim_leafspine_cfg *c)
 	c->fabric_rate_bps = 100000000000ull;
 	c->hop_ps = 1 * SIM_PS_PER_US;
 	c->queue.buffer_bytes = 1u << 20;
+	c->pfc_xoff = 256 * 1024;
+	c->pfc_xon = 192 * 1024;
 	c->path = SIM_PATH_ECMP;
 }
 
@@ -119,9 +128,20 @@ static struct sim_node *src_host(const struct sim_leafspine *ls, const struct si
 	return idx && idx <= ls->nhosts ? ls->hosts[idx - 1] : NULL;
 }
 
-static void leaf_arrive(struct sim *s, struct sim_hop *h, struct sim_pkt *p)
+/* Queue a frame, counted for PFC against the input it came through when PFC is on. */
+static void forward(struct sim *s, const struct sim_leafspine *ls, struct sim_port *port,
+		    struct sim_pkt *p, struct input *in, struct sim_node *host)
 {
-	struct leaf *lf = (struct leaf *)h;
+	if (ls->c.pfc)
+		sim_port_send_from(s, port, p, in ? &in->ing : NULL, host);
+	else
+		sim_port_send(s, port, p);
+}
+
+/* A frame reaches a leaf from one of its hosts (`host`) or from a spine (`in`). */
+static void leaf_route(struct sim *s, struct leaf *lf, struct sim_pkt *p, struct input *in,
+		       struct sim_node *host)
+{
 	struct sim_leafspine *ls = lf->ls;
 	struct sim_node *dst = dest_host(ls, p);
 	unsigned dleaf;
@@ -132,14 +152,22 @@ static void leaf_arrive(struct sim *s, struct sim_hop *h, struct sim_pkt *p)
 	}
 	dleaf = sim_node_index(dst) / ls->c.hosts_per_leaf;
 	if (dleaf == lf->idx)
-		sim_port_send(s, sim_node_port(dst), p);
+		forward(s, ls, sim_node_port(dst), p, in, host);
 	else
-		sim_port_send(s, &lf->upq[pick_spine(lf, p, src_host(ls, p))], p);
+		forward(s, ls, &lf->upq[pick_spine(lf, p, src_host(ls, p))], p, in, host);
+}
+
+static void leaf_arrive(struct sim *s, struct sim_hop *h, struct sim_pkt *p)
+{
+	struct input *in = (struct input *)h;
+
+	leaf_route(s, in->sw, p, in, NULL);
 }
 
 static void spine_arrive(struct sim *s, struct sim_hop *h, struct sim_pkt *p)
 {
-	struct spine *sp = (struct spine *)h;
+	struct input *in = (struct input *)h;
+	struct spine *sp = in->sw;
 	struct sim_node *dst = dest_host(sp->ls, p);
 
 	if (!dst) {
@@ -147,15 +175,14 @@ static void spine_arrive(struct sim *s, struct sim_hop *h, struct sim_pkt *p)
 		return;
 	}
 	sp->packets++;
-	sim_port_send(s, &sp->downq[sim_node_index(dst) / sp->ls->c.hosts_per_leaf], p);
+	forward(s, sp->ls, &sp->downq[sim_node_index(dst) / sp->ls->c.hosts_per_leaf], p, in, NULL);
 }
 
 /* A host's frame enters its leaf. */
 static void host_ingress(struct sim *s, void *arg, struct sim_node *from, struct sim_pkt *p)
 {
 	struct sim_leafspine *ls = arg;
-
-	leaf_arrive(s, &ls->leaves[sim_node_index(from) / ls->c.hosts_per_leaf].hop, p);
+	leaf_route(s, &ls->leaves[sim_node_index(from) / ls->c.hosts_per_leaf], p, NULL, from);
 }
 
 struct sim_leafspine *sim_leafspine_create(struct sim *s, const struct sim_leafspine_cfg *c,
@@ -163,6 +190,7 @@ struct sim_leafspine *sim_leafspine_create(struct sim *s, const struct sim_leafs
 {
 	struct sim_leafspine *ls;
 	struct sim_link_cfg hl = {.rate_bps = c->host_rate_bps, .prop_ps = c->hop_ps};
+	struct sim_queue_cfg hq = c->queue;
 	uint64_t seed = sim_seed(s) ^ 0x6c656166737069ull; /* "leafspi" */
 	unsigned L = c->leaves, S = c->spines;
 
@@ -182,34 +210,35 @@ struct sim_leafspine *sim_leafspine_create(struct sim *s, const struct sim_leafs
 	ls->spines = calloc(S, sizeof(*ls->spines));
 	ls->rr = calloc(ls->nhosts, sizeof(*ls->rr));
 	if (!ls->hosts || !ls->leaves || !ls->spines || !ls->rr)
-		goto err;
+		goto err; /* PFC from a host's leaf port pauses the host (sim.c's model) */
+	hq.pfc = c->pfc;
+	hq.pfc_xoff = c->pfc_xoff;
+	hq.pfc_xon = c->pfc_xon;
 	for (unsigned i = 0; i < ls->nhosts; i++) {
-		ls->hosts[i] = sim_add_node(s, dev, &hl, &hl, &c->queue);
+		ls->hosts[i] = sim_add_node(s, dev, &hl, &hl, &hq);
 		/* the fabric finds hosts by number: they must be the simulation's first */
 		if (!ls->hosts[i] || sim_node_index(ls->hosts[i]) != i)
 			goto err;
 	}
 	for (unsigned l = 0; l < L; l++) {
 		struct leaf *lf = &ls->leaves[l];
-
-		lf->hop.arrive = leaf_arrive;
 		lf->ls = ls;
 		lf->idx = l;
 		sim_rng_seed(&lf->rng, sim_splitmix64(&seed));
 		lf->up = calloc(S, sizeof(*lf->up));
 		lf->upq = calloc(S, sizeof(*lf->upq));
-		if (!lf->up || !lf->upq)
+		lf->from = calloc(S, sizeof(*lf->from));
+		if (!lf->up || !lf->upq || !lf->from)
 			goto err;
 	}
 	for (unsigned k = 0; k < S; k++) {
 		struct spine *sp = &ls->spines[k];
-
-		sp->hop.arrive = spine_arrive;
 		sp->ls = ls;
 		sp->idx = k;
 		sp->down = calloc(L, sizeof(*sp->down));
 		sp->downq = calloc(L, sizeof(*sp->downq));
-		if (!sp->down || !sp->downq)
+		sp->from = calloc(L, sizeof(*sp->from));
+		if (!sp->down || !sp->downq || !sp->from)
 			goto err;
 	}
 	for (unsigned l = 0; l < L; l++) {
@@ -221,13 +250,24 @@ struct sim_leafspine *sim_leafspine_create(struct sim *s, const struct sim_leafs
 						  .prop_ps = c->hop_ps + k * c->skew_ps};
 			struct sim_link_cfg down = {.rate_bps = c->fabric_rate_bps,
 						    .prop_ps = c->hop_ps};
+			struct input *at_spine = &sp->from[l], *at_leaf = &lf->from[k];
 
+			at_spine->hop.arrive = spine_arrive;
+			at_spine->sw = sp;
+			at_leaf->hop.arrive = leaf_arrive;
+			at_leaf->sw = lf;
 			sim_link_init(&lf->up[k], &up, sim_splitmix64(&seed));
-			sim_port_init(&lf->upq[k], &lf->up[k], &sp->hop, &c->queue,
+			sim_port_init(&lf->upq[k], &lf->up[k], &at_spine->hop, &c->queue,
 				      sim_splitmix64(&seed));
 			sim_link_init(&sp->down[l], &down, sim_splitmix64(&seed));
-			sim_port_init(&sp->downq[l], &sp->down[l], &lf->hop, &c->queue,
+			sim_port_init(&sp->downq[l], &sp->down[l], &at_leaf->hop, &c->queue,
 				      sim_splitmix64(&seed));
+			at_spine->ing = (struct sim_ingress){.upstream = &lf->upq[k],
+							     .xoff = c->pfc ? c->pfc_xoff : 0,
+							     .xon = c->pfc_xon};
+			at_leaf->ing = (struct sim_ingress){.upstream = &sp->downq[l],
+							    .xoff = c->pfc ? c->pfc_xoff : 0,
+							    .xon = c->pfc_xon};
 		}
 	}
 	sim_set_fabric(s, host_ingress, ls);
@@ -259,12 +299,14 @@ void sim_leafspine_destroy(struct sim_leafspine *ls)
 			drain(ls->s, &ls->leaves[l].upq[k]);
 		free(ls->leaves[l].up);
 		free(ls->leaves[l].upq);
+		free(ls->leaves[l].from);
 	}
 	for (unsigned k = 0; ls->spines && k < ls->c.spines; k++) {
 		for (unsigned l = 0; ls->spines[k].downq && l < ls->c.leaves; l++)
 			drain(ls->s, &ls->spines[k].downq[l]);
 		free(ls->spines[k].down);
 		free(ls->spines[k].downq);
+		free(ls->spines[k].from);
 	}
 	free(ls->leaves);
 	free(ls->spines);
@@ -287,6 +329,7 @@ static void add_queue(struct sim_leafspine_stats *st, const struct sim_queue_sta
 {
 	if (q->max_bytes > st->queue_max)
 		st->queue_max = q->max_bytes;
+	st->pauses += q->pauses;
 	st->dropped += q->dropped;
 	st->ecn_marked += q->ecn_marked;
 }

@@ -30,7 +30,10 @@ struct sim_leafspine_cfg {
 	uint64_t fabric_rate_bps;   /* leaf <-> spine */
 	uint64_t hop_ps;	    /* propagation delay of every link */
 	uint64_t skew_ps;	    /* leaf -> spine k takes k * skew_ps longer */
-	struct sim_queue_cfg queue; /* every switch output queue (no PFC yet) */
+	struct sim_queue_cfg queue; /* every switch output queue */
+	bool pfc;		    /* lossless: every switch input pauses its sender (802.1Qbb) */
+	uint64_t pfc_xoff;	    /* pause when more than this from one input is queued */
+	uint64_t pfc_xon;	    /* resume below this */
 	enum sim_path_policy path;
 };
 
@@ -50,6 +53,7 @@ struct sim_leafspine_stats {
 	uint64_t queue_max; /* the deepest any queue got, bytes */
 	uint64_t dropped;
 	uint64_t ecn_marked;
+	uint64_t pauses;	    /* PFC pause frames obeyed, by hosts and switch ports */
 	uint64_t spine_packets[64]; /* frames each spine forwarded (the first 64) */
 };
 void sim_leafspine_stats(const struct sim_leafspine *ls, struct sim_leafspine_stats *st);

@@ -115,6 +115,7 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 	r->queue_max = st.queue_max;
 	r->drops = st.dropped;
 	r->marked = st.ecn_marked;
+	r->pauses = st.pauses;
 	r->sim_ps = sim_now(s);
 	r->events = sim_events(s);
 }

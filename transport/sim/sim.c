@@ -19,6 +19,7 @@ enum ev_type {
 	EV_NODE_TIMER,    /* an engine deadline */
 	EV_NODE_PAUSE,    /* PFC pause or resume reaches a host */
 	EV_HOP_ARRIVE,    /* a frame reaches a topology's switch */
+	EV_PORT_PAUSE,    /* PFC pause or resume reaches a switch port */
 };
 
 struct sim_event {
@@ -137,6 +138,7 @@ static struct sim_pkt *pkt_alloc(struct sim *s)
 	if (p) {
 		s->free_pkts = p->next;
 		p->in = NULL;
+		p->ing = NULL;
 		return p;
 	}
 	p = malloc(sizeof(*p));
@@ -145,6 +147,7 @@ static struct sim_pkt *pkt_alloc(struct sim *s)
 		abort();
 	}
 	p->in = NULL;
+	p->ing = NULL;
 	return p;
 }
 
@@ -618,6 +621,24 @@ static void ingress_account(struct sim *s, struct sim_node *n, int64_t delta)
 	}
 }
 
+/* PFC between switches: the same thresholds, a pause to the upstream port. */
+static void fabric_ingress_account(struct sim *s, struct sim_ingress *ing, int64_t delta)
+{
+	uint64_t at = s->now + ing->upstream->link->cfg.prop_ps;
+
+	ing->bytes += (uint64_t)delta;
+	if (!ing->xoff)
+		return;
+	if (!ing->pausing && ing->bytes > ing->xoff) {
+		ing->pausing = true;
+		ing->pauses++;
+		push_event(s, at, EV_PORT_PAUSE, ing->upstream, NULL, 1);
+	} else if (ing->pausing && ing->bytes < ing->xon) {
+		ing->pausing = false;
+		push_event(s, at, EV_PORT_PAUSE, ing->upstream, NULL, 0);
+	}
+}
+
 /*
  * RED-style ECN on the queue length: none below K_min, a probability rising
  * linearly to P_max at K_max, every ECN-capable packet above K_max.
@@ -636,7 +657,7 @@ static void port_start_tx(struct sim *s, struct sim_port *port)
 	struct sim_pkt *p = port->head;
 	uint64_t done;
 
-	if (port->busy || !p)
+	if (port->busy || !p || port->paused)
 		return;
 	/* marking as the packet leaves tells the sender about the queue it
 	 * leaves behind, one queueing delay sooner than marking on arrival */
@@ -651,6 +672,10 @@ static void port_start_tx(struct sim *s, struct sim_port *port)
 	if (p->in) {
 		ingress_account(s, p->in, -(int64_t)p->len);
 		p->in = NULL;
+	}
+	if (p->ing) {
+		fabric_ingress_account(s, p->ing, -(int64_t)p->len);
+		p->ing = NULL;
 	}
 	done = s->now + ser_ps(p->len, port->link->cfg.rate_bps);
 	push_event(s, done, EV_PORT_TX_DONE, port, NULL, 0);
@@ -707,6 +732,24 @@ void sim_port_send(struct sim *s, struct sim_port *port, struct sim_pkt *p)
 		port_start_tx(s, port);
 }
 
+void sim_port_send_from(struct sim *s, struct sim_port *port, struct sim_pkt *p,
+			struct sim_ingress *ing, struct sim_node *host)
+{
+	uint32_t len = p->len;
+
+	if (!port_queue(s, port, p, (ing && ing->xoff) || (host && host->port.q.pfc)))
+		return;
+	if (host) {
+		p->in = host;
+		ingress_account(s, host, len);
+	}
+	if (ing) {
+		p->ing = ing;
+		fabric_ingress_account(s, ing, len);
+	}
+	port_start_tx(s, port);
+}
+
 /* ---- the loop ---- */
 
 static void dispatch(struct sim *s, struct sim_event *ev)
@@ -726,6 +769,18 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 		break;
 	case EV_HOP_ARRIVE:
 		((struct sim_hop *)ev->a)->arrive(s, ev->a, ev->b);
+		break;
+	case EV_PORT_PAUSE:
+		port = ev->a;
+		if (ev->gen) {
+			if (!port->paused++) {
+				port->paused_since = s->now;
+				port->st.pauses++;
+			}
+		} else if (port->paused && !--port->paused) {
+			port->st.paused_ps += s->now - port->paused_since;
+			port_start_tx(s, port);
+		}
 		break;
 	case EV_NODE_ARRIVE: {
 		struct sim_pkt *p = ev->b;

@@ -14,9 +14,12 @@
 #include "rng.h"
 #include "sim.h"
 
+struct sim_ingress;
+
 struct sim_pkt {
 	struct sim_pkt *next;
-	struct sim_node *in; /* the host it entered the switch from, while queued there */
+	struct sim_node *in;	 /* the host it entered the switch from, while queued there */
+	struct sim_ingress *ing; /* ...or the switch input, for PFC between switches */
 	uint32_t len;
 	uint8_t data[UR_FRAME_MAX];
 };
@@ -44,8 +47,24 @@ struct sim_port {
 	struct sim_pkt *tail;
 	uint64_t bytes;
 	bool busy;
-	struct sim_queue_stats st;
+	struct sim_queue_stats st; /* pauses/paused_ps: PFC pauses this port obeyed */
 	struct sim_rng rng;
+	unsigned paused; /* PFC pause frames in effect at this port */
+	uint64_t paused_since;
+};
+
+/*
+ * A switch input fed by another switch's port, lossless (PFC, IEEE
+ * 802.1Qbb) when xoff is set: while more than xoff bytes that came through
+ * it wait in this switch, the upstream port is paused; below xon it resumes.
+ */
+struct sim_ingress {
+	struct sim_port *upstream;
+	uint64_t xoff;
+	uint64_t xon;
+	uint64_t bytes;
+	bool pausing;
+	uint64_t pauses; /* pause frames sent upstream */
 };
 
 /* Every frame hosts send goes to `ingress` instead of the single switch. */
@@ -61,6 +80,13 @@ void sim_port_init(struct sim_port *port, struct sim_link *link, struct sim_hop 
 		   const struct sim_queue_cfg *q, uint64_t seed);
 /* Queue a frame (drop-tail, RED marking) and start sending if the link is free. */
 void sim_port_send(struct sim *s, struct sim_port *port, struct sim_pkt *p);
+/*
+ * The same, for a frame that came in through `ing` (a switch input) or from
+ * `host` (an input a host feeds): counted there for PFC and, where that
+ * input is lossless, never dropped.
+ */
+void sim_port_send_from(struct sim *s, struct sim_port *port, struct sim_pkt *p,
+			struct sim_ingress *ing, struct sim_node *host);
 /* The port toward a host: the last hop's queue. */
 struct sim_port *sim_node_port(struct sim_node *n);
 void sim_pkt_free(struct sim *s, struct sim_pkt *p);
