@@ -10,6 +10,7 @@
 
 int exp_incast(int argc, char **argv);
 int exp_converge(int argc, char **argv);
+int exp_spray(int argc, char **argv);
 
 /* Create `dir` (and its parents); 0 or -1 with a message. */
 int exp_mkdir(const char *dir);

@@ -7,10 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
-#include "netem.h"
-#include "rng.h"
-#include "sim.h"
+#include "sim_fabric.h"
 #include "ur_util.h"
 
 enum ev_type {
@@ -21,13 +18,8 @@ enum ev_type {
 	EV_PORT_TX_DONE,  /* a switch port finished serialising a frame */
 	EV_NODE_TIMER,    /* an engine deadline */
 	EV_NODE_PAUSE,    /* PFC pause or resume reaches a host */
-};
-
-struct sim_pkt {
-	struct sim_pkt *next;
-	struct sim_node *in; /* the host it entered the switch from, while queued there */
-	uint32_t len;
-	uint8_t data[UR_FRAME_MAX];
+	EV_HOP_ARRIVE,    /* a frame reaches a topology's switch */
+	EV_PORT_PAUSE,    /* PFC pause or resume reaches a switch port */
 };
 
 struct sim_event {
@@ -37,25 +29,6 @@ struct sim_event {
 	uint32_t gen;
 	void *a;
 	void *b;
-};
-
-struct sim_link {
-	struct sim_link_cfg cfg;
-	struct netem_state net; /* its generator and its loss chain's state */
-	uint64_t count;
-	uint32_t psn_drops;    /* drop_psn: copies dropped since it was set */
-	struct sim_link_stats st;
-};
-
-struct sim_port {
-	struct sim_node *node; /* the host this port sends to */
-	struct sim_queue_cfg q;
-	struct sim_pkt *head;
-	struct sim_pkt *tail;
-	uint64_t bytes;
-	bool busy;
-	struct sim_queue_stats st;
-	struct sim_rng rng;
 };
 
 struct sim_node {
@@ -100,6 +73,8 @@ struct sim {
 	struct sim_block *blocks; /* sim_alloc'd memory */
 	FILE *capture;            /* pcap of every frame a host transmits */
 	bool ipv6;
+	sim_fabric_ingress fabric; /* a topology in place of the single switch */
+	void *fabric_arg;
 };
 
 static const struct ur_host_ops node_ops;
@@ -163,6 +138,7 @@ static struct sim_pkt *pkt_alloc(struct sim *s)
 	if (p) {
 		s->free_pkts = p->next;
 		p->in = NULL;
+		p->ing = NULL;
 		return p;
 	}
 	p = malloc(sizeof(*p));
@@ -171,6 +147,7 @@ static struct sim_pkt *pkt_alloc(struct sim *s)
 		abort();
 	}
 	p->in = NULL;
+	p->ing = NULL;
 	return p;
 }
 
@@ -207,7 +184,8 @@ void sim_destroy(struct sim *s)
 	for (size_t i = 1; i <= s->nheap; i++) {
 		struct sim_event *ev = &s->heap[i];
 
-		if (ev->type == EV_NODE_ARRIVE || ev->type == EV_SWITCH_ARRIVE)
+		if (ev->type == EV_NODE_ARRIVE || ev->type == EV_SWITCH_ARRIVE ||
+		    ev->type == EV_HOP_ARRIVE)
 			pkt_free(s, ev->b);
 	}
 	for (unsigned i = 0; i < s->nnodes; i++) {
@@ -532,7 +510,9 @@ struct sim_node *sim_add_node(struct sim *s, const struct ur_dev_config *cfg,
 	sim_rng_seed(&n->port.rng, seed + 3);
 	n->up.cfg = *up;
 	n->down.cfg = *down;
-	n->port.node = n;
+	n->port.link = &n->down;
+	n->port.arrive_type = EV_NODE_ARRIVE;
+	n->port.dest = n;
 	if (queue)
 		n->port.q = *queue;
 	memcpy(n->mac, (uint8_t[6]){0x02, 0, 0, 0, 0, (uint8_t)(n->idx + 1)}, 6);
@@ -641,6 +621,24 @@ static void ingress_account(struct sim *s, struct sim_node *n, int64_t delta)
 	}
 }
 
+/* PFC between switches: the same thresholds, a pause to the upstream port. */
+static void fabric_ingress_account(struct sim *s, struct sim_ingress *ing, int64_t delta)
+{
+	uint64_t at = s->now + ing->upstream->link->cfg.prop_ps;
+
+	ing->bytes += (uint64_t)delta;
+	if (!ing->xoff)
+		return;
+	if (!ing->pausing && ing->bytes > ing->xoff) {
+		ing->pausing = true;
+		ing->pauses++;
+		push_event(s, at, EV_PORT_PAUSE, ing->upstream, NULL, 1);
+	} else if (ing->pausing && ing->bytes < ing->xon) {
+		ing->pausing = false;
+		push_event(s, at, EV_PORT_PAUSE, ing->upstream, NULL, 0);
+	}
+}
+
 /*
  * RED-style ECN on the queue length: none below K_min, a probability rising
  * linearly to P_max at K_max, every ECN-capable packet above K_max.
@@ -657,10 +655,9 @@ static void red_mark(struct sim_port *port, struct sim_pkt *p)
 static void port_start_tx(struct sim *s, struct sim_port *port)
 {
 	struct sim_pkt *p = port->head;
-	struct sim_node *n = port->node;
 	uint64_t done;
 
-	if (port->busy || !p)
+	if (port->busy || !p || port->paused)
 		return;
 	/* marking as the packet leaves tells the sender about the queue it
 	 * leaves behind, one queueing delay sooner than marking on arrival */
@@ -676,29 +673,24 @@ static void port_start_tx(struct sim *s, struct sim_port *port)
 		ingress_account(s, p->in, -(int64_t)p->len);
 		p->in = NULL;
 	}
-	done = s->now + ser_ps(p->len, n->down.cfg.rate_bps);
+	if (p->ing) {
+		fabric_ingress_account(s, p->ing, -(int64_t)p->len);
+		p->ing = NULL;
+	}
+	done = s->now + ser_ps(p->len, port->link->cfg.rate_bps);
 	push_event(s, done, EV_PORT_TX_DONE, port, NULL, 0);
-	link_send(s, &n->down, p, done, EV_NODE_ARRIVE, n);
+	link_send(s, port->link, p, done, port->arrive_type, port->dest);
 }
 
-static void switch_arrive(struct sim *s, struct sim_pkt *p)
+/* Drop-tail (unless the sender's port is lossless), RED on arrival, then the queue. */
+static bool port_queue(struct sim *s, struct sim_port *port, struct sim_pkt *p, bool lossless)
 {
-	unsigned idx = p->len >= 6 ? p->data[5] : 0, src = p->len >= 12 ? p->data[11] : 0;
-	struct sim_node *in = src && src <= s->nnodes ? s->nodes[src - 1] : NULL;
-	struct sim_port *port;
-	const struct sim_queue_cfg *q;
+	const struct sim_queue_cfg *q = &port->q;
 
-	if (idx == 0 || idx > s->nnodes || memcmp(p->data, s->nodes[idx - 1]->mac, 6)) {
-		pkt_free(s, p); /* no such host: a real switch would flood; nobody would answer */
-		return;
-	}
-	port = &s->nodes[idx - 1]->port;
-	q = &port->q;
-	if (q->buffer_bytes && port->bytes + p->len > q->buffer_bytes && !(in && in->port.q.pfc)) {
-		/* drop-tail */
+	if (q->buffer_bytes && port->bytes + p->len > q->buffer_bytes && !lossless) {
 		port->st.dropped++;
 		pkt_free(s, p);
-		return;
+		return false;
 	}
 	if (!q->ecn_dequeue)
 		red_mark(port, p);
@@ -712,9 +704,49 @@ static void switch_arrive(struct sim *s, struct sim_pkt *p)
 	port->st.enqueued++;
 	if (port->bytes > port->st.max_bytes)
 		port->st.max_bytes = port->bytes;
+	return true;
+}
+
+static void switch_arrive(struct sim *s, struct sim_pkt *p)
+{
+	unsigned idx = p->len >= 6 ? p->data[5] : 0, src = p->len >= 12 ? p->data[11] : 0;
+	struct sim_node *in = src && src <= s->nnodes ? s->nodes[src - 1] : NULL;
+	struct sim_port *port;
+
+	if (idx == 0 || idx > s->nnodes || memcmp(p->data, s->nodes[idx - 1]->mac, 6)) {
+		pkt_free(s, p); /* no such host: a real switch would flood; nobody would answer */
+		return;
+	}
+	port = &s->nodes[idx - 1]->port;
+	if (!port_queue(s, port, p, in && in->port.q.pfc))
+		return;
 	p->in = in;
 	if (in)
 		ingress_account(s, in, p->len);
+	port_start_tx(s, port);
+}
+
+void sim_port_send(struct sim *s, struct sim_port *port, struct sim_pkt *p)
+{
+	if (port_queue(s, port, p, false))
+		port_start_tx(s, port);
+}
+
+void sim_port_send_from(struct sim *s, struct sim_port *port, struct sim_pkt *p,
+			struct sim_ingress *ing, struct sim_node *host)
+{
+	uint32_t len = p->len;
+
+	if (!port_queue(s, port, p, (ing && ing->xoff) || (host && host->port.q.pfc)))
+		return;
+	if (host) {
+		p->in = host;
+		ingress_account(s, host, len);
+	}
+	if (ing) {
+		p->ing = ing;
+		fabric_ingress_account(s, ing, len);
+	}
 	port_start_tx(s, port);
 }
 
@@ -730,7 +762,25 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 		((sim_call_fn)ev->a)(s, ev->b);
 		break;
 	case EV_SWITCH_ARRIVE:
-		switch_arrive(s, ev->b);
+		if (s->fabric)
+			s->fabric(s, s->fabric_arg, n, ev->b);
+		else
+			switch_arrive(s, ev->b);
+		break;
+	case EV_HOP_ARRIVE:
+		((struct sim_hop *)ev->a)->arrive(s, ev->a, ev->b);
+		break;
+	case EV_PORT_PAUSE:
+		port = ev->a;
+		if (ev->gen) {
+			if (!port->paused++) {
+				port->paused_since = s->now;
+				port->st.pauses++;
+			}
+		} else if (port->paused && !--port->paused) {
+			port->st.paused_ps += s->now - port->paused_since;
+			port_start_tx(s, port);
+		}
 		break;
 	case EV_NODE_ARRIVE: {
 		struct sim_pkt *p = ev->b;
@@ -800,6 +850,48 @@ uint64_t sim_run(struct sim *s, uint64_t until_ps)
 bool sim_idle(const struct sim *s)
 {
 	return s->nheap == 0;
+}
+
+/* ---- what topologies build on (sim_fabric.h) ---- */
+
+void sim_set_fabric(struct sim *s, sim_fabric_ingress ingress, void *arg)
+{
+	s->fabric = ingress;
+	s->fabric_arg = arg;
+}
+
+uint64_t sim_seed(const struct sim *s)
+{
+	return s->seed;
+}
+
+void sim_link_init(struct sim_link *l, const struct sim_link_cfg *cfg, uint64_t seed)
+{
+	memset(l, 0, sizeof(*l));
+	l->cfg = *cfg;
+	sim_rng_seed(&l->net.rng, seed);
+}
+
+void sim_port_init(struct sim_port *port, struct sim_link *link, struct sim_hop *dest,
+		   const struct sim_queue_cfg *q, uint64_t seed)
+{
+	memset(port, 0, sizeof(*port));
+	port->link = link;
+	port->arrive_type = EV_HOP_ARRIVE;
+	port->dest = dest;
+	if (q)
+		port->q = *q;
+	sim_rng_seed(&port->rng, seed);
+}
+
+struct sim_port *sim_node_port(struct sim_node *n)
+{
+	return &n->port;
+}
+
+void sim_pkt_free(struct sim *s, struct sim_pkt *p)
+{
+	pkt_free(s, p);
 }
 
 /* ---- helpers for scenarios ---- */

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One-shot flows on a leaf-spine, all starting together: a permutation
+ * (every host sends one flow of `flow_bytes`, RC RDMA WRITEs, to a distinct
+ * other host and receives one) or all-to-all (every host to every other). Reports what the
+ * multipath studies compare: aggregate goodput, flow completion time percentiles, retransmissions
+ * and the deepest queue in the fabric.
+ */
+#ifndef UR_SIM_PERMUTATION_H
+#define UR_SIM_PERMUTATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "leafspine.h"
+
+struct sim_permutation_cfg {
+	struct sim_leafspine_cfg topo;
+	uint64_t flow_bytes;
+	uint32_t msg_size; /* the flow in WRITEs of this size... */
+	uint32_t depth;	   /* ...this many outstanding */
+	uint32_t mtu;
+	enum ur_retx_mode mode;
+	bool dcqcn;	   /* RED ECN marking in every queue, CNPs, DCQCN */
+	uint64_t ecn_kmin; /* with dcqcn */
+	uint64_t ecn_kmax;
+	double ecn_pmax;
+	bool shift;	 /* host i sends to i + hosts_per_leaf: no two flows share a
+			  * link under SIM_PATH_PINNED (a reference with no collisions) */
+	bool all_to_all; /* every host sends a flow to every other host instead */
+	bool verify;	 /* pattern every byte and check it at the receiver */
+	uint8_t timeout; /* local ACK timeout exponent (go-back-N) */
+	uint64_t sr_rto_low_ns;
+	uint64_t sr_rto_high_ns;
+	uint64_t limit_ps; /* give up after this much simulated time */
+	uint64_t seed;
+};
+
+struct sim_permutation_result {
+	unsigned flows;
+	unsigned completed; /* flows that delivered every byte */
+	uint64_t errors;    /* error completions */
+	uint64_t verify_failures;
+	double goodput_gbps;	 /* every flow's bytes over the time the last one took */
+	double goodput_fraction; /* of what the hosts' links could carry in that time */
+	uint64_t fct_p50_ps;
+	uint64_t fct_p99_ps;
+	uint64_t fct_max_ps;
+	uint64_t ideal_fct_ps; /* one flow alone on an idle fabric, serialisation + RTT */
+	uint64_t retx_packets;
+	uint64_t timeouts;
+	uint64_t nak_seq;   /* sequence-error NAKs the receivers sent */
+	uint64_t queue_max; /* bytes, the deepest of every queue */
+	uint64_t drops;
+	uint64_t marked;
+	uint64_t cnps;
+	uint64_t pauses;    /* PFC pause frames obeyed (topo.pfc) */
+	uint64_t sr_agreed; /* QPs that negotiated selective repeat (2 per flow in sr mode) */
+	uint64_t sim_ps;    /* simulated time */
+	uint64_t events;
+};
+
+void sim_permutation_cfg_default(struct sim_permutation_cfg *c);
+/* 0, or -1 when the scenario cannot be built. */
+int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutation_result *r);
+
+#endif
