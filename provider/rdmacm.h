@@ -83,6 +83,8 @@ struct urcm_channel {
 	struct rdma_event_channel ch; /* ch.fd: read end of a pipe, a byte per event */
 	int wr_fd;
 	struct urcm_event *head, **tail;
+	unsigned waiters; /* threads inside rdma_get_cm_event */
+	bool dead;	  /* destroyed while one waited: it stays, they wait on */
 };
 
 struct urcm_event {

@@ -48,9 +48,16 @@ API void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	for (struct urcm_id *id = urcm_ids(); id; id = id->next)
 		if (id->id.channel == ch)
 			id->id.channel = NULL;
+	/* A thread waiting in rdma_get_cm_event (rping's event thread, at
+	 * exit) goes on waiting, as on the kernel's channel, whose file its
+	 * read holds: the pipe's read end and the channel stay for it, and
+	 * the write end goes, so it finds nothing more. */
+	c->dead = c->waiters > 0;
 	pthread_mutex_unlock(&urcm_lock);
-	close(c->ch.fd);
 	close(c->wr_fd);
+	if (c->dead)
+		return;
+	close(c->ch.fd);
 	free(c);
 }
 
@@ -89,6 +96,9 @@ API int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **
 
 	if (!event)
 		return urcm_fail(EINVAL);
+	pthread_mutex_lock(&urcm_lock);
+	c->waiters++;
+	pthread_mutex_unlock(&urcm_lock);
 	/* A byte per event: blocks, or EAGAIN on an O_NONBLOCK channel, as the
 	 * kernel's. A byte whose event was discarded with its id (rdma_destroy_id)
 	 * has none: read on. */
@@ -96,13 +106,20 @@ API int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **
 		do
 			n = read(ch->fd, &byte, 1);
 		while (n < 0 && errno == EINTR);
-		/* the channel was destroyed under a thread waiting on it (rping's
-		 * event thread, at exit): the kernel's read goes on waiting, so does this */
+		/* the channel was destroyed under us (its write end is gone):
+		 * the kernel's read goes on waiting, so does this */
 		while (n == 0)
 			pause();
-		if (n != 1)
-			return -1;
 		pthread_mutex_lock(&urcm_lock);
+		if (n != 1) {
+			c->waiters--;
+			pthread_mutex_unlock(&urcm_lock);
+			return -1;
+		}
+		while (c->dead) { /* a byte left in a destroyed channel */
+			pthread_mutex_unlock(&urcm_lock);
+			pause();
+		}
 		e = c->head;
 		if (e) {
 			c->head = e->next;
@@ -111,6 +128,8 @@ API int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **
 			/* rdma_destroy_id waits for the events handed out, as librdmacm's */
 			to_urcm(e->ev.id)->events_out++;
 		}
+		if (e)
+			c->waiters--;
 		pthread_mutex_unlock(&urcm_lock);
 	}
 	*event = &e->ev;

@@ -125,8 +125,15 @@ pair() {
 
 # tails NAME: the last lines of both sides' output
 tails() {
-	tail -8 "$log/$1.cli" | cut -c1-200 | sed 's/^/  client: /'
-	tail -8 "$log/$1.srv" | cut -c1-200 | sed 's/^/  server: /'
+	local side f
+	for side in client:cli server:srv; do
+		f=$log/$1.${side#*:}
+		# what looks like the error, even inside a long line (stderr lands
+		# in the middle of buffered stdout), then the last lines
+		grep -aoiE '.{0,60}(error|fail|cma event|mismatch|unhandled|removal).{0,80}' "$f" |
+			grep -v '^ping data' | tail -4 | sed "s/^/  ${side%%:*} (error?): /"
+		tail -8 "$f" | cut -c1-200 | sed "s/^/  ${side%%:*}: /"
+	done
 }
 
 # verdict NAME LABEL WHY [WHAT]: "ok LABEL" with the duration and WHAT, or
