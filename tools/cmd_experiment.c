@@ -123,3 +123,24 @@ void exp_progress_done(bool quiet)
 	if (!quiet && isatty(STDERR_FILENO))
 		fprintf(stderr, "\r%78s\r", "");
 }
+
+bool exp_parse_names(const char *arg, const char *const *names, unsigned n, bool *on)
+{
+	char buf[256], *save = NULL;
+	bool any = false;
+
+	if (strlen(arg) >= sizeof(buf))
+		return false;
+	strcpy(buf, arg);
+	memset(on, 0, n * sizeof(*on));
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		unsigned i;
+
+		for (i = 0; i < n && strcmp(t, names[i]); i++)
+			;
+		if (i == n)
+			return false;
+		on[i] = any = true;
+	}
+	return any;
+}

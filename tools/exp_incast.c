@@ -104,23 +104,7 @@ static bool parse_list_u(const char *arg, unsigned *out, unsigned *n)
 
 static bool parse_confs(const char *arg, bool *conf)
 {
-	char buf[256], *save = NULL;
-	bool any = false;
-
-	if (strlen(arg) >= sizeof(buf))
-		return false;
-	strcpy(buf, arg);
-	memset(conf, 0, NCONF * sizeof(*conf));
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		unsigned i;
-
-		for (i = 0; i < NCONF && strcmp(t, conf_names[i]); i++)
-			;
-		if (i == NCONF)
-			return false;
-		conf[i] = any = true;
-	}
-	return any;
+	return exp_parse_names(arg, conf_names, NCONF, conf);
 }
 
 static int write_plot(const struct incast_opts *o, const char *csv, const char *qcsv,

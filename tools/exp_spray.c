@@ -68,34 +68,13 @@ static void usage(FILE *f)
 		"  --quiet              no progress on stderr\n");
 }
 
-static bool parse_names(const char *arg, const char *const *names, unsigned n, bool *on)
-{
-	char buf[256], *save = NULL;
-	bool any = false;
-
-	if (strlen(arg) >= sizeof(buf))
-		return false;
-	strcpy(buf, arg);
-	memset(on, 0, n * sizeof(*on));
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		unsigned i;
-
-		for (i = 0; i < n && strcmp(t, names[i]); i++)
-			;
-		if (i == n)
-			return false;
-		on[i] = any = true;
-	}
-	return any;
-}
-
 static bool parse_paths(const char *arg, bool *on)
 {
 	const char *names[NPATH];
 
 	for (unsigned i = 0; i < NPATH; i++)
 		names[i] = sim_path_policy_name(paths[i]);
-	return parse_names(arg, names, NPATH, on);
+	return exp_parse_names(arg, names, NPATH, on);
 }
 
 static double wall_s(void)
@@ -252,13 +231,13 @@ int exp_spray(int argc, char **argv)
 			b->mtu = (uint32_t)v;
 			break;
 		case 'o':
-			ok = parse_names(optarg, mode_names, NMODE, o.mode);
+			ok = exp_parse_names(optarg, mode_names, NMODE, o.mode);
 			break;
 		case 'a':
 			ok = parse_paths(optarg, o.path);
 			break;
 		case 'c':
-			ok = parse_names(optarg, cc_names, NCC, o.cc);
+			ok = exp_parse_names(optarg, cc_names, NCC, o.cc);
 			break;
 		case 'x':
 			b->shift = true;

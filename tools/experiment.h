@@ -20,6 +20,9 @@ FILE *exp_open(const char *dir, const char *name, char *path, size_t len);
 int exp_gnuplot(const char *script);
 /* Apply a congestion-control spec (cc_spec.h) to the DCQCN knobs of `c`. */
 bool exp_dcqcn_spec(struct sim_incast_cfg *c, const char *spec);
+/* A comma-separated list of names (each one of names[0..n-1]) into on[]:
+ * false for an unknown name or an empty list. */
+bool exp_parse_names(const char *arg, const char *const *names, unsigned n, bool *on);
 /* A progress line on stderr, when it is a terminal. */
 void exp_progress(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void exp_progress_done(bool quiet);
