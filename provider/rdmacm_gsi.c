@@ -324,23 +324,27 @@ static void run_held(uint64_t now, uint64_t *next)
 	for (unsigned i = 0; i < URCM_HOLD_SLOTS; i++) {
 		struct held_req h = held[i];
 		struct ur_cm_mad m;
+		bool here, passed = false;
 
 		if (!h.dev)
 			continue;
-		if (ur_cm_mad_decode(&m, h.buf + sizeof(struct ibv_grh), UR_MAD_LEN) ||
-		    find_listener(h.dev, &m) || h.until <= now ||
-		    ((h.flags & MAD_MAY_FORWARD) && urcm_route_forward(h.dev, &h.wc, h.buf, &m))) {
-			held[i].dev = NULL;
-			if (h.until > now)
-				uroce_log(NULL, 1, "rdma_cm: a REQ waited %.1f ms for its listener",
-					  (double)(now + URCM_HOLD_NS - h.until) / 1e6);
-			if (h.until <= now || find_listener(h.dev, &m))
-				on_mad_now(h.dev, &h.wc, h.buf, 0);
-		} else {
+		held[i].dev = NULL;
+		if (ur_cm_mad_decode(&m, h.buf + sizeof(struct ibv_grh), UR_MAD_LEN))
+			continue;
+		here = find_listener(h.dev, &m) != NULL;
+		if (!here && h.until > now && (h.flags & MAD_MAY_FORWARD))
+			passed = urcm_route_forward(h.dev, &h.wc, h.buf, &m);
+		if (here || passed)
+			uroce_log(NULL, 1, "rdma_cm: a REQ waited %.1f ms for its listener",
+				  (double)(now + URCM_HOLD_NS - h.until) / 1e6);
+		if (here || h.until <= now) {
+			on_mad_now(h.dev, &h.wc, h.buf, 0); /* taken, or refused: REJ */
+		} else if (!passed) {
 			/* a listen in another program rings no bell here: look again soon */
 			uint64_t again =
 			    h.flags & MAD_MAY_FORWARD ? now + URCM_HOLD_RECHECK_NS : h.until;
 
+			held[i].dev = h.dev;
 			if (again > h.until)
 				again = h.until;
 			if (again < *next)
@@ -410,7 +414,7 @@ static void on_mad_now(struct urcm_dev *dev, const struct ibv_wc *wc, const uint
 		/* what a user asks first when a connect is refused */
 		uroce_log(NULL, 1, "rdma_cm: %s (service ID 0x%016" PRIx64 ") taken by nobody: %s",
 			  ur_cm_attr_name(m.hdr.attr_id),
-			  strcmp(ur_cm_attr_name(m.hdr.attr_id), "REQ") ? 0 : m.req.service_id,
+			  m.hdr.attr_id == UR_CM_ATTR_REQ ? m.req.service_id : 0,
 			  ur_cm_attr_name(reply.hdr.attr_id));
 		ah = ibv_create_ah_from_wc(dev->pd, (struct ibv_wc *)wc, (struct ibv_grh *)grh, 1);
 
