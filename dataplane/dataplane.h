@@ -119,4 +119,34 @@ void uroce_dp_disarm_wakeup(struct uroce_dp *dp);
 unsigned uroce_dp_counters(const struct uroce_dp *dp, const char *const **names,
 			   const uint64_t **values);
 
+/* Every ARP/ND frame received, after the port handled it, also to fn (NULL: none). */
+void uroce_dp_set_neigh_seen(struct uroce_dp *dp,
+			     void (*fn)(void *arg, const uint8_t *frame, uint32_t len), void *arg);
+
+/*
+ * The device daemon's switch (dev_switch.c): the wire port `wire` shared by
+ * the programs that attach to `socket` as memif clients. Frames from the
+ * wire go to the program whose pid owner(block of the destination QP)
+ * names (0: nobody), ARP/ND to all, programs' frames to the wire.
+ */
+struct uroce_switch;
+struct uroce_switch_config {
+	struct uroce_dp *wire;
+	const char *socket;
+	unsigned block_shift;
+	int (*owner)(void *arg, unsigned block);
+	void *owner_arg;
+	uint64_t *counters; /* the dataplane part of a counter row, or NULL */
+	void (*log)(void *arg, const char *line);
+	void *log_arg;
+};
+int uroce_switch_open(const struct uroce_switch_config *c, struct uroce_switch **out);
+void uroce_switch_close(struct uroce_switch *sw);
+/* One pass: programs come and go, frames move both ways. How many moved. */
+unsigned uroce_switch_pass(struct uroce_switch *sw, uint64_t now_ns);
+/* Sleep until a frame or a program comes, at most timeout_ns. */
+int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns, uint64_t now_ns);
+/* The pids of the programs attached now. */
+unsigned uroce_switch_attached(const struct uroce_switch *sw, int *pids, unsigned max);
+
 #endif

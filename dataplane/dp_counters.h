@@ -34,7 +34,9 @@
 	X(dp_impair_rx_ce_marked, "received frames CE-marked by injection")                        \
 	X(dp_rx_before_steer, "frames discarded that arrived before the steering filter was on") \
 	X(dp_rx_no_mbuf, "received frames dropped for want of a buffer to hold them (faults on)")  \
-	X(dp_memif_bad_desc, "memif descriptors from the peer that point outside its memory")
+	X(dp_memif_bad_desc, "memif descriptors from the peer that point outside its memory")     \
+	X(dp_switch_no_owner, "device daemon: wire frames for QP numbers no attached program holds") \
+	X(dp_switch_full, "device daemon: frames dropped, the receiving program's ring was full")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

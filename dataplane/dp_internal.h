@@ -82,6 +82,8 @@ struct uroce_dp {
 	struct dp_capture *capture;
 	uint64_t *ctr;          /* cfg.counters, or own_ctr */
 	uint64_t own_ctr[DP_CTR_COUNT];
+	void (*neigh_seen)(void *arg, const uint8_t *f, uint32_t len); /* the daemon's switch */
+	void *neigh_arg;
 };
 
 static inline void dp_count(struct uroce_dp *dp, enum dp_counter c)
@@ -95,6 +97,8 @@ void dp_warm(struct uroce_dp *dp);
 void dp_log(struct uroce_dp *dp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* neigh.c */
+/* A RoCEv2 frame's destination QP (BTH), 0 for any other frame. */
+uint32_t dp_frame_dqpn(const uint8_t *f, uint32_t len);
 void dp_neigh_rx(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uint16_t ethertype,
 		 unsigned l3off, uint64_t now);
 /* Queue a frame built by the dataplane itself (ARP/ND). */

@@ -31,6 +31,7 @@ struct memif_ring;
 
 struct dp_memif {
 	bool server;
+	bool any_id;	      /* server of many clients: takes the id a client names */
 	bool connected;
 	uint32_t id;	      /* the interface id both ends name */
 	char path[108];	      /* the control socket */
@@ -74,6 +75,19 @@ struct dp_memif {
 int dp_memif_open(struct dp_memif *m, const char *args, uint32_t bsize, unsigned wait_ms,
 		  void (*log)(void *, const char *), void *log_arg);
 void dp_memif_close(struct dp_memif *m);
+
+/*
+ * A server of many clients on one socket (the device daemon): listen, then
+ * take each waiting client into a dp_memif of its own, whatever interface
+ * id it names (m->id says which), shaking hands at once. dp_memif_listen
+ * returns the listening fd or -errno; dp_memif_take 0, -EAGAIN when nobody
+ * waits, or -errno when the client was refused (told why). *pid is the
+ * client's process (SO_PEERCRED). Then dp_memif_upkeep and the rest as for
+ * one client; dp_memif_close when it has gone.
+ */
+int dp_memif_listen(const char *path);
+int dp_memif_take(int listen_fd, const char *path, struct dp_memif *m, pid_t *pid,
+		  void (*log)(void *, const char *), void *log_arg);
 
 /* Connection upkeep, at most every millisecond: a server takes a client, a
  * client reconnects, either notices its peer leave. */

@@ -390,6 +390,8 @@ static int server_handshake(struct dp_memif *m, int fd)
 	msg.hello.max_log2_ring_size = MEMIF_MAX_LOG2_RING;
 	if (msg_send(fd, &msg, -1) || msg_recv(fd, &msg, NULL, MSG_TIMEOUT_MS) != MSG_INIT)
 		goto fail;
+	if (m->any_id)
+		m->id = msg.init.id;
 	if (msg.init.version != MEMIF_VERSION || msg.init.id != m->id || msg.init.mode != 0) {
 		msg_send_disconnect(fd, "uroce: wrong version, interface id or mode");
 		goto fail;
@@ -466,7 +468,7 @@ void dp_memif_upkeep(struct dp_memif *m, uint64_t now)
 		mlog(m, "memif: peer on %s went away", m->path);
 		teardown(m);
 	}
-	if (m->server)
+	if (m->server && m->listen_fd >= 0)
 		server_accept(m);
 	else if (!m->connected && client_connect(m) == 0)
 		mlog(m, "memif: connected to %s again", m->path);
@@ -491,6 +493,17 @@ static bool arg_value(const char *args, const char *key, char *out, size_t len)
 	return false;
 }
 
+static void init(struct dp_memif *m, uint32_t bsize, void (*log)(void *, const char *),
+		 void *log_arg)
+{
+	memset(m, 0, sizeof(*m));
+	m->listen_fd = m->ctl_fd = m->c2s_fd = m->s2c_fd = -1;
+	m->log = log;
+	m->log_arg = log_arg;
+	m->bsize = (bsize + 127) & ~127u;
+	m->log2_ring = 11;
+}
+
 int dp_memif_open(struct dp_memif *m, const char *args, uint32_t bsize, unsigned wait_ms,
 		  void (*log)(void *, const char *), void *log_arg)
 {
@@ -498,12 +511,7 @@ int dp_memif_open(struct dp_memif *m, const char *args, uint32_t bsize, unsigned
 	uint64_t until;
 	int err;
 
-	memset(m, 0, sizeof(*m));
-	m->listen_fd = m->ctl_fd = m->c2s_fd = m->s2c_fd = -1;
-	m->log = log;
-	m->log_arg = log_arg;
-	m->bsize = (bsize + 127) & ~127u;
-	m->log2_ring = 11;
+	init(m, bsize, log, log_arg);
 	if (!arg_value(args, "socket", m->path, sizeof(m->path)))
 		snprintf(m->path, sizeof(m->path), "/run/memif.sock");
 	arg_value(args, "role", role, sizeof(role));
@@ -548,4 +556,47 @@ void dp_memif_close(struct dp_memif *m)
 	}
 	free(m->gather);
 	m->gather = NULL;
+}
+
+/* ---- a server of many clients: one socket, one dp_memif per client ---- */
+
+int dp_memif_listen(const char *path)
+{
+	struct dp_memif m;
+	int err;
+
+	init(&m, 128, NULL, NULL);
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	err = server_listen(&m);
+	return err ? err : m.listen_fd;
+}
+
+int dp_memif_take(int listen_fd, const char *path, struct dp_memif *m, pid_t *pid,
+		  void (*log)(void *, const char *), void *log_arg)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	init(m, 128, log, log_arg);
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	m->server = true;
+	m->any_id = true;
+	m->gather_cap = 16384;
+	m->gather = malloc(m->gather_cap);
+	if (!m->gather || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		free(m->gather);
+		m->gather = NULL;
+		close(fd);
+		return -ENOMEM;
+	}
+	*pid = cred.pid;
+	if (server_handshake(m, fd)) {
+		free(m->gather);
+		m->gather = NULL;
+		return -ECONNREFUSED;
+	}
+	return 0;
 }

@@ -456,6 +456,8 @@ static void rx_one(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uroce_dp
 	off += 2;
 	if (type == 0x0806 || (type == 0x86dd && len >= off + 40 && f[off + 6] == 58)) {
 		dp_neigh_rx(dp, f, len, type, off, now);
+		if (dp->neigh_seen)
+			dp->neigh_seen(dp->neigh_arg, f, len);
 		return;
 	}
 	if (!is_own_mac(dp, f)) {
@@ -503,7 +505,7 @@ static struct rte_mbuf *ring_frame_copy(struct uroce_dp *dp, const uint8_t *f, u
 }
 
 /* The destination QP of a RoCEv2 frame we built; 0 for anything else (it stays here). */
-static uint32_t frame_dqpn(const uint8_t *f, uint32_t len)
+uint32_t dp_frame_dqpn(const uint8_t *f, uint32_t len)
 {
 	bool v6;
 	uint32_t ip = netem_ip_offset(f, len, &v6), udp;
@@ -511,10 +513,15 @@ static uint32_t frame_dqpn(const uint8_t *f, uint32_t len)
 	if (!ip || f[ip + (v6 ? 6 : 9)] != 17) /* next header / protocol: UDP */
 		return 0;
 	udp = ip + (v6 ? 40 : (uint32_t)(f[ip] & 0xf) * 4);
-	/* UDP 4791 (RoCEv2), then BTH: its destination QP in bytes 5-7 */
-	if (len < udp + 8 + 12 || f[udp + 2] != 0x12 || f[udp + 3] != 0xb7)
+	if (len < udp + 8 + 12 || f[udp + 2] != 0x12)
 		return 0;
-	return (uint32_t)(f[udp + 8 + 5] << 16 | f[udp + 8 + 6] << 8 | f[udp + 8 + 7]);
+	/* UDP 4791 (RoCEv2): the BTH's destination QP in bytes 5-7; 4792
+	 * (uroce's SR negotiation, transport/wire.h): its dqpn at bytes 8-11 */
+	if (f[udp + 3] == 0xb7)
+		return (uint32_t)(f[udp + 8 + 5] << 16 | f[udp + 8 + 6] << 8 | f[udp + 8 + 7]);
+	if (f[udp + 3] == 0xb8 && len >= udp + 8 + 16)
+		return (uint32_t)(f[udp + 8 + 9] << 16 | f[udp + 8 + 10] << 8 | f[udp + 8 + 11]);
+	return 0;
 }
 
 /* What became of a frame sent to another process: delivered, nobody
@@ -535,7 +542,7 @@ static enum dp_counter loop_result(int err)
  */
 static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, struct rte_mbuf *m)
 {
-	uint32_t b = dp->peer.bells ? frame_dqpn(f, len) >> dp->block_shift : 0;
+	uint32_t b = dp->peer.bells ? dp_frame_dqpn(f, len) >> dp->block_shift : 0;
 
 	if (b && !dp_peer_loop_owns(&dp->peer, b)) {
 		/* behind frames that wait already, in order */
@@ -775,7 +782,7 @@ static void peer_wait_flush(struct uroce_dp *dp)
 	while (dp->npeer_wait) {
 		struct rte_mbuf *m = dp->peer_wait[dp->peer_wait_head];
 		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-		int err = dp_peer_loop_send(&dp->peer, frame_dqpn(f, m->data_len) >> dp->block_shift,
+		int err = dp_peer_loop_send(&dp->peer, dp_frame_dqpn(f, m->data_len) >> dp->block_shift,
 					    f, m->data_len);
 
 		if (err == -EAGAIN)
@@ -841,6 +848,13 @@ void uroce_dp_housekeeping(struct uroce_dp *dp)
 		dp->ctr[DP_CTR_dp_rx_ring_drops] += st.tp_drops;
 	dp->ctr[DP_CTR_dp_memif_bad_desc] += dp->memif.bad_desc;
 	dp->memif.bad_desc = 0;
+}
+
+void uroce_dp_set_neigh_seen(struct uroce_dp *dp,
+			     void (*fn)(void *arg, const uint8_t *frame, uint32_t len), void *arg)
+{
+	dp->neigh_seen = fn;
+	dp->neigh_arg = arg;
 }
 
 int uroce_dp_own_blocks(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsigned shift)

@@ -17,6 +17,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "port_config.h"
 #include "uroce.h"
 
 /* The process's open devices; opens and closes are rare, one lock does. */
@@ -32,25 +33,18 @@ static void dp_log_line(void *arg, const char *line)
 static int open_dataplane(struct uroce_nic *nic)
 {
 	struct uroce_dp_config dc;
-
-	memset(&dc, 0, sizeof(dc));
-	dc.name = nic->conf.name;
-	dc.port = nic->conf.port;
-	dc.netdev = nic->conf.netdev;
-	memcpy(dc.mac, nic->conf.mac, 6);
-	dc.eth_mtu = nic->conf.netdev_mtu;
-	for (unsigned i = 0; i < nic->conf.ngids && i < UROCE_DP_MAX_ADDRS; i++)
-		memcpy(dc.addrs[dc.naddrs++], nic->conf.gids[i].raw, 16);
-	/* memif has no kernel behind it to answer ARP for our addresses */
-	dc.answer_neigh = !strncmp(nic->conf.port, "memif", 5);
+	uroce_port_config(&nic->cfg, &nic->conf, &dc);
+	if (uroce_port_via_daemon(&nic->conf, nic->devdir, nic->dp_port, sizeof(nic->dp_port))) {
+		/* the daemon owns the port and answers for our addresses */
+		uroce_log(nic, 1, "%s: port %s through the device daemon", nic->conf.name,
+			  nic->conf.port);
+		dc.port = nic->dp_port;
+		dc.answer_neigh = false;
+	}
 	dc.capture = nic->cfg.capture[0] ? nic->cfg.capture : NULL;
 	dc.impair = nic->cfg.impair[0] ? nic->cfg.impair : NULL;
 	dc.counters = uroce_shared_row(&nic->shared) + UR_CTR_COUNT;
 	dc.loop_bells = nic->shared.bells;
-	dc.seed = nic->cfg.seed;
-	dc.debug = nic->cfg.debug;
-	dc.keep_dpdk_log = nic->cfg.debug_set;
-	dc.no_huge = nic->cfg.no_huge;
 	dc.log = dp_log_line;
 	dc.log_arg = nic;
 	return uroce_dp_open(&dc, &nic->dp);

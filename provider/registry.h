@@ -42,6 +42,7 @@ struct uroce_devconf {
 	char cc[256];                /* congestion-control spec (transport/cc_spec.h), empty = defaults */
 	unsigned speed_mbps;         /* the interface's speed when added, 0 = unknown */
 	unsigned rd_atom;            /* max_qp_rd_atom and max_qp_init_rd_atom, 0 = the default */
+	bool daemon;                 /* the port is the device daemon's; programs attach to it */
 	unsigned ngids;
 	struct uroce_gid_entry gids[UROCE_MAX_GIDS];
 };

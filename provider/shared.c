@@ -162,8 +162,13 @@ uint64_t *uroce_shared_row(struct uroce_shared *sh)
 
 bool uroce_shared_try_writer(struct uroce_shared *sh)
 {
-	if (!sh->writer)
+	if (!sh->writer) {
 		sh->writer = lock_byte(sh->lock_fd, WRITER_BYTE, F_OFD_SETLK, F_WRLCK) == 0;
+		/* block 0 is nobody's: its pid names the housekeeper, which takes
+		 * QP 0 and 1 (the device daemon routes them by it) */
+		if (sh->writer)
+			sh->info[0].pid = (int32_t)getpid();
+	}
 	return sh->writer;
 }
 
@@ -222,6 +227,23 @@ static void add_user(int32_t *pids, int *n, int32_t pid)
 	pids[(*n)++] = pid;
 }
 
+/* The device daemon's keeper (tools/uroced.c) holds the device, but is not a program. */
+static int32_t keeper_pid(const char *devdir)
+{
+	char path[PATH_MAX];
+	int pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/uroced.keeper", devdir);
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%d", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	return pid;
+}
+
 int uroce_shared_users(const char *devdir)
 {
 	char path[PATH_MAX];
@@ -229,6 +251,7 @@ int uroce_shared_users(const char *devdir)
 	int32_t pids[UROCE_QPN_BLOCKS];
 	off_t todo[UROCE_QPN_BLOCKS + 1][2]; /* ranges left: at most one more than locks found */
 	int fd, n = 0, ntodo = 0, err;
+	int32_t keeper;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/lock", devdir) >= sizeof(path))
 		return -ENAMETOOLONG;
@@ -268,6 +291,10 @@ int uroce_shared_users(const char *devdir)
 	}
 	munmap(info, INFO_BYTES);
 	close(fd);
+	keeper = keeper_pid(devdir);
+	for (int k = 0; k < n; k++)
+		if (keeper && pids[k] == keeper)
+			return n - 1;
 	return n;
 }
 
@@ -332,4 +359,46 @@ int uroce_counter_files_sync(const char *devdir, const char *hwdir)
 	}
 	close(sh.lock_fd);
 	return err;
+}
+
+int uroce_shared_view_open(const char *devdir, struct uroce_shared_view *v)
+{
+	char path[PATH_MAX];
+	int err;
+
+	memset(v, 0, sizeof(*v));
+	if ((size_t)snprintf(path, sizeof(path), "%s/lock", devdir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	v->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (v->lock_fd < 0)
+		return -errno;
+	err = map_file(devdir, "blocks", INFO_BYTES, O_RDWR | O_CREAT, (void **)&v->info);
+	if (!err)
+		err = map_rows(devdir, O_RDWR | O_CREAT, &v->rows);
+	if (err)
+		uroce_shared_view_close(v);
+	return err;
+}
+
+void uroce_shared_view_close(struct uroce_shared_view *v)
+{
+	if (v->rows)
+		munmap(v->rows, ROWS_BYTES);
+	if (v->info)
+		munmap((void *)v->info, INFO_BYTES);
+	if (v->lock_fd >= 0)
+		close(v->lock_fd);
+	memset(v, 0, sizeof(*v));
+	v->lock_fd = -1;
+}
+
+int uroce_shared_holder(const struct uroce_shared_view *v, unsigned b)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = b, .l_len = 1};
+
+	/* byte 0 is the housekeeper's (WRITER_BYTE), byte b block b's; the
+	 * record's pid counts only while its lock is held */
+	if (b >= UROCE_QPN_BLOCKS || fcntl(v->lock_fd, F_OFD_GETLK, &fl) || fl.l_type == F_UNLCK)
+		return 0;
+	return v->info[b].pid;
 }

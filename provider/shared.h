@@ -67,6 +67,20 @@ const char *uroce_row_counter_name(unsigned i);
 /* How many processes use the device now (holders of QP number blocks). */
 int uroce_shared_users(const char *devdir);
 
+/*
+ * Who holds what, for the device daemon, which holds nothing: the pid
+ * holding block b (block 0: the housekeeper), 0 while nobody does; row 0
+ * of the counters (block 0's, no program's) is the daemon's.
+ */
+struct uroce_shared_view {
+	int lock_fd;
+	const struct uroce_block_info *info;
+	uint64_t *rows;
+};
+int uroce_shared_view_open(const char *devdir, struct uroce_shared_view *v);
+void uroce_shared_view_close(struct uroce_shared_view *v);
+int uroce_shared_holder(const struct uroce_shared_view *v, unsigned b);
+
 /* Try to become the process that writes the hw_counters files. */
 bool uroce_shared_try_writer(struct uroce_shared *sh);
 

@@ -41,10 +41,15 @@ int uroce_steer_update(struct uroce_nic *nic)
 		blocks[n++] = nic->shared.blocks[k];
 	err = uroce_dp_steer(nic->dp, blocks, n, UROCE_QPN_BLOCK_BITS);
 	if (err == -EOPNOTSUPP) {
-		/* memif is point to point; tap, AF_XDP and NICs: see docs/multi-process.md */
+		/* memif, tap, AF_XDP and NICs: the device daemon steers, or nobody
+		 * (daemon off: one process per device, docs/multi-process.md) */
 		nic->steer_unsupported = true;
-		uroce_log(nic, 1, "port %s: no receive steering; one process per device",
-			  nic->conf.port);
+		if (nic->dp_port[0])
+			uroce_log(nic, 2, "port %s: the device daemon steers received frames",
+				  nic->conf.port);
+		else
+			uroce_log(nic, 1, "port %s: no receive steering and no device daemon; "
+				  "one process per device", nic->conf.port);
 		return 0;
 	}
 	if (err) {

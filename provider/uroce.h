@@ -42,6 +42,7 @@ struct uroce_nic {
 	struct uroce_devconf conf; /* the device's file, as `uroce link add` wrote it */
 	struct uroce_config cfg;   /* what it runs with: conf and the environment at first open */
 	char devdir[512];
+	char dp_port[256]; /* the port opened, when not the device's own (port_config.h) */
 	struct ur_dev *engine;
 	struct uroce_dp *dp;
 	struct uroce_shared shared;

@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "cc_spec.h"
+#include "daemon_ctl.h"
+#include "port_config.h"
 #include "registry.h"
 #include "shared.h"
 #include "uroce.h"
@@ -35,7 +37,7 @@ static void link_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: uroce link add NAME netdev IFNAME [port PORT] [mtu N] [mode gbn|sr]\n"
-		"                      [impair SPEC] [capture FILE] [cc SPEC] [rd_atom N]\n"
+		"                      [impair SPEC] [capture FILE] [cc SPEC] [rd_atom N] [daemon on|off]\n"
 		"       uroce link del NAME\n"
 		"       uroce link show [NAME]\n"
 		"\n"
@@ -46,6 +48,10 @@ static void link_usage(FILE *f)
 		"  port tap             DPDK net_tap (a new tap interface bridged by the user)\n"
 		"  port memif:ARGS      memif (uroce's own), e.g. memif:role=server,socket=/run/m.sock\n"
 		"  port pci:BDF         a NIC bound to vfio-pci, e.g. pci:0000:03:00.0\n"
+		"  daemon on|off        run the device daemon uroced (default on): it keeps the\n"
+		"                       device open (connection requests are answered, counters\n"
+		"                       kept) and, for every port but af_packet, owns the port\n"
+		"                       and switches its frames to every program on the device\n"
 		"  mtu N                cap the path MTU at N bytes (256..4096)\n"
 		"  mode gbn|sr          retransmission: go-back-N, or selective repeat with uroce peers\n"
 		"  rd_atom N            READs/atomics a QP holds as responder and issues as\n"
@@ -404,6 +410,8 @@ static int link_del(const char *name, bool quiet)
 				name);
 		return 1;
 	}
+	uroce_dev_dir(name, dir, sizeof(dir));
+	uroced_stop(dir); /* programs still attached lose the wire, as on a NIC's removal */
 	uroce_sysfs_dir(sys, sizeof(sys));
 	pathf(p, sizeof(p), "%s/class/infiniband/%s", sys, name);
 	rm_tree(p);
@@ -412,7 +420,6 @@ static int link_del(const char *name, bool quiet)
 	pathf(p, sizeof(p), CDEV_DIR "/%s", c.uverbs);
 	unlink(p);
 	nft_table(name, c.netdev, false);
-	uroce_dev_dir(name, dir, sizeof(dir));
 	rm_tree(dir);
 	prune_ns_tree(sys);
 	return 0;
@@ -438,6 +445,7 @@ static int link_add(int argc, char **argv)
 	struct uroce_devconf c = {0}, existing;
 	char sys[PATH_MAX], dir[PATH_MAX];
 	const char *name = argv[0];
+	int daemon = -1; /* -1: as the port kind wants */
 	uint64_t v;
 	int err;
 
@@ -484,6 +492,12 @@ static int link_add(int argc, char **argv)
 				return 2;
 			}
 			c.rd_atom = (unsigned)v;
+		} else if (!strcmp(k, "daemon")) {
+			if (strcmp(val, "on") && strcmp(val, "off")) {
+				fprintf(stderr, "uroce link add: daemon must be on or off\n");
+				return 2;
+			}
+			daemon = !strcmp(val, "on");
 		} else if (!strcmp(k, "impair")) {
 			snprintf(c.impair, sizeof(c.impair), "%s", val);
 		} else if (!strcmp(k, "capture")) {
@@ -531,6 +545,7 @@ static int link_add(int argc, char **argv)
 			"'uroce link del' (its interface is gone or has another address)\n", name);
 		link_del(name, true);
 	}
+	c.daemon = daemon != 0;
 	build_gids(&c);
 	err = alloc_uverbs(c.uverbs, sizeof(c.uverbs));
 	if (err) {
@@ -552,6 +567,18 @@ static int link_add(int argc, char **argv)
 		link_del(name, true);
 		return 1;
 	}
+	if (c.daemon) {
+		err = uroced_start(name, dir, uroce_port_wants_daemon(c.port));
+		if (err == -ETIMEDOUT)
+			fprintf(stderr, "uroce link add: %s's daemon is not up yet (its port waits for "
+				"its peer?); programs wait for it. See %s/uroced.log\n", name, dir);
+		else if (err) {
+			fprintf(stderr, "uroce link add: cannot start %s's daemon: %s\n", name,
+				strerror(-err));
+			link_del(name, true);
+			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -569,6 +596,18 @@ static void show_one(const char *name, bool verbose)
 	       uroce_eth_to_ib_mtu(c.netdev_mtu), c.mode, c.uverbs);
 	printf("    cc %s  speed %u Mb/s  rd_atom %u\n", c.cc[0] ? c.cc : "dcqcn (defaults)",
 	       c.speed_mbps, c.rd_atom ? c.rd_atom : UR_DEFAULT_RD_ATOMIC);
+	if (c.daemon) {
+		char dir[PATH_MAX];
+		int pid;
+
+		uroce_dev_dir(name, dir, sizeof(dir));
+		pid = uroced_pid(dir);
+		if (pid)
+			printf("    daemon uroced pid %d  log %s/uroced.log\n", pid, dir);
+		else
+			printf("    daemon NOT RUNNING: programs cannot reach the wire (see %s/uroced.log)\n",
+			       dir);
+	}
 	for (unsigned i = 0; i < c.ngids; i++) {
 		uroce_gid_format(c.gids[i].raw, gid, sizeof(gid));
 		printf("    gid %u %s RoCE v2\n", i, gid);

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The device daemon's switch (tools/uroced.c runs it): one port on the
+ * wire shared by every program that uses the device, as a NIC's port is.
+ *
+ * Programs attach as memif clients on the device's socket, each with a
+ * region and two rings of its own (docs/shared-device.md 4.3, 4.4). A
+ * frame from the wire goes to the program that holds the number block of
+ * its destination QP: the device's `blocks` file names the holder's pid
+ * (the owner callback reads it), an attachment's pid comes from the
+ * kernel (SO_PEERCRED). Block 0 (QP 0 and 1) names the housekeeper. ARP and
+ * neighbour discovery go to every program, which learn their neighbours
+ * from them as they would on the wire; the port answers for the device's
+ * addresses. A frame from a program goes out on the wire. Frames between
+ * programs never come here: they go from process to process (peer_loop.c).
+ *
+ * The switch never waits for a program: a full ring drops the frame,
+ * counted, so a stuck program only loses its own traffic.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dp_internal.h"
+
+#define SW_MAX_ATTACH 64
+#define SW_BLOCKS 4096 /* QP number blocks (provider/shared.h) */
+#define SW_CTL_NS 1000000ull /* look at the control sockets every millisecond */
+
+struct sw_attach {
+	struct dp_memif m;
+	pid_t pid;
+	bool used;
+	bool out;	/* frames committed to its ring, not yet published */
+};
+
+/* A program the greeter has shaken hands with, for the switch to take. */
+struct sw_ready {
+	struct dp_memif m;
+	pid_t pid;
+};
+
+struct uroce_switch {
+	struct uroce_dp *wire;
+	int listen_fd;
+	pthread_t greeter;
+	atomic_bool stopping;
+	pthread_mutex_t ready_lock;
+	struct sw_ready *ready[SW_MAX_ATTACH]; /* under ready_lock */
+	unsigned nready;
+	int ready_fd; /* eventfd: the greeter has queued a program */
+	char path[108];
+	unsigned shift;
+	int (*owner)(void *arg, unsigned block);
+	void *owner_arg;
+	uint64_t *ctr;
+	uint64_t own_ctr[DP_CTR_COUNT];
+	uint64_t next_ctl_ns;
+	uint32_t bsize;
+	/* the attachment (index + 1) of each block, learnt at its first frame */
+	uint8_t route[SW_BLOCKS];
+	struct sw_attach att[SW_MAX_ATTACH];
+	unsigned nattached;
+	void (*log)(void *arg, const char *line);
+	void *log_arg;
+};
+
+static void swlog(struct uroce_switch *sw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void swlog(struct uroce_switch *sw, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	if (!sw->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	sw->log(sw->log_arg, line);
+}
+
+/* Copy one frame into an attachment's ring; a full ring drops it, counted. */
+static void to_program(struct uroce_switch *sw, struct sw_attach *a, const uint8_t *f,
+		       uint32_t len)
+{
+	uint32_t cap;
+	uint8_t *buf = dp_memif_tx_reserve(&a->m, len, &cap);
+
+	if (buf) {
+		memcpy(buf, f, len);
+		dp_memif_tx_commit(&a->m, len);
+		a->out = true;
+		return;
+	}
+	/* a program's buffers smaller than the frame: copied in pieces */
+	if (!dp_memif_tx_full(&a->m) && dp_memif_tx(&a->m, &f, &len, 1) == 1)
+		return;
+	sw->ctr[DP_CTR_dp_switch_full]++;
+}
+
+static struct sw_attach *lookup(struct uroce_switch *sw, unsigned block)
+{
+	int pid;
+
+	if (sw->route[block]) {
+		struct sw_attach *a = &sw->att[sw->route[block] - 1];
+
+		if (a->used && a->m.connected)
+			return a;
+		sw->route[block] = 0;
+	}
+	pid = sw->owner(sw->owner_arg, block);
+	if (pid <= 0)
+		return NULL;
+	for (unsigned i = 0; i < SW_MAX_ATTACH; i++) {
+		struct sw_attach *a = &sw->att[i];
+
+		if (a->used && a->m.connected && a->pid == pid) {
+			sw->route[block] = (uint8_t)(i + 1);
+			return a;
+		}
+	}
+	return NULL;
+}
+
+/* A RoCE frame from the wire for one of the device's MACs. */
+static void from_wire(void *arg, const uint8_t *f, uint32_t len)
+{
+	struct uroce_switch *sw = arg;
+	struct sw_attach *a = lookup(sw, (dp_frame_dqpn(f, len) >> sw->shift) % SW_BLOCKS);
+
+	if (!a) {
+		sw->ctr[DP_CTR_dp_switch_no_owner]++;
+		return;
+	}
+	to_program(sw, a, f, len);
+}
+
+/* ARP and ND from the wire: every program resolves its own neighbours. */
+static void neigh_from_wire(void *arg, const uint8_t *f, uint32_t len)
+{
+	struct uroce_switch *sw = arg;
+
+	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
+		if (sw->att[i].used && sw->att[i].m.connected)
+			to_program(sw, &sw->att[i], f, len);
+}
+
+static void forget(struct uroce_switch *sw, unsigned i)
+{
+	struct sw_attach *a = &sw->att[i];
+
+	swlog(sw, "program %d (interface %u) detached", (int)a->pid, a->m.id);
+	dp_memif_close(&a->m);
+	a->used = false;
+	sw->nattached--;
+	for (unsigned b = 0; b < SW_BLOCKS; b++)
+		if (sw->route[b] == i + 1)
+			sw->route[b] = 0;
+}
+
+/*
+ * The greeter thread shakes hands with programs that connect: memif's
+ * handshake is synchronous, up to a second per message, and a program
+ * still starting may be slow to answer. Done in the switch's thread, it
+ * held every other program's frames meanwhile (RC QPs with 67 ms timeouts
+ * ran out of retries while 16 programs attached).
+ */
+static void *greeter(void *arg)
+{
+	struct uroce_switch *sw = arg;
+
+	while (!atomic_load_explicit(&sw->stopping, memory_order_relaxed)) {
+		struct pollfd p = {.fd = sw->listen_fd, .events = POLLIN};
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		for (;;) {
+			struct sw_ready *r = malloc(sizeof(*r));
+			uint64_t one = 1;
+			int err;
+
+			if (!r)
+				break;
+			err = dp_memif_take(sw->listen_fd, sw->path, &r->m, &r->pid, sw->log,
+					    sw->log_arg);
+			if (err) {
+				free(r);
+				if (err == -EAGAIN)
+					break;
+				swlog(sw, "a program's memif handshake failed: %s", strerror(-err));
+				continue;
+			}
+			pthread_mutex_lock(&sw->ready_lock);
+			if (sw->nready < SW_MAX_ATTACH) {
+				sw->ready[sw->nready++] = r;
+				r = NULL;
+			}
+			pthread_mutex_unlock(&sw->ready_lock);
+			if (r) {
+				swlog(sw, "program %d refused: too many programs attaching at once",
+				      (int)r->pid);
+				dp_memif_close(&r->m);
+				free(r);
+				continue;
+			}
+			/* a full counter needs no more: the switch looks anyway */
+			(void)!write(sw->ready_fd, &one, sizeof(one));
+		}
+	}
+	return NULL;
+}
+
+/* Programs the greeter has ready: into free slots. */
+static void take_new(struct uroce_switch *sw)
+{
+	uint64_t v;
+
+	if (read(sw->ready_fd, &v, sizeof(v)) < 0 && !sw->nready)
+		return;
+	pthread_mutex_lock(&sw->ready_lock);
+	while (sw->nready) {
+		struct sw_ready *r = sw->ready[--sw->nready];
+		struct sw_attach *a = NULL;
+
+		for (unsigned i = 0; i < SW_MAX_ATTACH && !a; i++)
+			if (!sw->att[i].used)
+				a = &sw->att[i];
+		if (!a) {
+			/* its open then waits and retries, and says why */
+			swlog(sw, "program %d refused: %u programs attached already", (int)r->pid,
+			      SW_MAX_ATTACH);
+			dp_memif_close(&r->m);
+			free(r);
+			continue;
+		}
+		a->m = r->m; /* the connection moves: regions, rings and fds */
+		a->pid = r->pid;
+		a->used = true;
+		a->out = false;
+		sw->nattached++;
+		free(r);
+		swlog(sw, "program %d attached (interface %u, ring %u)", (int)a->pid, a->m.id,
+		      a->m.ring_size);
+	}
+	pthread_mutex_unlock(&sw->ready_lock);
+}
+
+static void upkeep(struct uroce_switch *sw, uint64_t now)
+{
+	if (now < sw->next_ctl_ns)
+		return;
+	sw->next_ctl_ns = now + SW_CTL_NS;
+	take_new(sw);
+	for (unsigned i = 0; i < SW_MAX_ATTACH; i++) {
+		struct sw_attach *a = &sw->att[i];
+
+		if (!a->used)
+			continue;
+		dp_memif_upkeep(&a->m, now);
+		if (!a->m.connected)
+			forget(sw, i);
+	}
+}
+
+/* A program's frames, up to a burst, out on the wire. */
+static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a)
+{
+	const uint8_t *f;
+	uint32_t len;
+	unsigned n = 0;
+
+	while (n < DP_BURST && (f = dp_memif_rx_next(&a->m, &len))) {
+		dp_tx_raw(sw->wire, f, len);
+		n++;
+	}
+	dp_memif_rx_done(&a->m);
+	if (n)
+		dp_memif_mask(&a->m);
+	return n;
+}
+
+unsigned uroce_switch_pass(struct uroce_switch *sw, uint64_t now)
+{
+	unsigned moved;
+
+	upkeep(sw, now);
+	moved = uroce_dp_rx(sw->wire, from_wire, sw, DP_BURST, now);
+	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
+		if (sw->att[i].used && sw->att[i].m.connected)
+			moved += from_program(sw, &sw->att[i]);
+	uroce_dp_tx_flush(sw->wire, now);
+	for (unsigned i = 0; i < SW_MAX_ATTACH; i++) {
+		struct sw_attach *a = &sw->att[i];
+
+		if (a->used && a->out) {
+			dp_memif_tx_publish(&a->m);
+			a->out = false;
+		}
+	}
+	return moved;
+}
+
+/*
+ * A memif wire is not armed until it has been quiet a while
+ * (uroce_dp_arm_wakeup), and a NIC has nothing to sleep on: nap this long
+ * then, as a program's progress thread does (provider/progress.c).
+ */
+#define SW_NAP_NS 20000ull
+
+int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns, uint64_t now)
+{
+	struct pollfd p[2 * SW_MAX_ATTACH + 2];
+	unsigned ctl[SW_MAX_ATTACH + 1], nctl = 0; /* which of p are control sockets */
+	struct timespec ts;
+	unsigned n = 0;
+	int fd, r;
+
+	ctl[nctl++] = n;
+	p[n++] = (struct pollfd){.fd = sw->ready_fd, .events = POLLIN};
+	fd = uroce_dp_arm_wakeup(sw->wire, now);
+	if (fd == -EAGAIN)
+		return 0;
+	if (fd < 0)
+		fd = uroce_dp_wait_fd(sw->wire);
+	if (fd >= 0)
+		p[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+	else if (timeout_ns > SW_NAP_NS)
+		timeout_ns = SW_NAP_NS;
+	for (unsigned i = 0; i < SW_MAX_ATTACH; i++) {
+		struct sw_attach *a = &sw->att[i];
+
+		if (!a->used || !a->m.connected)
+			continue;
+		fd = dp_memif_arm(&a->m);
+		if (fd == -EAGAIN) {
+			timeout_ns = 0;
+			continue;
+		}
+		if (fd >= 0)
+			p[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+		/* a hang-up of its control socket is a program leaving */
+		ctl[nctl++] = n;
+		p[n++] = (struct pollfd){.fd = a->m.ctl_fd, .events = POLLIN};
+	}
+	ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
+	ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
+	r = ppoll(p, n, &ts, NULL);
+	uroce_dp_disarm_wakeup(sw->wire);
+	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
+		if (sw->att[i].used && sw->att[i].m.connected)
+			dp_memif_disarm(&sw->att[i].m);
+	/* a program came or went: look at once */
+	for (unsigned i = 0; r > 0 && i < nctl; i++)
+		if (p[ctl[i]].revents)
+			sw->next_ctl_ns = 0;
+	return r < 0 ? -errno : r;
+}
+
+int uroce_switch_open(const struct uroce_switch_config *c, struct uroce_switch **out)
+{
+	struct uroce_switch *sw = calloc(1, sizeof(*sw));
+	int fd;
+
+	if (!sw)
+		return -ENOMEM;
+	sw->wire = c->wire;
+	sw->shift = c->block_shift;
+	sw->owner = c->owner;
+	sw->owner_arg = c->owner_arg;
+	sw->ctr = c->counters ? c->counters : sw->own_ctr;
+	sw->log = c->log;
+	sw->log_arg = c->log_arg;
+	snprintf(sw->path, sizeof(sw->path), "%s", c->socket);
+	fd = dp_memif_listen(sw->path);
+	if (fd < 0) {
+		free(sw);
+		return fd;
+	}
+	sw->listen_fd = fd;
+	sw->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pthread_mutex_init(&sw->ready_lock, NULL);
+	if (sw->ready_fd < 0 || pthread_create(&sw->greeter, NULL, greeter, sw)) {
+		int err = sw->ready_fd < 0 ? -errno : -EAGAIN;
+
+		if (sw->ready_fd >= 0)
+			close(sw->ready_fd);
+		close(fd);
+		unlink(sw->path);
+		free(sw);
+		return err;
+	}
+	uroce_dp_set_neigh_seen(sw->wire, neigh_from_wire, sw);
+	*out = sw;
+	return 0;
+}
+
+void uroce_switch_close(struct uroce_switch *sw)
+{
+	atomic_store(&sw->stopping, true);
+	pthread_join(sw->greeter, NULL);
+	for (unsigned i = 0; i < sw->nready; i++) {
+		dp_memif_close(&sw->ready[i]->m);
+		free(sw->ready[i]);
+	}
+	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
+		if (sw->att[i].used)
+			forget(sw, i);
+	close(sw->ready_fd);
+	pthread_mutex_destroy(&sw->ready_lock);
+	uroce_dp_set_neigh_seen(sw->wire, NULL, NULL);
+	close(sw->listen_fd);
+	unlink(sw->path);
+	free(sw);
+}
+
+unsigned uroce_switch_attached(const struct uroce_switch *sw, int *pids, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
+		if (sw->att[i].used && sw->att[i].m.connected && n < max)
+			pids[n++] = sw->att[i].pid;
+	return n;
+}

@@ -1,0 +1,141 @@
+#!/bin/bash
+# A port only one process can open, shared by every program through the
+# device daemon (issue 25; tools/uroced.c, dataplane/dev_switch.c): two
+# namespaces whose uroce devices are joined by memif, each device's port
+# held by its uroced.
+#  - 8 ib_write_bw pairs at once between the namespaces, one client killed
+#    mid-transfer: the other 7 finish;
+#  - server and client on one device (frames from process to process);
+#  - rping over rdma_cm (QP 1 through the daemon to the housekeeper);
+#  - the daemon's worker killed mid-transfer: its supervisor starts another,
+#    the programs attach again and the transfer completes;
+#  - `uroce link del` stops the daemon.
+#   sharedport.sh BUILD_DIR
+# Exit 77 (skip) without root or network namespaces.
+set -u
+source "$(dirname "$0")/lib.sh" "$1"
+ur_need perftest ib_write_bw
+ur_need rdmacm-utils rping
+
+p=sp$$
+p=${p:0:8}
+net=10.62.$((RANDOM % 200 + 20))
+port=$((20000 + RANDOM % 20000))
+log=$(mktemp -d)
+cleanup() { ur_pair_down "$p"; rm -rf "$log"; }
+trap cleanup EXIT INT TERM
+read -r pa pb <<<"$(ur_memif_ports "$p")"
+ur_pair_up "$p" "$net" 9000 "$pa" "$pb" || { echo "FAIL: setting up namespaces"; exit 1; }
+
+bw_re='^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
+
+# the supervisor's pid of the daemon in namespace $1, from `uroce link show`
+daemon_pid() {
+	ip netns exec "$1" "$UROCE" link show uroce0 | awk '/daemon uroced pid/ { print $4 }'
+}
+# its worker: the supervisor's only child
+worker_pid() {
+	pgrep -P "$(daemon_pid "$1")" | head -1
+}
+devlog() {
+	ip netns exec "$1" "$UROCE" link show uroce0 | awk '/daemon uroced pid/ { print $6 }'
+}
+
+da=$(daemon_pid "$p-a")
+db=$(daemon_pid "$p-b")
+if [ -n "$da" ] && [ -n "$db" ] && kill -0 "$da" "$db" 2>/dev/null; then
+	ok "link add started both daemons (pids $da, $db)"
+else
+	bad "no daemon after link add: '$da' '$db'"
+	exit 1
+fi
+
+echo "== 8 ib_write_bw pairs through the daemons, one client killed"
+n=8
+for i in $(seq 0 $((n - 1))); do
+	ur_in "$p-a" timeout 90 ib_write_bw -d uroce0 -x 1 -D 6 -p $((port + i)) \
+		>"$log/multi$i.srv" 2>&1 &
+	spids[i]=$!
+done
+sleep 3
+for i in $(seq 0 $((n - 1))); do
+	ur_in "$p-b" timeout 90 ib_write_bw -d uroce0 -x 1 -D 6 -p $((port + i)) "$net.1" \
+		>"$log/multi$i.cli" 2>&1 &
+	cpids[i]=$!
+done
+sleep 5
+pkill -KILL -f "ib_write_bw -d uroce0 -x 1 -D 6 -p $port $net.1"
+alive=0
+total=0
+for i in $(seq 1 $((n - 1))); do
+	if wait "${cpids[i]}" && wait "${spids[i]}" && grep -Eq "$bw_re" "$log/multi$i.cli"; then
+		alive=$((alive + 1))
+		total=$(awk -v t="$total" '/^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { t += $4 } END { print t }' "$log/multi$i.cli")
+	else
+		sed 's/^/  client: /' "$log/multi$i.cli" | tail -5
+		sed 's/^/  server: /' "$log/multi$i.srv" | tail -5
+	fi
+done
+wait "${cpids[0]}" "${spids[0]}" 2>/dev/null
+if [ $alive = $((n - 1)) ]; then
+	ok "one client killed, the other $alive pairs finished (together $total MB/s)"
+else
+	bad "one client killed: only $alive of the other $((n - 1)) pairs finished"
+fi
+
+echo "== server and client on one device"
+ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 2 -p $((port + 20)) >"$log/one.srv" 2>&1 &
+spid=$!
+sleep 1.5
+if ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 2 -p $((port + 20)) "$net.1" \
+	>"$log/one.cli" 2>&1 && wait $spid && grep -Eq "$bw_re" "$log/one.cli"; then
+	ok "ib_write_bw in one namespace: $(grep -E "$bw_re" "$log/one.cli" | tr -s ' \t' ' ')"
+else
+	bad "ib_write_bw in one namespace"
+	tail -5 "$log/one.cli" "$log/one.srv"
+fi
+
+echo "== rping through the daemons"
+ur_in "$p-a" timeout 60 rping -s -a "$net.1" -p $((port + 21)) -C 20 >"$log/rping.srv" 2>&1 &
+spid=$!
+sleep 1.5
+if ur_in "$p-b" timeout 60 rping -c -a "$net.1" -p $((port + 21)) -C 20 -v >"$log/rping.cli" 2>&1 &&
+	wait $spid && [ "$(grep -c 'ping data' "$log/rping.cli")" -eq 20 ]; then
+	ok "rping: 20 pings"
+else
+	bad "rping"
+	tail -5 "$log/rping.cli" "$log/rping.srv"
+fi
+
+echo "== the daemon's worker killed mid-transfer"
+ur_in "$p-a" timeout 90 ib_write_bw -d uroce0 -x 1 -D 8 -p $((port + 30)) >"$log/crash.srv" 2>&1 &
+spid=$!
+sleep 1.5
+ur_in "$p-b" timeout 90 ib_write_bw -d uroce0 -x 1 -D 8 -p $((port + 30)) "$net.1" \
+	>"$log/crash.cli" 2>&1 &
+cpid=$!
+sleep 3
+w=$(worker_pid "$p-a")
+kill -KILL "$w"
+if wait $cpid && wait $spid && grep -Eq "$bw_re" "$log/crash.cli"; then
+	ok "worker $w killed: restarted, transfer completed: $(grep -E "$bw_re" "$log/crash.cli" | tr -s ' \t' ' ')"
+else
+	bad "worker $w killed: the transfer did not complete"
+	tail -5 "$log/crash.cli" "$log/crash.srv"
+fi
+w2=$(worker_pid "$p-a")
+if [ -n "$w2" ] && [ "$w2" != "$w" ] && grep -q "died of signal 9" "$(devlog "$p-a")"; then
+	ok "the supervisor logged the crash and runs worker $w2"
+else
+	bad "no new worker after the crash ('$w2')"
+	tail -5 "$(devlog "$p-a")"
+fi
+
+echo "== link del stops the daemon"
+ip netns exec "$p-a" "$UROCE" link del uroce0
+if kill -0 "$da" 2>/dev/null || kill -0 "$w2" 2>/dev/null; then
+	bad "daemon $da (worker $w2) still runs after link del"
+else
+	ok "daemon $da and its worker gone after link del"
+fi
+exit $((fails > 0))

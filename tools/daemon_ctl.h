@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef UROCE_DAEMON_CTL_H
+#define UROCE_DAEMON_CTL_H
+
+#include <stdbool.h>
+
+/* Start device `name`'s daemon; with a switch, wait until programs can attach: 0 or -errno. */
+int uroced_start(const char *name, const char *devdir, bool switched);
+/* Stop it (SIGTERM, then SIGKILL), if it runs. */
+void uroced_stop(const char *devdir);
+/* Its supervisor's pid, 0 when none runs. */
+int uroced_pid(const char *devdir);
+
+#endif

@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * uroced NAME: the device daemon. It owns the port of a uroce device whose
+ * port only one process can open (memif, AF_XDP, tap, a NIC) and switches
+ * frames between the wire and every program that uses the device
+ * (dataplane/dev_switch.c), so the device is shared as a NIC's port is.
+ * `uroce link add` starts it and `uroce link del` stops it; the programs
+ * keep their transport engines and attach as memif clients
+ * (docs/shared-device.md).
+ *
+ * One process supervises two: the switch, for ports only one process can
+ * open (af_packet needs none: every program has sockets of its own and the
+ * kernel switches), and the keeper (uroce_keeper.c), which holds the device
+ * open so that it always has a housekeeper. The supervisor restarts either
+ * after a crash (at once, then backing off to 5 s; after 5 crashes in a
+ * minute it gives that one up), stops both on SIGTERM and when the device
+ * goes. All of them log to the device's directory, `uroced.log`.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "counters.h"
+#include "dataplane.h"
+#include "dp_counters.h"
+#include "port_config.h"
+#include "registry.h"
+#include "shared.h"
+
+#define SPIN_NS 50000ull	   /* keep polling this long after the last frame */
+#define SLEEP_NS 100000000ull	   /* then sleep on the fds, at most this long */
+#define CHECK_NS 1000000000ull	   /* upkeep: counters, is the device still there */
+#define LOG_MAX_BYTES (1 << 20)	   /* then the log moves to uroced.log.1 */
+#define RESTART_MAX 5		   /* crashes of a child within RESTART_WINDOW_S: not restarted */
+#define RESTART_WINDOW_S 60
+#define STOP_GRACE_MS 2000	   /* SIGTERM to SIGKILL */
+
+static char devdir[512];
+static char log_path[600];
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void logf_(const char *fmt, ...)
+{
+	char stamp[32], old[620];
+	struct timespec ts;
+	struct stat st;
+	struct tm tm;
+	va_list ap;
+	FILE *f;
+
+	if (!stat(log_path, &st) && st.st_size > LOG_MAX_BYTES) {
+		snprintf(old, sizeof(old), "%s.1", log_path);
+		rename(log_path, old);
+	}
+	f = fopen(log_path, "a");
+	if (!f)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	fprintf(f, "%s.%03ldZ uroced[%d]: ", stamp, ts.tv_nsec / 1000000, (int)getpid());
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fclose(f);
+}
+
+static void log_line(void *arg, const char *line)
+{
+	(void)arg;
+	logf_("%s", line);
+}
+
+static void config_report(void *arg, int level, const char *line)
+{
+	(void)arg;
+	if (level <= 0)
+		logf_("%s", line);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int holder(void *arg, unsigned block)
+{
+	return uroce_shared_holder(arg, block);
+}
+
+/* The device is gone when `uroce link del` removed it or its interface went. */
+static bool device_gone(const char *name, const struct uroce_devconf *conf)
+{
+	struct uroce_devconf now;
+
+	if (uroce_devconf_load(name, &now))
+		return true;
+	return conf->netdev[0] && !if_nametoindex(conf->netdev);
+}
+
+static void log_drops(const uint64_t *row_dp, struct uroce_dp *wire)
+{
+	const char *const *names;
+	const uint64_t *v;
+	unsigned n = uroce_dp_counters(wire, &names, &v);
+
+	logf_("switch: %llu frames for QPs no program holds, %llu dropped on full program rings",
+	      (unsigned long long)row_dp[DP_CTR_dp_switch_no_owner],
+	      (unsigned long long)row_dp[DP_CTR_dp_switch_full]);
+	for (unsigned i = 0; i < n; i++)
+		if (v[i])
+			logf_("port: %s %llu", names[i], (unsigned long long)v[i]);
+}
+
+/* The switch, until told to stop (0) or the device goes (0), or a failure (1). */
+static int worker(const char *name)
+{
+	struct uroce_switch_config sc = {0};
+	struct uroce_shared_view view;
+	struct uroce_dp_config dc;
+	struct uroce_devconf conf;
+	struct uroce_config cfg;
+	struct uroce_switch *sw;
+	struct uroce_dp *wire;
+	char sock[UROCE_DAEMON_SOCKET_MAX];
+	uint64_t last_busy = 0, next_check = 0;
+	int err;
+
+	err = uroce_config_load(&cfg, name, &conf, config_report, NULL);
+	if (err) {
+		logf_("cannot read the configuration of %s: %s", name, strerror(-err));
+		return 1;
+	}
+	err = uroce_shared_view_open(devdir, &view);
+	if (err) {
+		logf_("cannot map the shared files in %s: %s", devdir, strerror(-err));
+		return 1;
+	}
+	uroce_port_config(&cfg, &conf, &dc);
+	dc.log = log_line;
+	err = uroce_dp_open(&dc, &wire);
+	if (err) {
+		logf_("cannot open port %s on %s: %s", conf.port, conf.netdev, strerror(-err));
+		uroce_shared_view_close(&view);
+		return 1;
+	}
+	uroce_daemon_socket(devdir, sock, sizeof(sock));
+	sc.wire = wire;
+	sc.socket = sock;
+	sc.block_shift = UROCE_QPN_BLOCK_BITS;
+	sc.owner = holder;
+	sc.owner_arg = &view;
+	sc.counters = view.rows + UR_CTR_COUNT; /* row 0: no program's */
+	sc.log = log_line;
+	err = uroce_switch_open(&sc, &sw);
+	if (err) {
+		logf_("cannot listen on %s: %s", sock, strerror(-err));
+		uroce_dp_close(wire);
+		uroce_shared_view_close(&view);
+		return 1;
+	}
+	logf_("%s: port %s on %s, programs attach at %s", name, conf.port, conf.netdev, sock);
+	/* naps of microseconds (dev_switch.c) must not become the default 50 us */
+	prctl(PR_SET_TIMERSLACK, 1000ul, 0, 0, 0);
+	while (!stop) {
+		uint64_t now = mono_ns();
+
+		if (uroce_switch_pass(sw, now)) {
+			last_busy = now;
+			continue;
+		}
+		if (now >= next_check) {
+			next_check = now + CHECK_NS;
+			uroce_dp_housekeeping(wire);
+			if (device_gone(name, &conf)) {
+				logf_("%s is gone: stopping", name);
+				break;
+			}
+		}
+		if (now - last_busy < SPIN_NS)
+			continue;
+		uroce_switch_wait(sw, SLEEP_NS, now);
+	}
+	log_drops(sc.counters, wire);
+	uroce_switch_close(sw);
+	uroce_dp_close(wire);
+	uroce_shared_view_close(&view);
+	logf_("stopped");
+	return 0;
+}
+
+
+static void write_pid(const char *file, pid_t pid)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", devdir, file);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%d\n", (int)pid);
+		fclose(f);
+	}
+}
+
+static void remove_pid(const char *file)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/%s", devdir, file);
+	unlink(path);
+}
+
+/*
+ * What the supervisor runs, each restarted on its own after a crash: the
+ * switch (for ports only one process can open) and the keeper (a program
+ * that holds the device open: uroce_keeper.c).
+ */
+struct child {
+	const char *what;
+	bool wanted;
+	pid_t pid;
+	unsigned backoff_ms;
+	uint64_t start_at;
+	time_t crashes[RESTART_MAX];
+	unsigned ncrash;
+};
+
+static char keeper_exe[600];
+
+static void run_keeper(const char *name)
+{
+	const char *sys = getenv("UROCED_SYSFS"), *prov = getenv("UROCED_PROVIDER");
+	int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+	/* its complaints go where ours go */
+	if (fd >= 0)
+		dup2(fd, 2);
+	if (sys)
+		setenv("SYSFS_PATH", sys, 1);
+	if (prov)
+		setenv("LD_PRELOAD", prov, 1);
+	execl(keeper_exe, "uroce-keeper", name, (char *)NULL);
+	logf_("cannot run %s: %s", keeper_exe, strerror(errno));
+	_exit(127);
+}
+
+static void start(struct child *c, const char *name)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		logf_("cannot fork the %s: %s", c->what, strerror(errno));
+		return;
+	}
+	if (!pid) {
+		if (!strcmp(c->what, "switch"))
+			_exit(worker(name));
+		run_keeper(name);
+	}
+	c->pid = pid;
+	logf_("%s started: pid %d", c->what, (int)pid);
+	if (!strcmp(c->what, "keeper"))
+		write_pid("uroced.keeper", pid); /* not a program: `uroce stat` leaves it out */
+}
+
+/* A child ended: 0 when it should not run again, 1 to restart it. */
+static int ended(struct child *c, int status)
+{
+	time_t now = time(NULL);
+
+	c->pid = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFSIGNALED(status))
+		logf_("%s died of signal %d", c->what, WTERMSIG(status));
+	else
+		logf_("%s failed (exit %d)", c->what, WEXITSTATUS(status));
+	c->crashes[c->ncrash++ % RESTART_MAX] = now;
+	if (c->ncrash >= RESTART_MAX && now - c->crashes[c->ncrash % RESTART_MAX] < RESTART_WINDOW_S) {
+		logf_("the %s failed %u times within %d s: not restarted", c->what, RESTART_MAX,
+		      RESTART_WINDOW_S);
+		return 0;
+	}
+	/* at once, then backing off to 5 s */
+	c->start_at = mono_ns() + (uint64_t)c->backoff_ms * 1000000ull;
+	c->backoff_ms = c->backoff_ms ? (c->backoff_ms * 2 > 5000 ? 5000 : c->backoff_ms * 2) : 100;
+	return 1;
+}
+
+static void stop_all(struct child *c, unsigned n)
+{
+	uint64_t kill_at = mono_ns() + STOP_GRACE_MS * 1000000ull;
+	unsigned left = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (c[i].pid && !kill(c[i].pid, SIGTERM))
+			left++;
+	while (left) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+
+		if (pid > 0) {
+			for (unsigned i = 0; i < n; i++)
+				if (c[i].pid == pid) {
+					c[i].pid = 0;
+					left--;
+				}
+			continue;
+		}
+		if (mono_ns() > kill_at) {
+			for (unsigned i = 0; i < n; i++)
+				if (c[i].pid) {
+					logf_("%s %d did not stop in %d ms: killed", c[i].what,
+					      (int)c[i].pid, STOP_GRACE_MS);
+					kill(c[i].pid, SIGKILL);
+					waitpid(c[i].pid, NULL, 0);
+					c[i].pid = 0;
+				}
+			break;
+		}
+		usleep(10000);
+	}
+}
+
+static int supervise(const char *name)
+{
+	struct uroce_devconf conf;
+	struct child c[2] = {{.what = "switch"}, {.what = "keeper"}};
+	char self[600];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (uroce_devconf_load(name, &conf)) {
+		logf_("no device %s", name);
+		return 1;
+	}
+	self[len > 0 ? len : 0] = 0;
+	snprintf(keeper_exe, sizeof(keeper_exe), "%.*s/uroce-keeper",
+		 (int)(strrchr(self, '/') ? strrchr(self, '/') - self : 0), self);
+	c[0].wanted = uroce_port_wants_daemon(conf.port);
+	c[1].wanted = getenv("UROCED_NO_KEEPER") == NULL;
+	write_pid("uroced.pid", getpid());
+	logf_("supervising %s: %s%s", name, c[0].wanted ? "switch for port " : "",
+	      c[0].wanted ? conf.port : "no switch (af_packet)");
+	for (unsigned round = 0; !stop; round++) {
+		uint64_t now = mono_ns();
+		int status;
+		pid_t pid;
+		bool gone = false;
+
+		for (unsigned i = 0; i < 2; i++) {
+			/* the keeper attaches through the switch: after it, once it listens */
+			if (i == 1 && c[0].wanted && !c[0].pid)
+				continue;
+			if (c[i].wanted && !c[i].pid && now >= c[i].start_at)
+				start(&c[i], name);
+		}
+		pid = waitpid(-1, &status, WNOHANG);
+		for (unsigned i = 0; pid > 0 && i < 2; i++) {
+			if (c[i].pid != pid)
+				continue;
+			c[i].wanted = ended(&c[i], status);
+			/* the switch ends well only when the device is gone */
+			gone = i == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		}
+		if (gone || (round % 20 == 0 && device_gone(name, &conf))) {
+			logf_("%s is gone: stopping", name);
+			break;
+		}
+		if (pid <= 0)
+			usleep(50000);
+	}
+	stop_all(c, 2);
+	remove_pid("uroced.pid");
+	remove_pid("uroced.keeper");
+	logf_("supervisor exits");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	const char *name;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: uroced NAME   (started by `uroce link add`)\n");
+		return 2;
+	}
+	name = argv[1];
+	if (uroce_dev_dir(name, devdir, sizeof(devdir))) {
+		fprintf(stderr, "uroced: no device %s\n", name);
+		return 1;
+	}
+	snprintf(log_path, sizeof(log_path), "%s/uroced.log", devdir);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return supervise(name);
+}
