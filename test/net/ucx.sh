@@ -3,9 +3,10 @@
 # namespaces: ucx_perftest's tag_bw, tag_lat, ucp_put_bw, ucp_put_lat and
 # stream_bw with nothing set but `uroce env` and UCX_NET_DEVICES=uroce0:1,
 # each checked to have run on uroce alone (UCX's lane table, the server's
-# rx_bytes) and without a transport fault (uroce's counters), then the same five over UCX_TLS=tcp on the same veth, printed
-# beside them (not asserted: too noisy here); io_demo moves 2000 reads and
-# writes of up to 200 kB over rc_verbs with its data check (-q).
+# rx_bytes) and without a transport fault (uroce's counters), then the same
+# five over UCX_TLS=tcp on the same veth, printed beside them (not asserted:
+# too noisy here); io_demo moves 2000 reads and writes of up to 200 kB over
+# rc_verbs with its data check (-q).
 # ucx_perftest has no data check.
 #   ucx.sh BUILD_DIR
 # Exit 77 (skip) without root, namespaces or ucx-utils.
@@ -31,7 +32,7 @@ rx_bytes() {
 # sum over both ends of what a transport fault raises (retransmissions, RNR
 # NAKs, local ACK timeouts, SENDs that found no receive buffer). On this
 # lossless veth a run should add none: a rate lost to those would be
-# uroce's, not UCX's (docs/ucx-libfabric.md, "stream_bw against TCP").
+# uroce's, not UCX's (docs/ucx-libfabric.md, "stream_bw against UCX's TCP").
 snap() {
 	{
 		ip netns exec "$p-a" "$UROCE" stat uroce0 -a | sed 's/^/a /'
