@@ -3,9 +3,10 @@
 # namespaces: ucx_perftest's tag_bw, tag_lat, ucp_put_bw, ucp_put_lat and
 # stream_bw with nothing set but `uroce env` and UCX_NET_DEVICES=uroce0:1,
 # each checked to have run on uroce alone (UCX's lane table, the server's
-# rx_bytes), then the same five over UCX_TLS=tcp on the same veth, printed
-# beside them (not asserted: too noisy here); io_demo moves 2000 reads and
-# writes of up to 200 kB over rc_verbs with its data check (-q).
+# rx_bytes) and without a transport fault (uroce's counters), then the same
+# five over UCX_TLS=tcp on the same veth, printed beside them (not asserted:
+# too noisy here); io_demo moves 2000 reads and writes of up to 200 kB over
+# rc_verbs with its data check (-q).
 # ucx_perftest has no data check.
 #   ucx.sh BUILD_DIR
 # Exit 77 (skip) without root, namespaces or ucx-utils.
@@ -25,6 +26,20 @@ ur_test_pair ux
 
 rx_bytes() {
 	ur_in "$p-a" bash -c 'cat "$SYSFS_PATH"/class/infiniband/uroce0/ports/1/hw_counters/rx_bytes'
+}
+
+# snap: "FRAMES FAULTS": the RoCE frames the client (-b) has sent, and the
+# sum over both ends of what a transport fault raises (retransmissions, RNR
+# NAKs, local ACK timeouts, SENDs that found no receive buffer). On this
+# lossless veth a run should add none: a rate lost to those would be
+# uroce's, not UCX's (docs/ucx-libfabric.md, "stream_bw against UCX's TCP").
+snap() {
+	{
+		ip netns exec "$p-a" "$UROCE" stat uroce0 -a | sed 's/^/a /'
+		ip netns exec "$p-b" "$UROCE" stat uroce0 -a | sed 's/^/b /'
+	} | awk '$1 == "b" && $2 == "tx_packets" { f = $3 }
+		$2 ~ /^(retransmitted_packets|rnr_nak_retry_err|local_ack_timeout_err|out_of_buffer)$/ { e += $3 }
+		END { print f + 0, e + 0 }'
 }
 
 # pt NAME KIND TEST SIZE ITERS: ucx_perftest server in -a, client in -b.
@@ -81,17 +96,25 @@ for spec in tag_bw:65536:1000 ucp_put_bw:65536:1000 stream_bw:65536:1000 \
 	tag_lat:8:3000 ucp_put_lat:8:3000; do
 	IFS=: read -r t size n <<<"$spec"
 	before=$(rx_bytes)
+	read -r f0 e0 < <(snap)
 	pt "$t-uroce" uroce "$t" "$size" "$n" || continue
 	got=$(($(rx_bytes) - before))
+	read -r f1 e1 < <(snap)
+	# per message, the 100 warm-up iterations (-w 100) included
+	fpm=$(awk -v f=$((f1 - f0)) -v m=$((n + 100)) 'BEGIN { printf "%.1f", f / m }')
 	lanes=$(grep -ho 'ep_cfg\[[0-9]*\]: .*' "$log/$t-uroce.cli" | sed 's/^ep_cfg\[[0-9]*\]: //' |
 		sort -u | tr '\n' ' ')
 	if ! on_uroce "$log/$t-uroce.cli" || ! on_uroce "$log/$t-uroce.srv"; then
 		bad "$t: lanes not all on uroce0:1: $lanes"
 	elif [ "$got" -lt $((size * n)) ]; then
 		bad "$t: the server's uroce0 received $got bytes, under $n x $size"
+	elif [ "$e1" -ne "$e0" ]; then
+		bad "$t: uroce counted $((e1 - e0)) retransmissions, RNR NAKs, ACK timeouts" \
+			"or SENDs without a receive buffer"
 	else
 		ok "$t -s $size -n $n: $(field "$res" 3) us median, $(field "$res" 6) MB/s," \
-			"$(field "$res" 8) msg/s; lanes $lanes; uroce0 rx $got bytes"
+			"$(field "$res" 8) msg/s; lanes $lanes; uroce0 rx $got bytes;" \
+			"$fpm client frames per message"
 	fi
 	case $t in
 	*_bw) bw_u[$t]=$(field "$res" 6) ;;
