@@ -322,6 +322,9 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 	r->retx_bytes = (uint64_t)(r->retx_packets * (double)o->mtu);
 	r->sim_time_us = (double)sim_now(s) / SIM_PS_PER_US;
 	r->dropped = sim_node_up_stats(a).dropped;
+	r->dropped_back = sim_node_up_stats(b).dropped;
+	r->reordered = sim_node_up_stats(a).reordered;
+	r->reordered_back = sim_node_up_stats(b).reordered;
 	sim_workload_destroy(w);
 	sim_destroy(s);
 	return 0;

@@ -73,7 +73,10 @@ struct sim_result {
 	uint64_t verify_failures;
 	double window_pkts;
 	double sim_time_us;
-	uint64_t dropped;
+	uint64_t dropped;        /* by the data path's impairment */
+	uint64_t dropped_back;   /* by the return path's */
+	uint64_t reordered;      /* held back on the data path */
+	uint64_t reordered_back; /* on the return path */
 };
 
 /* Defaults: 400 Gb/s, 10 us RTT, 4096 MTU, 200 x 1 MiB RDMA WRITEs, one flow. */
