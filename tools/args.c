@@ -20,12 +20,17 @@ bool parse_reorder(const char *s, double *p, uint64_t *depth)
 {
 	const char *colon = strchr(s, ':');
 	char prob[64];
+	size_t n = colon ? (size_t)(colon - s) : strlen(s);
 
-	if (!colon || (size_t)(colon - s) >= sizeof(prob))
+	if (n >= sizeof(prob))
 		return false;
-	memcpy(prob, s, (size_t)(colon - s));
-	prob[colon - s] = 0;
-	return parse_double(prob, p) && *p >= 0 && *p <= 1 && parse_u64(colon + 1, depth);
+	memcpy(prob, s, n);
+	prob[n] = 0;
+	*depth = REORDER_DEPTH_DEFAULT;
+	if (!parse_double(prob, p) || *p < 0 || *p > 1)
+		return false;
+	/* a reordering by nothing is a typo, not a clean path */
+	return !colon || (parse_u64(colon + 1, depth) && (*depth > 0 || *p == 0));
 }
 
 bool parse_u64(const char *s, uint64_t *v)

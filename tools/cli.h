@@ -17,7 +17,8 @@ bool parse_time_ps(const char *s, uint64_t *ps);
 bool parse_size(const char *s, uint64_t *bytes);
 bool parse_double(const char *s, double *v);
 bool parse_u64(const char *s, uint64_t *v);
-/* P:D, a reordering: a fraction P in [0, 1] held back by D packet times. */
+/* P[:D], a reordering: a fraction P in [0, 1] held back by D packet times (D > 0). */
+#define REORDER_DEPTH_DEFAULT 4 /* as tools/soak's: a few frames, within one burst of 32 */
 bool parse_reorder(const char *s, double *p, uint64_t *depth);
 
 #endif

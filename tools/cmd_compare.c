@@ -41,6 +41,8 @@
 #define BUSY_IOWAIT_PCT 5.0
 /* The simulator disagrees with a live cell when it lies this far outside the cell's interval. */
 #define SIM_SLACK 0.01
+/* The dataplane holds at most this many frames back (HELD_MAX, dataplane/impair.c). */
+#define LIVE_REORDER_MAX 256
 
 struct row {
 	const char *where; /* "sim" or "live" */
@@ -144,12 +146,17 @@ static void usage(FILE *f)
 		"  --out DIR            where the CSV and the plot go (compare-out)\n"
 		"  --no-plot            no PNG\n"
 		"  --seed S             seed of the simulator and of the injected loss (1)\n"
-		"  --reorder P:D        hold back a fraction P of data packets by D packets (0)\n"
-		"  --loss-back P        loss of the return path: ACKs, NAKs, SACKs (0)\n"
-		"  --reorder-back P:D   reordering of the return path (0)\n"
-		"  --two-way            the return path gets each --loss value, and --reorder\n"
-		"                       unless --reorder-back is given (live: the receiver's\n"
-		"                       frames are impaired, UROCE_IMPAIR of the server)\n"
+		"  --burst L            losses come in bursts of mean length L (Gilbert-Elliott\n"
+		"                       at each --loss rate; live: the dataplane's burst=L) (1)\n"
+		"  --reorder P[:D]      hold back a fraction P of data packets by D packets (D 4)\n"
+		"  --loss-back P        loss of the return path: ACKs, NAKs, SACKs (0);\n"
+		"                       --ack-loss P is the same\n"
+		"  --burst-back L       the return path's losses in bursts of mean length L\n"
+		"  --reorder-back P[:D] reordering of the return path (0)\n"
+		"  --two-way            the return path gets each --loss value, and --burst and\n"
+		"                       --reorder unless --burst-back or --reorder-back is given\n"
+		"                       (live: the receiver's frames are impaired, UROCE_IMPAIR\n"
+		"                       of the server); every row, loss 0 included, has them\n"
 		" simulator:\n"
 		"  --rate R             link rate (400G)\n"
 		"  --rtt T              round-trip time (10us)\n"
@@ -182,8 +189,9 @@ static void usage(FILE *f)
 		"order statistics x(k)..x(n+1-k) around the median (sign-test interval,\n"
 		"distribution-free; below 6 rounds it is min..max and covers less than 95%%,\n"
 		"the table says how much), and sim: the simulator's fraction at the live\n"
-		"lossless goodput, the median RTT of one ib_write_lat per round and the\n"
-		"same loss (perftest's 128 messages in flight, timeout exponent 14).\n"
+		"lossless goodput, the median RTT of one unimpaired ib_write_lat per round\n"
+		"and the same impairments (perftest's 128 messages in flight, timeout\n"
+		"exponent 14).\n"
 		"Notes follow the table: a cell whose max/min goodput exceeds 1.25, GBN and\n"
 		"SR whose intervals overlap, a simulator figure outside the live interval,\n"
 		"with the host's CPU steal, iowait and runnable threads per round\n"
@@ -193,7 +201,9 @@ static void usage(FILE *f)
 		"(live) rounds,fraction_min,fraction_max,fraction_ci_lo,fraction_ci_hi,\n"
 		"ci_coverage,goodput_min_gbps,goodput_max_gbps,goodput_ci_lo_gbps,\n"
 		"goodput_ci_hi_gbps,sim_fraction,sim_goodput_gbps,steal_max_pct,\n"
-		"iowait_max_pct,runnable_max,note\n");
+		"iowait_max_pct,runnable_max,note, then the impairment of the row: burst,\n"
+		"reorder,reorder_depth (data path), loss_back,burst_back,reorder_back,\n"
+		"reorder_back_depth (return path, as applied: --two-way fills them in)\n");
 }
 
 static bool one_loss(const char *s, double *p)
@@ -302,31 +312,16 @@ static void perftest_cmd(char *buf, size_t size, const struct compare_opts *o,
 			 enum ur_retx_mode mode, double loss, const char *ns, const char *server,
 			 const char *tool, const char *args)
 {
-	char impair[192] = "";
-	double p, r;
-	uint64_t d;
-	size_t k = 0;
+	char impair[192];
+	struct sim_path path;
 
 	/*
 	 * As in the simulator, each direction is impaired once, on the frames
 	 * its sender transmits: data by the client (ib_write_bw's requester),
-	 * ACKs, NAKs and SACKs by the server.
+	 * ACKs, NAKs and SACKs by the server; the same knobs (sim_path_of).
 	 */
-	if (server[0]) {
-		p = loss;
-		r = o->sim.reorder;
-		d = o->sim.reorder_depth;
-	} else {
-		sim_back_impair(&o->sim, loss, &p, &r, &d);
-	}
-	if (p > 0)
-		k += (size_t)snprintf(impair + k, sizeof(impair) - k, "loss=%g,", p);
-	if (r > 0 && k < sizeof(impair))
-		k += (size_t)snprintf(impair + k, sizeof(impair) - k, "reorder=%g:%llu,", r,
-				      (unsigned long long)d);
-	if (k && k < sizeof(impair))
-		snprintf(impair + k, sizeof(impair) - k, "seed=%llu",
-			 (unsigned long long)o->seed + (server[0] ? 0 : 1));
+	sim_path_of(&o->sim, loss, !server[0], &path);
+	sim_path_spec(&path, o->seed + (server[0] ? 0 : 1), impair, sizeof(impair));
 	snprintf(buf, size,
 		 "ip netns exec %s env UROCE_MODE=%s UROCE_IMPAIR=%s sh -c "
 		 "'eval \"$(\"%s\" env)\"; exec timeout %llu %s -d uroce0 -x 1 -F %s %s' 2>&1",
@@ -438,8 +433,13 @@ static void live_run(const struct compare_opts *o, enum ur_retx_mode mode, doubl
 static uint64_t live_rtt_ps(const struct compare_opts *o)
 {
 	struct perftest_parse pp = {.col = 4, .value = -1}; /* t_typical[usec] */
+	struct compare_opts clean = *o;
 
-	if (perftest_pair(o, UR_RETX_GBN, 0, "ib_write_lat", "-s 64 -n 2000", parse_result, &pp) ||
+	/* the path's own round trip: the simulator adds the impairments itself */
+	clean.sim.reorder = clean.sim.reorder_back = clean.sim.loss_back = 0;
+	clean.sim.two_way = false;
+	if (perftest_pair(&clean, UR_RETX_GBN, 0, "ib_write_lat", "-s 64 -n 2000", parse_result,
+			  &pp) ||
 	    pp.value <= 0)
 		return 0;
 	return (uint64_t)(2 * pp.value * 1e6);
@@ -477,14 +477,27 @@ static void print_row(const struct row *r)
 	fflush(stdout);
 }
 
-static void write_csv(FILE *f, const struct row *r)
+/* The row's impairment, both paths as applied at its loss: the CSV's last seven columns. */
+static void write_csv_impair(FILE *f, const struct compare_opts *o, double loss)
+{
+	struct sim_path out, back;
+
+	sim_path_of(&o->sim, loss, false, &out);
+	sim_path_of(&o->sim, loss, true, &back);
+	fprintf(f, ",%g,%g,%llu,%g,%g,%g,%llu\n", out.burst, out.reorder,
+		(unsigned long long)out.reorder_depth, back.loss, back.burst, back.reorder,
+		(unsigned long long)back.reorder_depth);
+}
+
+static void write_csv(FILE *f, const struct compare_opts *o, const struct row *r)
 {
 	fprintf(f, "%s,%s,%g,%.4f,%.5f,%.5f,%.2f,%llu,%llu,%llu,%llu,", r->where,
 		sim_mode_name(r->mode), r->loss, r->ok ? r->gbps : 0, r->ok ? r->fraction : 0,
 		r->model, r->window, (unsigned long long)r->retx_bytes, (unsigned long long)r->naks,
 		(unsigned long long)r->sacks, (unsigned long long)r->timeouts);
 	if (!strcmp(r->where, "sim")) {
-		fprintf(f, "%.3f,%.3f,%d,,,,,,,,,,,,,,,,\n", r->fct_p50_us, r->fct_p99_us, r->ok);
+		fprintf(f, "%.3f,%.3f,%d,,,,,,,,,,,,,,,", r->fct_p50_us, r->fct_p99_us, r->ok);
+		write_csv_impair(f, o, r->loss);
 		return;
 	}
 	fprintf(f, ",,%d,%u,%.5f,%.5f,%.5f,%.5f,%.4f,%.4f,%.4f,%.4f,%.4f,", r->ok, r->f.n, r->f.min,
@@ -493,8 +506,36 @@ static void write_csv(FILE *f, const struct row *r)
 		fprintf(f, "%.5f,%.4f,", r->sim_fraction, r->sim_gbps);
 	else
 		fprintf(f, ",,");
-	fprintf(f, "%.2f,%.2f,%u,%s\n", r->steal_max_pct, r->iowait_max_pct, r->runnable_max,
+	fprintf(f, "%.2f,%.2f,%u,%s", r->steal_max_pct, r->iowait_max_pct, r->runnable_max,
 		r->note);
+	write_csv_impair(f, o, r->loss);
+}
+
+/* One line above the table: what each path does besides the row's loss. */
+static void print_impairments(const struct compare_opts *o)
+{
+	const struct sim_opts *so = &o->sim;
+	struct sim_path out, back;
+
+	sim_path_of(so, 0, false, &out);
+	sim_path_of(so, 0, true, &back);
+	printf("data path: each row's loss");
+	if (out.burst > 1)
+		printf(" in bursts of %g", out.burst);
+	if (out.reorder > 0)
+		printf(", reorder %g:%llu", out.reorder, (unsigned long long)out.reorder_depth);
+	printf("; return path: ");
+	if (so->two_way)
+		printf("each row's loss");
+	else if (back.loss > 0)
+		printf("loss %g", back.loss);
+	else
+		printf("no loss");
+	if ((so->two_way || back.loss > 0) && back.burst > 1)
+		printf(" in bursts of %g", back.burst);
+	if (back.reorder > 0)
+		printf(", reorder %g:%llu", back.reorder, (unsigned long long)back.reorder_depth);
+	printf("\n");
 }
 
 static int run_sim(const struct compare_opts *o, struct row *rows, unsigned *n)
@@ -1005,6 +1046,9 @@ int cmd_compare(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {"reorder", required_argument, NULL, 'R'},
 	    {"loss-back", required_argument, NULL, 'B'},
+	    {"ack-loss", required_argument, NULL, 'B'},
+	    {"burst", required_argument, NULL, 'b'},
+	    {"burst-back", required_argument, NULL, 'G'},
 	    {"reorder-back", required_argument, NULL, 'O'},
 	    {"two-way", no_argument, NULL, 'W'},
 	    {"rounds", required_argument, NULL, 'N'},
@@ -1088,6 +1132,12 @@ int cmd_compare(int argc, char **argv)
 		case 'B':
 			ok = one_loss(optarg, &o.sim.loss_back);
 			break;
+		case 'b':
+			ok = parse_double(optarg, &o.sim.burst) && o.sim.burst >= 1;
+			break;
+		case 'G':
+			ok = parse_double(optarg, &o.sim.burst_back) && o.sim.burst_back >= 1;
+			break;
 		case 'O':
 			ok = parse_reorder(optarg, &o.sim.reorder_back, &o.sim.reorder_back_depth);
 			break;
@@ -1127,19 +1177,13 @@ int cmd_compare(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	if (o.sim.two_way || o.sim.loss_back > 0 || o.sim.reorder > 0 || o.sim.reorder_back > 0) {
-		double lb, rb;
-		uint64_t db;
-
-		sim_back_impair(&o.sim, 0, &lb, &rb, &db);
-		char back[32] = "as data";
-
-		if (!o.sim.two_way)
-			snprintf(back, sizeof(back), "%g", lb);
-		printf("data reordered %g:%llu; return path: loss %s, reordered %g:%llu\n",
-		       o.sim.reorder, (unsigned long long)o.sim.reorder_depth, back, rb,
-		       (unsigned long long)db);
+	if (o.live_on && (o.sim.reorder_depth > LIVE_REORDER_MAX ||
+			  o.sim.reorder_back_depth > LIVE_REORDER_MAX)) {
+		fprintf(stderr, "uroce-lab compare: live reordering depth is at most %d frames\n",
+			LIVE_REORDER_MAX);
+		return 2;
 	}
+	print_impairments(&o);
 	if (o.sim_on) {
 		print_header();
 		rc |= run_sim(&o, rows, &n);
@@ -1162,9 +1206,10 @@ int cmd_compare(int argc, char **argv)
 		   "retx_bytes,naks,sacks,timeouts,fct_p50_us,fct_p99_us,ok,rounds,fraction_min,"
 		   "fraction_max,fraction_ci_lo,fraction_ci_hi,ci_coverage,goodput_min_gbps,"
 		   "goodput_max_gbps,goodput_ci_lo_gbps,goodput_ci_hi_gbps,sim_fraction,"
-		   "sim_goodput_gbps,steal_max_pct,iowait_max_pct,runnable_max,note\n");
+		   "sim_goodput_gbps,steal_max_pct,iowait_max_pct,runnable_max,note,burst,reorder,"
+		   "reorder_depth,loss_back,burst_back,reorder_back,reorder_back_depth\n");
 	for (unsigned i = 0; i < n; i++)
-		write_csv(f, &rows[i]);
+		write_csv(f, &o, &rows[i]);
 	fclose(f);
 	printf("csv: %s\n", csv);
 	if (o.plot && n)

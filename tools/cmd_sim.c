@@ -31,15 +31,17 @@ static void usage(FILE *f)
 		"  --mtu N              path MTU: 256, 512, 1024, 2048, 4096 (4096)\n"
 		"  --loss P[,..]        independent loss probability of data packets (0)\n"
 		"  --burst L            make losses bursty: Gilbert-Elliott with mean burst length L\n"
-		"  --reorder P:D        hold back a fraction P of data packets by D packet times\n"
+		"  --reorder P[:D]      hold back a fraction P of data packets by D packet times (D 4)\n"
 		"  --dup P              duplicate a fraction P of packets\n"
 		"  --loss-back P        loss probability on the way back (ACKs, NAKs, SACKs,\n"
-		"                       READ and atomic responses) (0)\n"
-		"  --reorder-back P:D   hold back a fraction P of the packets on the way back by\n"
+		"                       READ and atomic responses) (0); --ack-loss P is the same\n"
+		"  --burst-back L       make the way back's losses bursty, mean burst length L\n"
+		"  --reorder-back P[:D] hold back a fraction P of the packets on the way back by\n"
 		"                       D packet times (0)\n"
-		"  --two-way            the way back gets each --loss value (and --reorder unless\n"
-		"                       --reorder-back is given) too: loss both ways; each\n"
-		"                       direction is impaired once, data out, the rest back\n"
+		"  --two-way            the way back gets each --loss value (and --burst and\n"
+		"                       --reorder unless --burst-back or --reorder-back is given)\n"
+		"                       too: loss both ways; each direction is impaired once,\n"
+		"                       data out, the rest back\n"
 		"  --ce P               mark a fraction P of data packets ECN CE on the way (0)\n"
 		"  --tclass N           the QPs' traffic class, e.g. 106 = DSCP 26 (0)\n"
 		"  --cc SPEC            congestion control, e.g. dcqcn, none, paper,rpg_ai_rate=40\n"
@@ -64,7 +66,8 @@ static void usage(FILE *f)
 		"CSV columns: mode,loss,goodput_gbps,goodput_fraction,retx_packets,naks,timeouts,\n"
 		"fct_p50_us,fct_p99_us, then rate_gbps,rtt_us,mtu,msg_size,messages,flows,seed,\n"
 		"retx_bytes,sacks,window_pkts,model_fraction,completed,errors,verify_failures,\n"
-		"loss_back,reorder,reorder_back.\n"
+		"loss_back,reorder,reorder_back, then burst,reorder_depth,burst_back,\n"
+		"reorder_back_depth (the way back's as applied: --two-way fills them in).\n"
 		"goodput_fraction is goodput over the lossless goodput of the link (rate times\n"
 		"payload over payload plus every header and the Ethernet framing), so 1.0 means\n"
 		"nothing was lost; model_fraction is 1/(1+pW) for gbn and 1-p for sr.\n");
@@ -167,19 +170,20 @@ static void print_human(const struct sim_opts *o, enum ur_retx_mode mode, double
 			const struct sim_result *r)
 {
 	static const char *const names[] = {[UR_QPT_RC] = "RC", [UR_QPT_UC] = "UC", [UR_QPT_UD] = "UD"};
-	double lb, rb;
-	uint64_t db;
+	struct sim_path out, back;
+	char a[96], b[96];
 
 	printf("mode %s  loss %g  rate %g Gb/s  rtt %g us  mtu %llu  %llu x %llu B, %llu flow(s), seed %llu\n",
 	       sim_mode_name(mode), loss, o->rate_bps / 1e9, (double)o->rtt_ps / SIM_PS_PER_US,
 	       (unsigned long long)o->mtu, (unsigned long long)o->messages,
 	       (unsigned long long)o->msg_size, (unsigned long long)o->flows,
 	       (unsigned long long)o->seed);
-	sim_back_impair(o, loss, &lb, &rb, &db);
-	if (lb > 0 || o->reorder > 0 || rb > 0)
-		printf("  impaired       reorder %g:%llu out; loss %g, reorder %g:%llu back\n",
-		       o->reorder, (unsigned long long)o->reorder_depth, lb, rb,
-		       (unsigned long long)db);
+	sim_path_of(o, loss, false, &out);
+	sim_path_of(o, loss, true, &back);
+	sim_path_describe(&out, a, sizeof(a));
+	sim_path_describe(&back, b, sizeof(b));
+	if (back.loss > 0 || back.reorder > 0 || out.reorder > 0 || out.burst > 1)
+		printf("  impaired       out: %s; back: %s\n", a, b);
 	printf("  goodput        %8.2f Gb/s  (%.3f of lossless %.2f Gb/s; model %.3f with W = %.1f packets)\n",
 	       r->goodput_gbps, r->fraction, r->lossless_gbps,
 	       sim_model_fraction(mode, loss, r->window_pkts), r->window_pkts);
@@ -203,11 +207,11 @@ static void print_human(const struct sim_opts *o, enum ur_retx_mode mode, double
 static void print_csv(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		      const struct sim_result *r)
 {
-	double lb, rb;
-	uint64_t db;
+	struct sim_path out, back;
 
-	sim_back_impair(o, loss, &lb, &rb, &db);
-	printf("%s,%g,%.4f,%.5f,%llu,%llu,%llu,%.3f,%.3f,%g,%g,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.2f,%.5f,%llu,%llu,%llu,%g,%g,%g\n",
+	sim_path_of(o, loss, false, &out);
+	sim_path_of(o, loss, true, &back);
+	printf("%s,%g,%.4f,%.5f,%llu,%llu,%llu,%.3f,%.3f,%g,%g,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.2f,%.5f,%llu,%llu,%llu,%g,%g,%g,%g,%llu,%g,%llu\n",
 	       sim_mode_name(mode), loss, r->goodput_gbps, r->fraction,
 	       (unsigned long long)r->retx_packets, (unsigned long long)r->naks,
 	       (unsigned long long)r->timeouts, r->fct_p50_us, r->fct_p99_us, o->rate_bps / 1e9,
@@ -216,8 +220,9 @@ static void print_csv(const struct sim_opts *o, enum ur_retx_mode mode, double l
 	       (unsigned long long)o->flows, (unsigned long long)o->seed,
 	       (unsigned long long)r->retx_bytes, (unsigned long long)r->sacks, r->window_pkts,
 	       sim_model_fraction(mode, loss, r->window_pkts), (unsigned long long)r->completed,
-	       (unsigned long long)r->errors, (unsigned long long)r->verify_failures, lb,
-	       o->reorder, rb);
+	       (unsigned long long)r->errors, (unsigned long long)r->verify_failures, back.loss,
+	       out.reorder, back.reorder, out.burst, (unsigned long long)out.reorder_depth,
+	       back.burst, (unsigned long long)back.reorder_depth);
 }
 
 int cmd_sim(int argc, char **argv)
@@ -228,6 +233,8 @@ int cmd_sim(int argc, char **argv)
 		{"loss", required_argument, NULL, 'l'},   {"burst", required_argument, NULL, 'b'},
 		{"reorder", required_argument, NULL, 'o'}, {"dup", required_argument, NULL, 'd'},
 		{"loss-back", required_argument, NULL, 'L'},
+		{"ack-loss", required_argument, NULL, 'L'},
+		{"burst-back", required_argument, NULL, 'G'},
 		{"reorder-back", required_argument, NULL, 'O'},
 		{"two-way", no_argument, NULL, 'W'},
 		{"ce", required_argument, NULL, 'E'},     {"tclass", required_argument, NULL, 'C'},
@@ -271,6 +278,9 @@ int cmd_sim(int argc, char **argv)
 			break;
 		case 'b':
 			ok = parse_double(optarg, &o.burst) && o.burst >= 1;
+			break;
+		case 'G':
+			ok = parse_double(optarg, &o.burst_back) && o.burst_back >= 1;
 			break;
 		case 'o':
 			ok = parse_reorder(optarg, &o.reorder, &o.reorder_depth);
@@ -376,7 +386,7 @@ int cmd_sim(int argc, char **argv)
 	if (!isatty(STDERR_FILENO))
 		o.quiet = true;
 	if (o.csv && o.header)
-		printf("mode,loss,goodput_gbps,goodput_fraction,retx_packets,naks,timeouts,fct_p50_us,fct_p99_us,rate_gbps,rtt_us,mtu,msg_size,messages,flows,seed,retx_bytes,sacks,window_pkts,model_fraction,completed,errors,verify_failures,loss_back,reorder,reorder_back\n");
+		printf("mode,loss,goodput_gbps,goodput_fraction,retx_packets,naks,timeouts,fct_p50_us,fct_p99_us,rate_gbps,rtt_us,mtu,msg_size,messages,flows,seed,retx_bytes,sacks,window_pkts,model_fraction,completed,errors,verify_failures,loss_back,reorder,reorder_back,burst,reorder_depth,burst_back,reorder_back_depth\n");
 	for (unsigned i = 0; i < o.nmodes; i++) {
 		for (unsigned j = 0; j < o.nlosses; j++) {
 			struct sim_result r;

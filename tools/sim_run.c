@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cc_spec.h"
+#include "netem.h"
 #include "sim.h"
 #include "sim_run.h"
 #include "workload.h"
@@ -77,14 +78,76 @@ bool sim_delivers(const struct sim_opts *o)
 	       o->opcode == UR_WR_RDMA_WRITE_WITH_IMM;
 }
 
-void sim_back_impair(const struct sim_opts *o, double loss, double *loss_back,
-		     double *reorder_back, uint64_t *reorder_back_depth)
+void sim_path_of(const struct sim_opts *o, double loss, bool back, struct sim_path *p)
 {
-	bool own = o->reorder_back > 0 || !o->two_way;
+	/* two-way: the return path takes the data path's knobs unless given its own */
+	bool own_reorder = o->reorder_back > 0 || !o->two_way;
+	bool own_burst = o->burst_back > 0 || !o->two_way;
 
-	*loss_back = o->two_way ? loss : o->loss_back;
-	*reorder_back = own ? o->reorder_back : o->reorder;
-	*reorder_back_depth = own ? o->reorder_back_depth : o->reorder_depth;
+	if (!back) {
+		*p = (struct sim_path){loss, o->burst, o->reorder, o->reorder_depth};
+		return;
+	}
+	p->loss = o->two_way ? loss : o->loss_back;
+	p->burst = own_burst ? o->burst_back : o->burst;
+	p->reorder = own_reorder ? o->reorder_back : o->reorder;
+	p->reorder_depth = own_reorder ? o->reorder_back_depth : o->reorder_depth;
+}
+
+void sim_path_impair(const struct sim_path *p, struct sim_impair *im)
+{
+	im->loss = im->ge_p_gb = im->ge_p_bg = im->ge_loss_good = im->ge_loss_bad = 0;
+	if (p->burst > 1 && p->loss > 0) {
+		/* the dataplane's `burst=L` makes the same chain (netem_ge_bursts) */
+		struct netem_ge ge;
+
+		netem_ge_bursts(&ge, p->loss, p->burst);
+		im->ge_p_gb = ge.p_gb;
+		im->ge_p_bg = ge.p_bg;
+		im->ge_loss_good = ge.loss_good;
+		im->ge_loss_bad = ge.loss_bad;
+	} else {
+		im->loss = p->loss;
+	}
+	im->reorder = p->reorder_depth ? p->reorder : 0;
+	im->reorder_depth = (uint32_t)p->reorder_depth;
+}
+
+int sim_path_spec(const struct sim_path *p, uint64_t seed, char *buf, size_t size)
+{
+	int k = 0;
+
+	/* the dataplane's keys (dataplane/impair.c), a trailing comma trimmed by the seed */
+	if (p->loss > 0)
+		k += snprintf(buf + k, size - (size_t)k, "loss=%.15g,", p->loss);
+	if (p->loss > 0 && p->burst > 1 && (size_t)k < size)
+		k += snprintf(buf + k, size - (size_t)k, "burst=%.15g,", p->burst);
+	if (p->reorder > 0 && p->reorder_depth && (size_t)k < size)
+		k += snprintf(buf + k, size - (size_t)k, "reorder=%.15g:%llu,", p->reorder,
+			      (unsigned long long)p->reorder_depth);
+	if (!k) {
+		if (size)
+			buf[0] = 0;
+		return 0;
+	}
+	if ((size_t)k < size)
+		k += snprintf(buf + k, size - (size_t)k, "seed=%llu", (unsigned long long)seed);
+	return k;
+}
+
+void sim_path_describe(const struct sim_path *p, char *buf, size_t size)
+{
+	int k = 0;
+
+	if (p->loss > 0)
+		k += snprintf(buf, size, "loss %g", p->loss);
+	if (p->loss > 0 && p->burst > 1 && (size_t)k < size)
+		k += snprintf(buf + k, size - (size_t)k, " (bursts of %g)", p->burst);
+	if (p->reorder > 0 && p->reorder_depth && (size_t)k < size)
+		k += snprintf(buf + k, size - (size_t)k, "%sreorder %g:%llu", k ? ", " : "",
+			      p->reorder, (unsigned long long)p->reorder_depth);
+	if (!k)
+		snprintf(buf, size, "clean");
 }
 
 int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
@@ -135,29 +198,18 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 	cfg.sr_rto_low_ns = (o->rto_low_ps ? o->rto_low_ps : 2 * o->rtt_ps) / SIM_PS_PER_NS;
 	data.rate_bps = back.rate_bps = o->rate_bps;
 	data.prop_ps = back.prop_ps = o->rtt_ps / 4;
-	if (o->burst > 1) {
-		/* mean burst L: leave the bad state with probability 1/L; enter it so that
-		 * the long-run loss rate is p */
-		data.impair.ge_p_bg = 1.0 / o->burst;
-		data.impair.ge_p_gb = loss * data.impair.ge_p_bg / (1 - loss);
-		data.impair.ge_loss_bad = 1.0;
-	} else {
-		data.impair.loss = loss;
+	{
+		struct sim_path out, back_path;
+
+		/* the data path is A's uplink; the return path (ACKs, NAKs, SACKs, READ
+		 * responses) B's */
+		sim_path_of(o, loss, false, &out);
+		sim_path_of(o, loss, true, &back_path);
+		sim_path_impair(&out, &data.impair);
+		sim_path_impair(&back_path, &back.impair);
 	}
-	data.impair.reorder = o->reorder;
-	data.impair.reorder_depth = (uint32_t)o->reorder_depth;
 	data.impair.dup = o->dup;
 	data.impair.ce = o->ce;
-	/* the return path (B's uplink: ACKs, NAKs, SACKs, READ responses) */
-	{
-		double lb, rb;
-		uint64_t db;
-
-		sim_back_impair(o, loss, &lb, &rb, &db);
-		back.impair.loss = lb;
-		back.impair.reorder = rb;
-		back.impair.reorder_depth = (uint32_t)db;
-	}
 
 	s = sim_create(o->seed);
 	if (!s)
@@ -270,6 +322,9 @@ int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 	r->retx_bytes = (uint64_t)(r->retx_packets * (double)o->mtu);
 	r->sim_time_us = (double)sim_now(s) / SIM_PS_PER_US;
 	r->dropped = sim_node_up_stats(a).dropped;
+	r->dropped_back = sim_node_up_stats(b).dropped;
+	r->reordered = sim_node_up_stats(a).reordered;
+	r->reordered_back = sim_node_up_stats(b).reordered;
 	sim_workload_destroy(w);
 	sim_destroy(s);
 	return 0;

@@ -7,9 +7,11 @@
 #define UROCE_SIM_RUN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine.h"
+#include "sim.h"
 
 #define MAX_LIST 32
 
@@ -37,9 +39,10 @@ struct sim_opts {
 	uint64_t reorder_depth;
 	double dup;
 	double loss_back;   /* loss of ACKs and responses on the way back */
+	double burst_back;  /* their mean loss burst length; 0: independent (two-way: --burst's) */
 	double reorder_back; /* reordering of ACKs and responses on the way back... */
 	uint64_t reorder_back_depth; /* ...by this many packet times */
-	bool two_way;       /* the return path gets each run's loss and the reordering too */
+	bool two_way;       /* the return path gets each run's loss, burst and reordering too */
 	double ce;          /* ECN CE marking probability of ECN-capable data packets */
 	uint8_t tclass;     /* traffic class of the QPs (DSCP << 2 | ECN) */
 	const char *cc;     /* congestion-control spec (cc_spec.h) */
@@ -70,7 +73,10 @@ struct sim_result {
 	uint64_t verify_failures;
 	double window_pkts;
 	double sim_time_us;
-	uint64_t dropped;
+	uint64_t dropped;        /* by the data path's impairment */
+	uint64_t dropped_back;   /* by the return path's */
+	uint64_t reordered;      /* held back on the data path */
+	uint64_t reordered_back; /* on the return path */
 };
 
 /* Defaults: 400 Gb/s, 10 us RTT, 4096 MTU, 200 x 1 MiB RDMA WRITEs, one flow. */
@@ -78,9 +84,28 @@ void sim_opts_default(struct sim_opts *o);
 /* Run the scenario once in `mode` at data-packet loss `loss`; -1 if it cannot be set up. */
 int sim_run_one(const struct sim_opts *o, enum ur_retx_mode mode, double loss,
 		struct sim_result *r);
-/* The return path's loss and reordering in a run at data-packet loss `loss`. */
-void sim_back_impair(const struct sim_opts *o, double loss, double *loss_back,
-		     double *reorder_back, uint64_t *reorder_back_depth);
+/*
+ * What one direction does to the frames that cross it, in the simulator (a
+ * link's struct sim_impair) and live (one side's UROCE_IMPAIR) alike, so a
+ * `compare` cell runs the same knobs in both. The data path carries the
+ * requests, the return path the ACKs, NAKs, SACKs, CNPs and READ and atomic
+ * responses.
+ */
+struct sim_path {
+	double loss;		/* long-run loss probability */
+	double burst;		/* mean loss burst length: > 1 Gilbert-Elliott, else independent */
+	double reorder;		/* probability a frame is overtaken... */
+	uint64_t reorder_depth; /* ...by this many later frames (simulator: frame times) */
+};
+/* The data path (back false) or the return path of a run at data-packet loss `loss`. */
+void sim_path_of(const struct sim_opts *o, double loss, bool back, struct sim_path *p);
+/* The simulated link's impairment for a path (its other fields untouched). */
+void sim_path_impair(const struct sim_path *p, struct sim_impair *im);
+/* The dataplane's spec for a path, seeded: `loss=P,burst=L,reorder=P:D,seed=S`, or "" when
+ * it does nothing. The length snprintf() gives. */
+int sim_path_spec(const struct sim_path *p, uint64_t seed, char *buf, size_t size);
+/* A path as text for a table: "loss 0.01 (bursts of 4), reorder 0.01:8", or "clean". */
+void sim_path_describe(const struct sim_path *p, char *buf, size_t size);
 /* The analytic goodput fraction: 1/(1+pW) for go-back-N, 1-p for selective repeat. */
 double sim_model_fraction(enum ur_retx_mode mode, double p, double w);
 const char *sim_mode_name(enum ur_retx_mode m);

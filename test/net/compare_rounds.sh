@@ -36,7 +36,7 @@ grep -Eq '^where .* n +min +max +ci lo +ci hi +sim$' "$out/table" &&
 [ "$(grep -c '^live ' "$out/table")" -eq 4 ] && ok "four live rows" || bad "live rows"
 
 csv=$out/compare.csv
-head -1 "$csv" | grep -q '^source,mode,loss,goodput_gbps,goodput_fraction,model_fraction,window_pkts,retx_bytes,naks,sacks,timeouts,fct_p50_us,fct_p99_us,ok,rounds,fraction_min,fraction_max,fraction_ci_lo,fraction_ci_hi,ci_coverage,goodput_min_gbps,goodput_max_gbps,goodput_ci_lo_gbps,goodput_ci_hi_gbps,sim_fraction,sim_goodput_gbps,steal_max_pct,iowait_max_pct,runnable_max,note$' &&
+head -1 "$csv" | grep -q '^source,mode,loss,goodput_gbps,goodput_fraction,model_fraction,window_pkts,retx_bytes,naks,sacks,timeouts,fct_p50_us,fct_p99_us,ok,rounds,fraction_min,fraction_max,fraction_ci_lo,fraction_ci_hi,ci_coverage,goodput_min_gbps,goodput_max_gbps,goodput_ci_lo_gbps,goodput_ci_hi_gbps,sim_fraction,sim_goodput_gbps,steal_max_pct,iowait_max_pct,runnable_max,note,burst,reorder,reorder_depth,loss_back,burst_back,reorder_back,reorder_back_depth$' &&
 	ok "CSV header: old columns first, new ones after" || bad "CSV header: $(head -1 "$csv")"
 # Every live row: 3 rounds, ok, lo <= median <= hi inside min..max, lossy fraction in (0, 4) (a busy host has seen a lossy SR run at 2.67x its own lossless one: this checks the report, not the protocol).
 if awk -F, 'NR > 1 && $1 == "live" {

@@ -168,6 +168,96 @@ START_TEST(test_two_way_mixed_opcodes)
 }
 END_TEST
 
+/*
+ * The return path alone (issue 24): ACKs, NAKs, SACKs and READ responses
+ * lost independently or in Gilbert-Elliott bursts, or reordered, with the
+ * data path clean; then bursts and reordering both ways. Through the code
+ * of `uroce-lab sim --loss-back/--burst-back/--reorder-back` (and compare's
+ * simulator half), 64 KiB messages, every byte checked. Each impairment
+ * must act on the path it names (frames dropped or held there, none on the
+ * other), every message must complete without an error completion (no
+ * retry counter runs out), and ACKs that are only overtaken must not make
+ * the requester resend anything. _i: bit 0 the mode, the rest the case.
+ */
+static const struct {
+	const char *name;
+	enum ur_wr_opcode op;
+	double loss, burst, reorder; /* data path */
+	double loss_back, burst_back, reorder_back;
+	bool two_way;
+} back_cases[] = {
+    {"ack loss 5%", UR_WR_RDMA_WRITE, 0, 0, 0, 0.05, 0, 0, false},
+    {"ack loss 2% in bursts of 4", UR_WR_RDMA_WRITE, 0, 0, 0, 0.02, 4, 0, false},
+    {"acks reordered 10%:8", UR_WR_RDMA_WRITE, 0, 0, 0, 0, 0, 0.1, false},
+    {"read responses lost 2% in bursts of 4", UR_WR_RDMA_READ, 0, 0, 0, 0.02, 4, 0, false},
+    {"two-way 1% in bursts of 4, reorder 5%:8", UR_WR_RDMA_WRITE, 0.01, 4, 0.05, 0, 0, 0,
+     true},
+};
+#define BACK_MESSAGES 1000
+
+START_TEST(test_return_path)
+{
+	const enum ur_retx_mode mode = _i & 1 ? UR_RETX_SR : UR_RETX_GBN;
+	const unsigned k = (unsigned)_i >> 1;
+	struct sim_opts o;
+	struct sim_result r;
+	struct sim_path back;
+	struct sim_impair im = {0};
+	double burst;
+
+	sim_opts_default(&o);
+	o.msg_size = 65536;
+	o.messages = BACK_MESSAGES;
+	o.verify = true;
+	o.quiet = true;
+	o.opcode = back_cases[k].op;
+	o.burst = back_cases[k].burst;
+	o.reorder = back_cases[k].reorder;
+	o.reorder_depth = o.reorder > 0 ? REORDER_DEPTH : 0;
+	o.loss_back = back_cases[k].loss_back;
+	o.burst_back = back_cases[k].burst_back;
+	o.reorder_back = back_cases[k].reorder_back;
+	o.reorder_back_depth = o.reorder_back > 0 ? REORDER_DEPTH : 0;
+	o.two_way = back_cases[k].two_way;
+	/* the return path's link: the chain of bursts when asked (two-way: the data path's) */
+	sim_path_of(&o, back_cases[k].loss, true, &back);
+	sim_path_impair(&back, &im);
+	burst = o.two_way ? o.burst : o.burst_back;
+	if (burst > 1) {
+		ck_assert_double_eq_tol(im.ge_p_bg, 1 / burst, 1e-12);
+		ck_assert_double_eq(im.ge_loss_bad, 1);
+		ck_assert_double_eq(im.loss, 0);
+	} else {
+		ck_assert_double_eq(im.ge_p_gb, 0);
+		ck_assert_double_eq(im.loss, back.loss);
+	}
+	ck_assert_int_eq(sim_run_one(&o, mode, back_cases[k].loss, &r), 0);
+	printf("back   %-4s %-40s %6.3f of link, %5llu retx, %4llu NAKs, %5llu SACKs, "
+	       "%3llu ACK t/o, %3llu RTOs, dropped %llu out %llu back, reordered %llu out %llu back\n",
+	       sim_mode_name(mode), back_cases[k].name, r.fraction,
+	       (unsigned long long)r.retx_packets, (unsigned long long)r.naks,
+	       (unsigned long long)r.sacks, (unsigned long long)r.timeouts,
+	       (unsigned long long)r.sr_timeouts, (unsigned long long)r.dropped,
+	       (unsigned long long)r.dropped_back, (unsigned long long)r.reordered,
+	       (unsigned long long)r.reordered_back);
+	fflush(stdout);
+	ck_assert_msg(r.errors == 0, "%s: %llu error completions", back_cases[k].name,
+		      (unsigned long long)r.errors);
+	ck_assert_uint_eq(r.completed, BACK_MESSAGES);
+	ck_assert_uint_eq(r.verify_failures, 0);
+	/* each knob on its own path */
+	ck_assert_int_eq(r.dropped > 0, back_cases[k].loss > 0);
+	ck_assert_int_eq(r.reordered > 0, back_cases[k].reorder > 0);
+	ck_assert_int_eq(r.dropped_back > 0, back_cases[k].loss_back > 0 || o.two_way);
+	ck_assert_int_eq(r.reordered_back > 0, back_cases[k].reorder_back > 0 || o.two_way);
+	if (back_cases[k].reorder_back > 0) {
+		/* every request arrived once and in order: nothing to resend */
+		ck_assert_uint_eq(r.retx_packets, 0);
+		ck_assert_uint_eq(r.timeouts + r.sr_timeouts, 0);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sim_sweep");
@@ -178,6 +268,11 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_two_way_sweep, 0, 2);
 	tcase_add_loop_test(tc, test_two_way_mixed_opcodes, 0, 4);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("return_path");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_return_path, 0,
+			    2 * (int)(sizeof(back_cases) / sizeof(back_cases[0])));
 	suite_add_tcase(s, tc);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

@@ -5,7 +5,8 @@
  * checksum afterwards and nothing else touched; Not-ECT, CE, non-IP and
  * truncated frames left alone; RED's probability at K_min, K_max and
  * between; the loss models' long-run rates and Gilbert-Elliott's mean burst
- * length over seeded runs; and the order of the draws, which seeded
+ * length over seeded runs, and one seeded chain's exact pattern of losses
+ * and draws; and the order of the draws, which seeded
  * simulator runs depend on, against a hand-written sequence.
  */
 #include <check.h>
@@ -280,6 +281,54 @@ START_TEST(test_ge_bursts)
 }
 END_TEST
 
+/*
+ * The chain frame by frame. Forced moves (good -> bad and back each
+ * frame) alternate lost and kept exactly. A seeded chain of bursts (20%
+ * loss, mean burst 3, seed 2026) gives one exact pattern on every machine:
+ * seeded simulator and dataplane runs repeat only while it does; and it
+ * costs one draw per frame for the move plus one per frame in the bad
+ * state (the good state's loss, 0, draws nothing), so the draws that
+ * follow do not depend on a probability that is 0.
+ */
+START_TEST(test_ge_exact_pattern)
+{
+	static const char want[] =
+	    "....................xxxxxx...x.......................x.x........";
+	struct netem_impair forced = {.ge = {.p_gb = 1, .p_bg = 1, .loss_bad = 1}};
+	struct netem_impair im = {.loss = 0.9}; /* ignored while the chain is on */
+	struct netem_state st = {.ge_bad = false};
+	char got[sizeof(want)];
+	struct sim_rng ref;
+	unsigned lost = 0, draws = 0;
+
+	sim_rng_seed(&st.rng, 1);
+	for (unsigned i = 0; i < 16; i++) {
+		ck_assert_int_eq(netem_lose(&forced, &st), i % 2 == 0);
+		ck_assert_int_eq(st.ge_bad, i % 2 == 0);
+	}
+
+	netem_ge_bursts(&im.ge, 0.2, 3);
+	st.ge_bad = false;
+	sim_rng_seed(&st.rng, 2026);
+	for (unsigned i = 0; i < sizeof(want) - 1; i++) {
+		bool l = netem_lose(&im, &st);
+
+		/* every frame in the bad state is lost, none in the good one */
+		ck_assert_int_eq(l, st.ge_bad);
+		got[i] = l ? 'x' : '.';
+		lost += l;
+	}
+	got[sizeof(want) - 1] = 0;
+	ck_assert_str_eq(got, want);
+	sim_rng_seed(&ref, 2026);
+	while (memcmp(&ref, &st.rng, sizeof(ref)) && draws < 1000) {
+		sim_rng_next(&ref);
+		draws++;
+	}
+	ck_assert_uint_eq(draws, sizeof(want) - 1 + lost);
+}
+END_TEST
+
 START_TEST(test_independent_loss)
 {
 	struct netem_impair im = {.loss = 0.05};
@@ -384,6 +433,7 @@ static Suite *netem_suite(void)
 	tcase_add_test(tc, test_red_prob);
 	tcase_add_test(tc, test_red_mark_draws);
 	tcase_add_loop_test(tc, test_ge_bursts, 0, 3);
+	tcase_add_test(tc, test_ge_exact_pattern);
 	tcase_add_test(tc, test_independent_loss);
 	tcase_add_loop_test(tc, test_draw_order, 0, 3);
 	suite_add_tcase(s, tc);
