@@ -1,0 +1,38 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# A sweep of `uroce-lab experiment spray` run in three shards and merged is
+# the sweep run whole, byte for byte; a merge with a shard missing or twice
+# is refused; and a row's `args` column reruns that row alone.
+set -eu
+lab=$1
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+opts="--paths ecmp,spray-rr --pfc-modes off,on --flow-size 64K --quiet --no-plot"
+
+$lab experiment spray $opts --out "$d/all" >/dev/null
+for i in 0 1 2; do
+	$lab experiment spray $opts --shard $i/3 --out "$d/s$i" >/dev/null
+done
+[ "$(wc -l <"$d/all/spray.csv")" -eq 9 ] || { echo "expected 8 runs"; exit 1; }
+[ "$(wc -l <"$d/s1/spray.csv")" -eq 4 ] || { echo "shard 1/3 should hold runs 1, 4, 7"; exit 1; }
+$lab experiment merge --no-plot --out "$d/m" "$d/s2/spray.csv" "$d/s0/spray.csv" \
+	"$d/s1/spray.csv" >/dev/null
+cmp "$d/all/spray.csv" "$d/m/spray.csv"
+cmp "$d/all/spray-irn.csv" "$d/m/spray-irn.csv"
+if $lab experiment merge --no-plot --out "$d/bad" "$d/s0/spray.csv" "$d/s1/spray.csv" \
+	2>/dev/null; then
+	echo "merge accepted a sweep with shard 2 missing"
+	exit 1
+fi
+if $lab experiment merge --no-plot --out "$d/bad" "$d/s0/spray.csv" "$d/s1/spray.csv" \
+	"$d/s2/spray.csv" "$d/s2/spray.csv" 2>/dev/null; then
+	echo "merge accepted a shard twice"
+	exit 1
+fi
+row=$(sed -n 6p "$d/all/spray.csv")
+args=${row##*,}
+# shellcheck disable=SC2086 # the options are words
+$lab experiment spray $args --quiet --no-plot --out "$d/one" >/dev/null
+[ "$(sed -n 2p "$d/one/spray.csv" | cut -d, -f2-)" = "$(echo "$row" | cut -d, -f2-)" ] ||
+	{ echo "run 4 alone differs"; exit 1; }
+echo "sharded + merged == unsharded; a row reruns alone"
