@@ -49,6 +49,7 @@ struct spray_opts {
 	unsigned shard, nshards;
 	bool plan;
 	bool no_plot;
+	const char *runs_file;
 	const char *out;
 	bool quiet;
 };
@@ -96,7 +97,11 @@ static void usage(FILE *f)
 		"                       of a random cycle\n"
 		"  --verify             pattern every byte and check it on arrival\n"
 		"  --seed S             (1)\n"
-		"  --plan               print the sweep's runs, one a line, and exit\n"
+		"  --plan               print the sweep's runs, one a line (its number and the\n"
+		"                       options that run it alone), and exit\n"
+		"  --runs FILE          run the runs of FILE, lines as --plan prints them (any\n"
+		"                       sweep: vary seeds, skews, sizes...), instead of the\n"
+		"                       combinations of the options\n"
 		"  --shard I/N          run only the runs numbered I modulo N (0 <= I < N);\n"
 		"                       `uroce-lab experiment merge` joins the shards' CSVs\n"
 		"  --out DIR            where spray.csv, spray.png go (./uroce-experiments)\n"
@@ -202,6 +207,7 @@ static int parse_opts(int argc, char **argv, struct spray_opts *o)
 	    {"xon", required_argument, NULL, 'Y'},
 	    {"seed", required_argument, NULL, 'S'},
 	    {"plan", no_argument, NULL, 'l'},
+	    {"runs", required_argument, NULL, 'U'},
 	    {"no-plot", no_argument, NULL, 'n'},
 	    {"shard", required_argument, NULL, 'd'},
 	    {"out", required_argument, NULL, 'O'},
@@ -321,6 +327,9 @@ static int parse_opts(int argc, char **argv, struct spray_opts *o)
 		case 'n':
 			o->no_plot = true;
 			break;
+		case 'U':
+			o->runs_file = optarg;
+			break;
 		case 'd':
 			ok = parse_shard(optarg, &o->shard, &o->nshards);
 			break;
@@ -411,16 +420,98 @@ static void csv_row(FILE *f, const struct spray_opts *o, const struct spray_run 
 		b->msg_size, b->depth, b->seed, args);
 }
 
+static void opts_default(struct spray_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode[0] = o->mode[1] = true;
+	for (unsigned i = 0; i < NPATH; i++)
+		o->path[i] = true;
+	o->cc[0] = true;
+	o->pfc[0] = true;
+	o->nshards = 1;
+	o->out = "uroce-experiments";
+	sim_permutation_cfg_default(&o->base);
+	o->base.topo.skew_ps = 1 * SIM_PS_PER_US;
+}
+
+/* A run with the options it runs under: the sweep's, or its own line's in --runs. */
+struct spray_job {
+	const struct spray_opts *o;
+	struct spray_run run;
+};
+
+/*
+ * The lines of a --runs file, "NUMBER OPTIONS...", each naming one run.
+ * Returns how many, or -1 with a message.
+ */
+static int read_runs(const char *path, struct spray_opts **optsp, struct spray_job **jobsp)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int n = 0, lineno = 0;
+	struct spray_opts *opts = NULL;
+	struct spray_job *jobs = NULL;
+
+	if (!f) {
+		fprintf(stderr, "uroce-lab experiment spray: cannot read %s\n", path);
+		return -1;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char *argv[128], *save = NULL, *t;
+		int argc = 1;
+		unsigned long idx;
+		struct spray_run one[2];
+		void *p;
+
+		lineno++;
+		t = strtok_r(line, " \t\n", &save);
+		if (!t || *t == '#')
+			continue;
+		idx = strtoul(t, &t, 10);
+		argv[0] = "spray";
+		while (argc < 127 && (argv[argc] = strtok_r(NULL, " \t\n", &save)))
+			argc++;
+		argv[argc] = NULL;
+		if (!(p = realloc(opts, (n + 1) * sizeof(*opts))))
+			goto err;
+		opts = p;
+		if (!(p = realloc(jobs, (n + 1) * sizeof(*jobs))))
+			goto err;
+		jobs = p;
+		opts_default(&opts[n]);
+		if (*t || parse_opts(argc, argv, &opts[n]) >= 0 || opts[n].runs_file ||
+		    plan_runs(&opts[n], one) != 1) {
+			fprintf(stderr, "uroce-lab experiment spray: %s:%d: not one run\n", path,
+				lineno);
+			goto err;
+		}
+		jobs[n].run = one[0];
+		jobs[n].run.idx = (unsigned)idx;
+		n++;
+	}
+	free(line);
+	fclose(f);
+	/* the options live in one array that realloc may have moved: point at them last */
+	for (int i = 0; i < n; i++)
+		jobs[i].o = &opts[i];
+	*optsp = opts;
+	*jobsp = jobs;
+	return n;
+err:
+	free(line);
+	fclose(f);
+	free(opts);
+	free(jobs);
+	return -1;
+}
+
 int exp_spray(int argc, char **argv)
 {
-	struct spray_opts o = {.mode = {true, true},
-			       .path = {true, true, true, true},
-			       .cc = {true, false},
-			       .pfc = {true, false},
-			       .nshards = 1,
-			       .out = "uroce-experiments"};
+	struct spray_opts o, *file_opts = NULL;
 	struct sim_permutation_cfg *b = &o.base;
 	struct spray_run runs[NCC * NPFC * NPATH * NMODE];
+	struct spray_job *jobs = NULL;
 	char csv[1024];
 	FILE *f;
 	uint64_t events = 0, ideal_ps = 0;
@@ -428,25 +519,46 @@ int exp_spray(int argc, char **argv)
 	unsigned nruns, ran = 0;
 	int rc;
 
-	sim_permutation_cfg_default(b);
-	b->topo.skew_ps = 1 * SIM_PS_PER_US;
+	opts_default(&o);
 	if ((rc = parse_opts(argc, argv, &o)) >= 0)
 		return rc;
 	rc = 0;
-	nruns = plan_runs(&o, runs);
+	if (o.runs_file) {
+		int n = read_runs(o.runs_file, &file_opts, &jobs);
+
+		if (n <= 0) {
+			if (!n)
+				fprintf(stderr, "uroce-lab experiment spray: %s has no runs\n",
+					o.runs_file);
+			return 1;
+		}
+		nruns = (unsigned)n;
+		/* the banner describes the first run's fabric */
+		o.base = file_opts[0].base;
+		o.work = file_opts[0].work;
+	} else {
+		nruns = plan_runs(&o, runs);
+		jobs = calloc(nruns ? nruns : 1, sizeof(*jobs));
+		if (!jobs)
+			return 1;
+		for (unsigned i = 0; i < nruns; i++)
+			jobs[i] = (struct spray_job){&o, runs[i]};
+	}
 	if (o.plan) {
 		for (unsigned i = 0; i < nruns; i++) {
 			char args[1024];
 
-			if (i % o.nshards != o.shard)
+			if (jobs[i].run.idx % o.nshards != o.shard)
 				continue;
-			run_args(&o, &runs[i], args, sizeof(args));
-			printf("%u %s\n", runs[i].idx, args);
+			run_args(jobs[i].o, &jobs[i].run, args, sizeof(args));
+			printf("%u %s\n", jobs[i].run.idx, args);
 		}
-		return 0;
+		goto done;
 	}
-	if (exp_mkdir(o.out) || !(f = exp_open(o.out, "spray.csv", csv, sizeof(csv))))
-		return 1;
+	if (exp_mkdir(o.out) || !(f = exp_open(o.out, "spray.csv", csv, sizeof(csv)))) {
+		rc = 1;
+		goto done;
+	}
 	fprintf(f, "%s\n", EXP_SPRAY_CSV_HEADER);
 	printf("%s on a leaf-spine: %u leaves x %u hosts, %u spines; hosts %.0f Gb/s, "
 	       "fabric %.0f Gb/s, %.1f us per hop, +%.2f us per spine up; %.0f KB per queue\n"
@@ -469,12 +581,13 @@ int exp_spray(int argc, char **argv)
 	       "p99/id", "Jain", "retx", "NAKs", "t/outs", "drops", "pauses", "qmax KB", "qhot KB",
 	       "wall s", o.work == 2 ? " steps  all-reduce" : "");
 	for (unsigned i = 0; i < nruns; i++) {
-		const struct spray_run *run = &runs[i];
-		struct sim_permutation_cfg cfg = *b;
+		const struct spray_run *run = &jobs[i].run;
+		const struct spray_opts *ro = jobs[i].o;
+		struct sim_permutation_cfg cfg = ro->base;
 		struct sim_permutation_result r;
 		double t0 = wall_s();
 
-		if (i % o.nshards != o.shard)
+		if (run->idx % o.nshards != o.shard)
 			continue;
 		cfg.topo.path = paths[run->path];
 		cfg.mode = run->mode ? UR_RETX_SR : UR_RETX_GBN;
@@ -493,15 +606,15 @@ int exp_spray(int argc, char **argv)
 		events += r.events;
 		ideal_ps = r.ideal_fct_ps;
 		ran++;
-		print_row(run, &r, o.work == 2, wall_s() - t0);
+		print_row(run, &r, ro->work == 2, wall_s() - t0);
 		fflush(stdout);
-		csv_row(f, &o, run, &r);
+		csv_row(f, ro, run, &r);
 	}
 	t_all = wall_s() - t_all;
 	if (fclose(f))
 		rc = 1;
 	if (rc)
-		return rc;
+		goto done;
 	printf("\ngoodput: all bytes over the time the last flow (all-reduce: step) finished; of\n"
 	       "max: of the hosts' line rate after headers; p50/p99: flow completion times\n"
 	       "(all-reduce: each flow's time in each step); p99/id: over one flow alone on an\n"
@@ -511,10 +624,13 @@ int exp_spray(int argc, char **argv)
 	       (double)ideal_ps / SIM_PS_PER_US, ran, (unsigned long long)events, t_all,
 	       t_all > 0 ? events / t_all / 1e6 : 0);
 	printf("csv: %s\n", csv);
-	if (o.nshards > 1) {
+	if (o.nshards > 1)
 		printf("a shard: join the shards with `uroce-lab experiment merge --out DIR "
 		       "SHARD.csv...`\n");
-		return 0;
-	}
-	return exp_spray_report(o.out, !o.no_plot) ? 1 : 0;
+	else
+		rc = exp_spray_report(o.out, !o.no_plot) ? 1 : 0;
+done:
+	free(jobs);
+	free(file_opts);
+	return rc;
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # A sweep of `uroce-lab experiment spray` run in three shards and merged is
 # the sweep run whole, byte for byte; a merge with a shard missing or twice
-# is refused; and a row's `args` column reruns that row alone.
+# is refused; the sweep written out by --plan and run from that file with
+# --runs gives the same CSV; and a row's `args` column reruns that row alone.
 set -eu
 lab=$1
 d=$(mktemp -d)
@@ -29,6 +30,15 @@ if $lab experiment merge --no-plot --out "$d/bad" "$d/s0/spray.csv" "$d/s1/spray
 	echo "merge accepted a shard twice"
 	exit 1
 fi
+# the sweep as a file of runs (--plan), run in two shards from the file
+$lab experiment spray $opts --plan >"$d/plan.txt"
+[ "$(wc -l <"$d/plan.txt")" -eq 8 ] || { echo "the plan should list 8 runs"; exit 1; }
+for i in 0 1; do
+	$lab experiment spray --runs "$d/plan.txt" --shard $i/2 --quiet --no-plot \
+		--out "$d/f$i" >/dev/null
+done
+$lab experiment merge --no-plot --out "$d/fm" "$d/f0/spray.csv" "$d/f1/spray.csv" >/dev/null
+cmp "$d/all/spray.csv" "$d/fm/spray.csv"
 row=$(sed -n 6p "$d/all/spray.csv")
 args=${row##*,}
 # shellcheck disable=SC2086 # the options are words
