@@ -26,7 +26,8 @@ static void assert_within_link(const struct sim_incast_cfg *c, const struct sim_
 			       const char *what)
 {
 	/* one packet may straddle the start of the window */
-	double slack = (double)c->mtu * 8 / ((double)(c->duration_ps - c->warmup_ps) / SIM_PS_PER_S);
+	double slack =
+	    (double)c->mtu * 8 / ((double)(c->duration_ps - c->warmup_ps) / SIM_PS_PER_S);
 
 	ck_assert_msg(r->goodput_gbps * 1e9 <= (double)c->rate_bps + slack,
 		      "%s: goodput %.3f Gb/s on a %.0f Gb/s link", what, r->goodput_gbps,

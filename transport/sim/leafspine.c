@@ -325,8 +325,7 @@ struct sim_node *sim_leafspine_host(const struct sim_leafspine *ls, unsigned i)
 	return i < ls->nhosts ? ls->hosts[i] : NULL;
 }
 
-static void add_queue(struct sim_leafspine_stats *st, const struct sim_queue_stats *q,
-		      uint64_t now)
+static void add_queue(struct sim_leafspine_stats *st, const struct sim_queue_stats *q, uint64_t now)
 {
 	double mean = now ? q->byte_ps / (double)now : 0;
 
@@ -353,7 +352,8 @@ void sim_leafspine_stats(const struct sim_leafspine *ls, struct sim_leafspine_st
 	for (unsigned l = 0; l < ls->c.leaves; l++)
 		for (unsigned k = 0; k < ls->c.spines; k++) {
 			struct sim_queue_stats up = sim_port_stats(ls->s, &ls->leaves[l].upq[k]),
-					       down = sim_port_stats(ls->s, &ls->spines[k].downq[l]);
+					       down =
+						   sim_port_stats(ls->s, &ls->spines[k].downq[l]);
 
 			add_queue(st, &up, now);
 			add_queue(st, &down, now);
