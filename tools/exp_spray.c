@@ -461,7 +461,7 @@ static int read_runs(const char *path, struct spray_opts **optsp, struct spray_j
 		char *argv[128], *save = NULL, *t;
 		int argc = 1;
 		unsigned long idx;
-		struct spray_run one[2];
+		struct spray_run one[NCC * NPFC * NPATH * NMODE];
 		void *p;
 
 		lineno++;
