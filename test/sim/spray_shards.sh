@@ -39,6 +39,12 @@ for i in 0 1; do
 done
 $lab experiment merge --no-plot --out "$d/fm" "$d/f0/spray.csv" "$d/f1/spray.csv" >/dev/null
 cmp "$d/all/spray.csv" "$d/fm/spray.csv"
+# a line of the file names one run, no more
+echo "0 --paths ecmp,spray-rr" >"$d/bad.txt"
+if $lab experiment spray --runs "$d/bad.txt" --quiet --no-plot --out "$d/bad" 2>/dev/null; then
+	echo "--runs accepted a line naming several runs"
+	exit 1
+fi
 row=$(sed -n 6p "$d/all/spray.csv")
 args=${row##*,}
 # shellcheck disable=SC2086 # the options are words
