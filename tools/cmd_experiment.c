@@ -23,8 +23,10 @@ static void usage(FILE *f)
 		"  incast     N senders to one receiver at 100 Gb/s (N = 2, 4, 8, 16): DCQCN,\n"
 		"             no congestion control with go-back-N, with selective repeat, and PFC\n"
 		"  converge   two flows find their fair share: rate versus time (DCQCN)\n"
-		"  spray      a permutation on a leaf-spine: go-back-N vs selective repeat\n"
-		"             under ECMP and per-packet spraying over skewed paths\n"
+		"  spray      a permutation, all-to-all or ring all-reduce on a leaf-spine:\n"
+		"             go-back-N vs selective repeat under ECMP and per-packet spraying\n"
+		"             over skewed paths, with and without DCQCN and PFC\n"
+		"  merge      join the CSVs of a sweep's shards (spray --shard i/N)\n"
 		"\n"
 		"Each prints a table and writes CSV files and a PNG plot (gnuplot) into --out\n"
 		"(default ./uroce-experiments). `uroce-lab experiment <name> --help` lists options.\n"
@@ -44,6 +46,8 @@ int cmd_experiment(int argc, char **argv)
 		return exp_converge(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "spray"))
 		return exp_spray(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "merge"))
+		return exp_merge(argc - 1, argv + 1);
 	fprintf(stderr, "uroce-lab experiment: unknown experiment '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -338,8 +338,9 @@ int exp_incast(int argc, char **argv)
 	for (unsigned k = 0; k < NCONF; k++)
 		if (o.conf[k])
 			printf("  %-6s %s\n", conf_names[k], conf_desc[k]);
-	printf("goodput: message bytes completed after warm-up; of max: of the lossless goodput\n"
-	       "of the link; util: bottleneck busy time; Jain over per-flow goodput; queue p99\n"
+	printf("goodput: bytes the receiver placed after warm-up; of max: of the lossless goodput\n"
+	       "of the link; util: bottleneck busy time; Jain over per-flow goodput (messages\n"
+	       "each flow completed after warm-up); queue p99\n"
 	       "and mean after warm-up, qmax over the whole run (the first burst included).\n");
 	if (o.conf[0]) {
 		bool pass = true;

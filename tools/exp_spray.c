@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * `uroce-lab experiment spray`: a permutation (every host sends one flow to
- * another) on a leaf-spine, go-back-N against selective repeat, with the
- * leaves choosing paths per flow (ECMP) or per packet (spraying, random or
- * round-robin) over spines whose delays differ by a skew. Spraying spreads
- * the load evenly but delivers out of order: go-back-N takes each overtaken
- * packet for a loss and resends the window; selective repeat places it.
- * ECMP keeps order but hashes flows onto the same uplink.
+ * `uroce-lab experiment spray`: one-shot flows on a leaf-spine (a
+ * permutation, all-to-all, or a ring all-reduce), go-back-N against
+ * selective repeat, with the leaves choosing paths per flow (ECMP) or per
+ * packet (spraying, random or round-robin) over spines whose delays differ
+ * by a skew, with and without DCQCN and PFC. Spraying spreads the load
+ * evenly but delivers out of order: go-back-N takes each overtaken packet
+ * for a loss and resends the window; selective repeat places it. ECMP keeps
+ * order but hashes flows onto the same uplink.
+ *
+ * A sweep is a list of runs, every combination of the listed congestion
+ * controls, PFC settings, paths and modes, numbered in that order. `--plan`
+ * prints it, one run a line (its number and the options that run it
+ * alone); `--shard i/N` runs the runs whose number is i modulo N; the
+ * shards' CSVs merge (exp_sweep.c) into the CSV of the whole sweep.
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +29,35 @@
 #define NMODE 2
 #define NPATH 4
 #define NCC 2
+#define NPFC 2
+#define NWORK 3
 
 static const char *const mode_names[NMODE] = {"gbn", "sr"};
 static const char *const cc_names[NCC] = {"none", "dcqcn"};
+static const char *const pfc_names[NPFC] = {"off", "on"};
+static const char *const work_names[NWORK] = {"permutation", "all-to-all", "allreduce"};
 static const enum sim_path_policy paths[NPATH] = {SIM_PATH_ECMP, SIM_PATH_SPRAY_RANDOM,
 						  SIM_PATH_SPRAY_RR, SIM_PATH_PINNED};
 
 struct spray_opts {
 	struct sim_permutation_cfg base;
+	unsigned work;
 	bool mode[NMODE];
 	bool path[NPATH];
 	bool cc[NCC];
+	bool pfc[NPFC];
+	unsigned shard, nshards;
+	bool plan;
+	bool no_plot;
+	const char *runs_file;
 	const char *out;
 	bool quiet;
+};
+
+/* One run of the sweep: its number and what it varies. */
+struct spray_run {
+	unsigned idx;
+	unsigned cc, pfc, path, mode;
 };
 
 static void usage(FILE *f)
@@ -50,21 +74,38 @@ static void usage(FILE *f)
 		"  --skew T             leaf -> spine k takes k x T longer (1us)\n"
 		"  --buffer S           every switch output queue, drop-tail (1M)\n"
 		"  --kmin S --kmax S --pmax P   RED ECN marking with dcqcn (5K, 200K, 0.01)\n"
-		"  --flow-size S        bytes per flow (256K)\n"
+		"  --workload W         permutation (one flow per host, to a distinct host),\n"
+		"                       all-to-all (every host to every other), allreduce (a\n"
+		"                       ring all-reduce: 2(hosts-1) steps, each host sending\n"
+		"                       --flow-size to its ring neighbour per step, each step\n"
+		"                       waiting for its slowest flow) (permutation)\n"
+		"  --all-to-all         --workload all-to-all\n"
+		"  --flow-size S        bytes per flow; allreduce: per host per step (256K)\n"
 		"  --msg-size S         RDMA WRITEs of this size (64K), --depth N outstanding (4)\n"
 		"  --mtu N              (4096)\n"
 		"  --modes M[,..]       gbn, sr (both)\n"
 		"  --paths P[,..]       ecmp, spray-random, spray-rr, pinned (all):\n"
 		"                       pinned: spine = the sender's position on its leaf\n"
 		"  --cc C[,..]          none, dcqcn (none)\n"
+		"  --pfc-modes P[,..]   off, on (off): on is lossless: every switch input pauses\n"
+		"                       its sender when more than --xoff S of its frames wait\n"
+		"                       (256K; --xon 192K)\n"
+		"  --pfc                --pfc-modes on\n"
 		"  --shift              host i sends to i + hosts-per-leaf instead of a random\n"
 		"                       permutation: with pinned, no two flows share a link\n"
-		"  --all-to-all         every host sends a flow to every other host\n"
-		"  --pfc                lossless: every switch input pauses its sender when\n"
-		"                       more than --xoff S of its frames wait (256K; --xon 192K)\n"
+		"  --rank-order         host i sends to i + 1 (the ring in rank order) instead\n"
+		"                       of a random cycle\n"
 		"  --verify             pattern every byte and check it on arrival\n"
 		"  --seed S             (1)\n"
+		"  --plan               print the sweep's runs, one a line (its number and the\n"
+		"                       options that run it alone), and exit\n"
+		"  --runs FILE          run the runs of FILE, lines as --plan prints them (any\n"
+		"                       sweep: vary seeds, skews, sizes...), instead of the\n"
+		"                       combinations of the options\n"
+		"  --shard I/N          run only the runs numbered I modulo N (0 <= I < N);\n"
+		"                       `uroce-lab experiment merge` joins the shards' CSVs\n"
 		"  --out DIR            where spray.csv, spray.png go (./uroce-experiments)\n"
+		"  --no-plot            no spray.png (no gnuplot needed)\n"
 		"  --quiet              no progress on stderr\n");
 }
 
@@ -77,6 +118,18 @@ static bool parse_paths(const char *arg, bool *on)
 	return exp_parse_names(arg, names, NPATH, on);
 }
 
+static bool parse_shard(const char *arg, unsigned *i, unsigned *n)
+{
+	unsigned a, b;
+	char end;
+
+	if (sscanf(arg, "%u/%u%c", &a, &b, &end) != 2 || !b || a >= b)
+		return false;
+	*i = a;
+	*n = b;
+	return true;
+}
+
 static double wall_s(void)
 {
 	struct timespec ts;
@@ -85,45 +138,44 @@ static double wall_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The plot reads a pivot of the table: one row per path and cc, go-back-N beside SR. */
-static int write_plot(const struct spray_opts *o, const char *pcsv)
+/* The sweep's runs in order: cc, then PFC, then path, then mode. */
+static unsigned plan_runs(const struct spray_opts *o, struct spray_run *runs)
 {
-	const struct sim_permutation_cfg *b = &o->base;
-	char script[8192], png[1024];
+	unsigned n = 0;
 
-	snprintf(png, sizeof(png), "%s/spray.png", o->out);
-	snprintf(
-	    script, sizeof(script),
-	    "set terminal pngcairo size 1500,520 font ',10'\n"
-	    "set output '%s'\n"
-	    "set datafile separator ','\n"
-	    "set multiplot layout 1,3 title '%s on a %u-leaf %u-spine fabric, %u hosts at "
-	    "%.0f Gb/s, %.0f KB flows, +%.1f us per spine (uroce simulator, seed %llu)'\n"
-	    "set style data histogram\nset style histogram clustered gap 1\n"
-	    "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-	    "set grid ytics\nset xtics rotate by -30\nset key top right\n"
-	    "set ylabel 'aggregate goodput / line rate'\nset yrange [0:1.1]\n"
-	    "plot '%s' using 3:xtic(stringcolumn(1).' '.stringcolumn(2)) skip 1 title 'go-back-N', "
-	    "'' using 4 skip 1 title 'selective repeat'\n"
-	    "set ylabel 'FCT p99 / ideal FCT'\nset yrange [0:*]\n"
-	    "plot '%s' using 5:xtic(stringcolumn(1).' '.stringcolumn(2)) skip 1 title 'go-back-N', "
-	    "'' using 6 skip 1 title 'selective repeat'\n"
-	    "set ylabel 'retransmitted packets + 1 (log)'\nset logscale y\nset yrange [0.5:*]\n"
-	    "plot '%s' using ($7+1):xtic(stringcolumn(1).' '.stringcolumn(2)) skip 1 title "
-	    "'go-back-N', "
-	    "'' using ($8+1) skip 1 title 'selective repeat'\n"
-	    "unset multiplot\n",
-	    png, b->all_to_all ? "All-to-all" : "Permutation", b->topo.leaves, b->topo.spines,
-	    b->topo.hosts_per_leaf * b->topo.leaves, (double)b->topo.host_rate_bps / 1e9,
-	    (double)b->flow_bytes / 1024, (double)b->topo.skew_ps / SIM_PS_PER_US,
-	    (unsigned long long)b->seed, pcsv, pcsv, pcsv);
-	if (exp_gnuplot(script))
-		return -1;
-	printf("plot: %s\n", png);
-	return 0;
+	for (unsigned k = 0; k < NCC; k++)
+		for (unsigned f = 0; f < NPFC; f++)
+			for (unsigned p = 0; p < NPATH; p++)
+				for (unsigned m = 0; m < NMODE; m++)
+					if (o->cc[k] && o->pfc[f] && o->path[p] && o->mode[m]) {
+						runs[n] = (struct spray_run){n, k, f, p, m};
+						n++;
+					}
+	return n;
 }
 
-int exp_spray(int argc, char **argv)
+/* The options that run `r` alone: every parameter, exactly (no commas: a CSV field). */
+static void run_args(const struct spray_opts *o, const struct spray_run *r, char *buf, size_t len)
+{
+	const struct sim_permutation_cfg *b = &o->base;
+
+	snprintf(buf, len,
+		 "--workload %s --hosts-per-leaf %u --leaves %u --spines %u --rate %" PRIu64
+		 "bps --fabric-rate %" PRIu64 "bps --hop %" PRIu64 "ps --skew %" PRIu64
+		 "ps --buffer %" PRIu64 " --kmin %" PRIu64 " --kmax %" PRIu64
+		 " --pmax %.17g --flow-size %" PRIu64 " --msg-size %u --depth %u --mtu %u"
+		 " --xoff %" PRIu64 " --xon %" PRIu64 "%s%s%s --paths %s --cc %s --pfc-modes %s"
+		 " --modes %s --seed %" PRIu64,
+		 work_names[o->work], b->topo.hosts_per_leaf, b->topo.leaves, b->topo.spines,
+		 b->topo.host_rate_bps, b->topo.fabric_rate_bps, b->topo.hop_ps, b->topo.skew_ps,
+		 b->topo.queue.buffer_bytes, b->ecn_kmin, b->ecn_kmax, b->ecn_pmax, b->flow_bytes,
+		 b->msg_size, b->depth, b->mtu, b->topo.pfc_xoff, b->topo.pfc_xon,
+		 b->shift ? " --shift" : "", b->rank_order ? " --rank-order" : "",
+		 b->verify ? " --verify" : "", sim_path_policy_name(paths[r->path]),
+		 cc_names[r->cc], pfc_names[r->pfc], mode_names[r->mode], b->seed);
+}
+
+static int parse_opts(int argc, char **argv, struct spray_opts *o)
 {
 	static const struct option longopts[] = {
 	    {"hosts-per-leaf", required_argument, NULL, 'H'},
@@ -145,34 +197,31 @@ int exp_spray(int argc, char **argv)
 	    {"paths", required_argument, NULL, 'a'},
 	    {"cc", required_argument, NULL, 'c'},
 	    {"shift", no_argument, NULL, 'x'},
+	    {"rank-order", no_argument, NULL, 'z'},
 	    {"verify", no_argument, NULL, 'v'},
+	    {"workload", required_argument, NULL, 'W'},
 	    {"all-to-all", no_argument, NULL, 'A'},
 	    {"pfc", no_argument, NULL, 'f'},
+	    {"pfc-modes", required_argument, NULL, 'g'},
 	    {"xoff", required_argument, NULL, 'X'},
 	    {"xon", required_argument, NULL, 'Y'},
 	    {"seed", required_argument, NULL, 'S'},
+	    {"plan", no_argument, NULL, 'l'},
+	    {"runs", required_argument, NULL, 'U'},
+	    {"no-plot", no_argument, NULL, 'n'},
+	    {"shard", required_argument, NULL, 'd'},
 	    {"out", required_argument, NULL, 'O'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct spray_opts o = {.mode = {true, true},
-			       .path = {true, true, true, true},
-			       .cc = {true, false},
-			       .out = "uroce-experiments"};
-	struct sim_permutation_cfg *b = &o.base;
-	struct sim_permutation_result res[NCC][NPATH][NMODE];
-	char csv[1024], pcsv[1024];
-	FILE *f, *pf;
-	uint64_t v, events = 0, ideal_ps = 0;
-	double t_all = wall_s();
-	int c, rc = 0;
+	struct sim_permutation_cfg *b = &o->base;
+	uint64_t v;
+	int c;
 
-	sim_permutation_cfg_default(b);
-	b->topo.skew_ps = 1 * SIM_PS_PER_US;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		bool ok = true;
+		bool ok = true, on[NWORK];
 
 		switch (c) {
 		case 'H':
@@ -231,25 +280,37 @@ int exp_spray(int argc, char **argv)
 			b->mtu = (uint32_t)v;
 			break;
 		case 'o':
-			ok = exp_parse_names(optarg, mode_names, NMODE, o.mode);
+			ok = exp_parse_names(optarg, mode_names, NMODE, o->mode);
 			break;
 		case 'a':
-			ok = parse_paths(optarg, o.path);
+			ok = parse_paths(optarg, o->path);
 			break;
 		case 'c':
-			ok = exp_parse_names(optarg, cc_names, NCC, o.cc);
+			ok = exp_parse_names(optarg, cc_names, NCC, o->cc);
 			break;
 		case 'x':
 			b->shift = true;
 			break;
+		case 'z':
+			b->rank_order = true;
+			break;
 		case 'v':
 			b->verify = true;
 			break;
+		case 'W':
+			ok = exp_parse_names(optarg, work_names, NWORK, on) &&
+			     on[0] + on[1] + on[2] == 1;
+			o->work = on[1] ? 1 : on[2] ? 2 : 0;
+			break;
 		case 'A':
-			b->all_to_all = true;
+			o->work = 1;
 			break;
 		case 'f':
-			b->topo.pfc = true;
+			o->pfc[0] = false;
+			o->pfc[1] = true;
+			break;
+		case 'g':
+			ok = exp_parse_names(optarg, pfc_names, NPFC, o->pfc);
 			break;
 		case 'X':
 			ok = parse_size(optarg, &b->topo.pfc_xoff);
@@ -260,11 +321,23 @@ int exp_spray(int argc, char **argv)
 		case 'S':
 			ok = parse_u64(optarg, &b->seed);
 			break;
+		case 'l':
+			o->plan = true;
+			break;
+		case 'n':
+			o->no_plot = true;
+			break;
+		case 'U':
+			o->runs_file = optarg;
+			break;
+		case 'd':
+			ok = parse_shard(optarg, &o->shard, &o->nshards);
+			break;
 		case 'O':
-			o.out = optarg;
+			o->out = optarg;
 			break;
 		case 'q':
-			o.quiet = true;
+			o->quiet = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -278,142 +351,286 @@ int exp_spray(int argc, char **argv)
 			return 2;
 		}
 	}
+	b->all_to_all = o->work == 1;
+	b->allreduce = o->work == 2;
 	if ((uint64_t)b->topo.hosts_per_leaf * b->topo.leaves > 254 ||
 	    b->topo.hosts_per_leaf * b->topo.leaves < 2 || b->flow_bytes < b->msg_size ||
 	    b->flow_bytes % b->msg_size || b->ecn_kmin > b->ecn_kmax ||
-	    b->topo.pfc_xon > b->topo.pfc_xoff || (b->shift && b->topo.leaves < 2)) {
+	    b->topo.pfc_xon > b->topo.pfc_xoff || (b->shift && b->topo.leaves < 2) ||
+	    (b->shift && b->rank_order)) {
 		fprintf(stderr,
 			"uroce-lab experiment spray: inconsistent options (at most 254 hosts;"
-			" the flow size a multiple of the message size; --shift needs 2 leaves)\n");
+			" the flow size a multiple of the message size; --shift needs 2 leaves"
+			" and excludes --rank-order)\n");
 		return 2;
 	}
-	if (exp_mkdir(o.out) || !(f = exp_open(o.out, "spray.csv", csv, sizeof(csv))))
-		return 1;
-	if (!(pf = exp_open(o.out, "spray-plot.csv", pcsv, sizeof(pcsv)))) {
-		fclose(f);
-		return 1;
+	return -1;
+}
+
+static void print_row(const struct spray_run *run, const struct sim_permutation_result *r,
+		      bool allreduce, double dt)
+{
+	printf("%-12s %-5s %-3s %-4s %5u/%-5u %5.0f Gb %6.1f%% %8.1f %8.1f %6.2f %5.3f %8llu %6llu "
+	       "%6llu %6llu %7llu %7.0f %7.1f %6.2f",
+	       sim_path_policy_name(paths[run->path]), cc_names[run->cc], pfc_names[run->pfc],
+	       mode_names[run->mode], r->completed, r->flows, r->goodput_gbps,
+	       100 * r->goodput_fraction, (double)r->fct_p50_ps / SIM_PS_PER_US,
+	       (double)r->fct_p99_ps / SIM_PS_PER_US, (double)r->fct_p99_ps / r->ideal_fct_ps,
+	       r->jain, (unsigned long long)r->retx_packets, (unsigned long long)r->nak_seq,
+	       (unsigned long long)r->timeouts, (unsigned long long)r->drops,
+	       (unsigned long long)r->pauses, (double)r->queue_max / 1024, r->queue_hot / 1024, dt);
+	if (allreduce)
+		printf(" %3u %8.1f us", r->steps, (double)r->done_ps / SIM_PS_PER_US);
+	printf("\n");
+	if (run->mode == 1 && r->sr_agreed < 2ull * r->flows)
+		printf("       !! selective repeat agreed on %llu of %u QPs\n",
+		       (unsigned long long)r->sr_agreed, 2 * r->flows);
+	if (r->errors || r->verify_failures || r->completed != r->flows)
+		printf("       !! %llu error completions, %llu bytes wrong, %u flows unfinished\n",
+		       (unsigned long long)r->errors, (unsigned long long)r->verify_failures,
+		       r->flows - r->completed);
+}
+
+static void csv_row(FILE *f, const struct spray_opts *o, const struct spray_run *run,
+		    const struct sim_permutation_result *r)
+{
+	const struct sim_permutation_cfg *b = &o->base;
+	char args[1024];
+
+	run_args(o, run, args, sizeof(args));
+	fprintf(f,
+		"%u,%s,%s,%s,%s,%s,%u,%u,%.4f,%.5f,%.3f,%.3f,%.4f,%.3f,%.4f,%u,%.3f,%.3f,%llu,"
+		"%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%.2f,%.2f,%llu,%.3f,%llu,%u,%u,%u,%" PRIu64
+		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%" PRIu64 ",%s\n",
+		run->idx, work_names[o->work], sim_path_policy_name(paths[run->path]),
+		cc_names[run->cc], pfc_names[run->pfc], mode_names[run->mode], r->flows,
+		r->completed, r->goodput_gbps, r->goodput_fraction,
+		(double)r->fct_p50_ps / SIM_PS_PER_US, (double)r->fct_p99_ps / SIM_PS_PER_US,
+		(double)r->fct_p99_ps / r->ideal_fct_ps, (double)r->fct_max_ps / SIM_PS_PER_US,
+		r->jain, r->steps, (double)r->done_ps / SIM_PS_PER_US,
+		(double)r->step_max_ps / SIM_PS_PER_US, (unsigned long long)r->retx_packets,
+		(unsigned long long)r->nak_seq, (unsigned long long)r->timeouts,
+		(unsigned long long)r->drops, (unsigned long long)r->marked,
+		(unsigned long long)r->cnps, (unsigned long long)r->pauses,
+		(double)r->queue_max / 1024, r->queue_mean / 1024, r->queue_hot / 1024,
+		(unsigned long long)(r->errors + r->verify_failures),
+		(double)r->sim_ps / SIM_PS_PER_US, (unsigned long long)r->events,
+		b->topo.hosts_per_leaf, b->topo.leaves, b->topo.spines, b->topo.host_rate_bps,
+		b->topo.skew_ps, b->topo.queue.buffer_bytes, b->flow_bytes, b->topo.pfc_xoff,
+		b->msg_size, b->depth, b->seed, args);
+}
+
+static void opts_default(struct spray_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode[0] = o->mode[1] = true;
+	for (unsigned i = 0; i < NPATH; i++)
+		o->path[i] = true;
+	o->cc[0] = true;
+	o->pfc[0] = true;
+	o->nshards = 1;
+	o->out = "uroce-experiments";
+	sim_permutation_cfg_default(&o->base);
+	o->base.topo.skew_ps = 1 * SIM_PS_PER_US;
+}
+
+/* A run with the options it runs under: the sweep's, or its own line's in --runs. */
+struct spray_job {
+	const struct spray_opts *o;
+	struct spray_run run;
+};
+
+/*
+ * The lines of a --runs file, "NUMBER OPTIONS...", each naming one run.
+ * Returns how many, or -1 with a message.
+ */
+static int read_runs(const char *path, struct spray_opts **optsp, struct spray_job **jobsp)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int n = 0, lineno = 0;
+	struct spray_opts *opts = NULL;
+	struct spray_job *jobs = NULL;
+
+	if (!f) {
+		fprintf(stderr, "uroce-lab experiment spray: cannot read %s\n", path);
+		return -1;
 	}
-	fprintf(f, "path,cc,mode,flows,flows_done,goodput_gbps,goodput_fraction,fct_p50_us,"
-		   "fct_p99_us,fct_p99_over_ideal,fct_max_us,retx_packets,nak_seq,timeouts,drops,"
-		   "ce_marked,cnps,pauses,queue_max_kb,errors,sim_us,events,seed\n");
-	fprintf(pf, "path,cc,gbn_fraction,sr_fraction,gbn_p99_x,sr_p99_x,gbn_retx,sr_retx\n");
-	printf("one-shot flows on a leaf-spine: %u leaves x %u hosts, %u spines; hosts %.0f Gb/s, "
+	while (getline(&line, &cap, f) > 0) {
+		char *argv[128], *save = NULL, *t;
+		int argc = 1;
+		unsigned long idx;
+		struct spray_run one[NCC * NPFC * NPATH * NMODE];
+		void *p;
+
+		lineno++;
+		t = strtok_r(line, " \t\n", &save);
+		if (!t || *t == '#')
+			continue;
+		idx = strtoul(t, &t, 10);
+		argv[0] = "spray";
+		while (argc < 127 && (argv[argc] = strtok_r(NULL, " \t\n", &save)))
+			argc++;
+		argv[argc] = NULL;
+		if (!(p = realloc(opts, (n + 1) * sizeof(*opts))))
+			goto err;
+		opts = p;
+		if (!(p = realloc(jobs, (n + 1) * sizeof(*jobs))))
+			goto err;
+		jobs = p;
+		opts_default(&opts[n]);
+		if (*t || parse_opts(argc, argv, &opts[n]) >= 0 || opts[n].runs_file ||
+		    plan_runs(&opts[n], one) != 1) {
+			fprintf(stderr, "uroce-lab experiment spray: %s:%d: not one run\n", path,
+				lineno);
+			goto err;
+		}
+		jobs[n].run = one[0];
+		jobs[n].run.idx = (unsigned)idx;
+		n++;
+	}
+	free(line);
+	fclose(f);
+	/* the options live in one array that realloc may have moved: point at them last */
+	for (int i = 0; i < n; i++)
+		jobs[i].o = &opts[i];
+	*optsp = opts;
+	*jobsp = jobs;
+	return n;
+err:
+	free(line);
+	fclose(f);
+	free(opts);
+	free(jobs);
+	return -1;
+}
+
+int exp_spray(int argc, char **argv)
+{
+	struct spray_opts o, *file_opts = NULL;
+	struct sim_permutation_cfg *b = &o.base;
+	struct spray_run runs[NCC * NPFC * NPATH * NMODE];
+	struct spray_job *jobs = NULL;
+	char csv[1024];
+	FILE *f;
+	uint64_t events = 0, ideal_ps = 0;
+	double t_all = wall_s();
+	unsigned nruns, ran = 0;
+	int rc;
+
+	opts_default(&o);
+	if ((rc = parse_opts(argc, argv, &o)) >= 0)
+		return rc;
+	rc = 0;
+	if (o.runs_file) {
+		int n = read_runs(o.runs_file, &file_opts, &jobs);
+
+		if (n <= 0) {
+			if (!n)
+				fprintf(stderr, "uroce-lab experiment spray: %s has no runs\n",
+					o.runs_file);
+			return 1;
+		}
+		nruns = (unsigned)n;
+		/* the banner describes the first run's fabric */
+		o.base = file_opts[0].base;
+		o.work = file_opts[0].work;
+	} else {
+		nruns = plan_runs(&o, runs);
+		jobs = calloc(nruns ? nruns : 1, sizeof(*jobs));
+		if (!jobs)
+			return 1;
+		for (unsigned i = 0; i < nruns; i++)
+			jobs[i] = (struct spray_job){&o, runs[i]};
+	}
+	if (o.plan) {
+		for (unsigned i = 0; i < nruns; i++) {
+			char args[1024];
+
+			if (jobs[i].run.idx % o.nshards != o.shard)
+				continue;
+			run_args(jobs[i].o, &jobs[i].run, args, sizeof(args));
+			printf("%u %s\n", jobs[i].run.idx, args);
+		}
+		goto done;
+	}
+	if (exp_mkdir(o.out) || !(f = exp_open(o.out, "spray.csv", csv, sizeof(csv)))) {
+		rc = 1;
+		goto done;
+	}
+	fprintf(f, "%s\n", EXP_SPRAY_CSV_HEADER);
+	printf("%s on a leaf-spine: %u leaves x %u hosts, %u spines; hosts %.0f Gb/s, "
 	       "fabric %.0f Gb/s, %.1f us per hop, +%.2f us per spine up; %.0f KB per queue\n"
-	       "%s, %.0f KB flows as %u KB WRITEs x %u outstanding, MTU %u, seed %llu\n\n",
-	       b->topo.leaves, b->topo.hosts_per_leaf, b->topo.spines,
+	       "%s%.0f KB %s as %u KB WRITEs x %u outstanding, MTU %u, seed %llu",
+	       work_names[o.work], b->topo.leaves, b->topo.hosts_per_leaf, b->topo.spines,
 	       (double)b->topo.host_rate_bps / 1e9, (double)b->topo.fabric_rate_bps / 1e9,
 	       (double)b->topo.hop_ps / SIM_PS_PER_US, (double)b->topo.skew_ps / SIM_PS_PER_US,
 	       (double)b->topo.queue.buffer_bytes / 1024,
-	       b->all_to_all ? "all-to-all"
-	       : b->shift    ? "host i -> i + hosts-per-leaf"
-			     : "random permutation",
-	       (double)b->flow_bytes / 1024, b->msg_size / 1024, b->depth, b->mtu,
-	       (unsigned long long)b->seed);
-	printf("%-12s %-5s %-4s %5s %8s %7s %9s %9s %6s %8s %6s %6s %6s %7s %8s %8s\n", "path",
-	       "cc", "mode", "done", "goodput", "of max", "FCT p50", "FCT p99", "p99/id", "retx",
-	       "NAKs", "t/outs", "drops", "pauses", "qmax KB", "wall s");
-	for (unsigned k = 0; k < NCC; k++) {
-		if (!o.cc[k])
+	       b->shift	       ? "host i -> i + hosts-per-leaf, "
+	       : b->rank_order ? "host i -> i + 1, "
+	       : o.work != 1   ? "a random cycle, "
+			       : "",
+	       (double)b->flow_bytes / 1024, o.work == 2 ? "per host per step" : "flows",
+	       b->msg_size / 1024, b->depth, b->mtu, (unsigned long long)b->seed);
+	if (o.nshards > 1)
+		printf("; shard %u/%u of %u runs", o.shard, o.nshards, nruns);
+	printf("\n\n%-12s %-5s %-3s %-4s %11s %8s %7s %8s %8s %6s %5s %8s %6s %6s %6s %7s %7s %7s "
+	       "%6s%s\n",
+	       "path", "cc", "pfc", "mode", "done", "goodput", "of max", "p50 us", "p99 us",
+	       "p99/id", "Jain", "retx", "NAKs", "t/outs", "drops", "pauses", "qmax KB", "qhot KB",
+	       "wall s", o.work == 2 ? " steps  all-reduce" : "");
+	for (unsigned i = 0; i < nruns; i++) {
+		const struct spray_run *run = &jobs[i].run;
+		const struct spray_opts *ro = jobs[i].o;
+		struct sim_permutation_cfg cfg = ro->base;
+		struct sim_permutation_result r;
+		double t0 = wall_s();
+
+		if (run->idx % o.nshards != o.shard)
 			continue;
-		for (unsigned pi = 0; pi < NPATH; pi++) {
-			if (!o.path[pi])
-				continue;
-			for (unsigned m = 0; m < NMODE; m++) {
-				struct sim_permutation_cfg cfg = *b;
-				struct sim_permutation_result *r = &res[k][pi][m];
-				const char *pn = sim_path_policy_name(paths[pi]);
-				double t0 = wall_s(), dt;
-
-				if (!o.mode[m])
-					continue;
-				cfg.topo.path = paths[pi];
-				cfg.mode = m ? UR_RETX_SR : UR_RETX_GBN;
-				cfg.dcqcn = k == 1;
-				exp_progress(o.quiet, "[spray] %s, %s, %s ...", pn, cc_names[k],
-					     mode_names[m]);
-				if (sim_permutation_run(&cfg, r)) {
-					exp_progress_done(o.quiet);
-					fprintf(stderr, "uroce-lab experiment spray: cannot build "
-							"the scenario\n");
-					rc = 1;
-					goto out;
-				}
-				dt = wall_s() - t0;
-				events += r->events;
-				ideal_ps = r->ideal_fct_ps;
-				exp_progress_done(o.quiet);
-				printf(
-				    "%-12s %-5s %-4s %2u/%-2u %5.0f Gb %6.1f%% %6.1f us %6.1f us "
-				    "%6.2f "
-				    "%8llu %6llu %6llu %6llu %7llu %8.0f %8.2f\n",
-				    pn, cc_names[k], mode_names[m], r->completed, r->flows,
-				    r->goodput_gbps, 100 * r->goodput_fraction,
-				    (double)r->fct_p50_ps / SIM_PS_PER_US,
-				    (double)r->fct_p99_ps / SIM_PS_PER_US,
-				    (double)r->fct_p99_ps / r->ideal_fct_ps,
-				    (unsigned long long)r->retx_packets,
-				    (unsigned long long)r->nak_seq, (unsigned long long)r->timeouts,
-				    (unsigned long long)r->drops, (unsigned long long)r->pauses,
-				    (double)r->queue_max / 1024, dt);
-				fflush(stdout);
-				fprintf(
-				    f,
-				    "%s,%s,%s,%u,%u,%.4f,%.5f,%.3f,%.3f,%.4f,%.3f,%llu,%llu,%llu,"
-				    "%llu,%llu,%llu,%llu,%.1f,%llu,%.3f,%llu,%llu\n",
-				    pn, cc_names[k], mode_names[m], r->flows, r->completed,
-				    r->goodput_gbps, r->goodput_fraction,
-				    (double)r->fct_p50_ps / SIM_PS_PER_US,
-				    (double)r->fct_p99_ps / SIM_PS_PER_US,
-				    (double)r->fct_p99_ps / r->ideal_fct_ps,
-				    (double)r->fct_max_ps / SIM_PS_PER_US,
-				    (unsigned long long)r->retx_packets,
-				    (unsigned long long)r->nak_seq, (unsigned long long)r->timeouts,
-				    (unsigned long long)r->drops, (unsigned long long)r->marked,
-				    (unsigned long long)r->cnps, (unsigned long long)r->pauses,
-				    (double)r->queue_max / 1024,
-				    (unsigned long long)(r->errors + r->verify_failures),
-				    (double)r->sim_ps / SIM_PS_PER_US,
-				    (unsigned long long)r->events, (unsigned long long)b->seed);
-				if (cfg.mode == UR_RETX_SR && r->sr_agreed < 2ull * r->flows)
-					printf(
-					    "       !! selective repeat agreed on %llu of %u QPs\n",
-					    (unsigned long long)r->sr_agreed, 2 * r->flows);
-				if (r->errors || r->verify_failures || r->completed != r->flows)
-					printf("       !! %llu error completions, %llu bytes "
-					       "wrong, %u flows "
-					       "unfinished\n",
-					       (unsigned long long)r->errors,
-					       (unsigned long long)r->verify_failures,
-					       r->flows - r->completed);
-			}
-			if (o.mode[0] && o.mode[1]) {
-				const struct sim_permutation_result *g = &res[k][pi][0],
-								    *s = &res[k][pi][1];
-
-				fprintf(pf, "%s,%s,%.5f,%.5f,%.4f,%.4f,%llu,%llu\n",
-					sim_path_policy_name(paths[pi]), cc_names[k],
-					g->goodput_fraction, s->goodput_fraction,
-					(double)g->fct_p99_ps / g->ideal_fct_ps,
-					(double)s->fct_p99_ps / s->ideal_fct_ps,
-					(unsigned long long)g->retx_packets,
-					(unsigned long long)s->retx_packets);
-			}
+		cfg.topo.path = paths[run->path];
+		cfg.mode = run->mode ? UR_RETX_SR : UR_RETX_GBN;
+		cfg.dcqcn = run->cc == 1;
+		cfg.topo.pfc = run->pfc == 1;
+		exp_progress(o.quiet, "[spray %u/%u] %s, %s, pfc %s, %s ...", i + 1, nruns,
+			     sim_path_policy_name(paths[run->path]), cc_names[run->cc],
+			     pfc_names[run->pfc], mode_names[run->mode]);
+		if (sim_permutation_run(&cfg, &r)) {
+			exp_progress_done(o.quiet);
+			fprintf(stderr, "uroce-lab experiment spray: cannot build the scenario\n");
+			rc = 1;
+			break;
 		}
+		exp_progress_done(o.quiet);
+		events += r.events;
+		ideal_ps = r.ideal_fct_ps;
+		ran++;
+		print_row(run, &r, ro->work == 2, wall_s() - t0);
+		fflush(stdout);
+		csv_row(f, ro, run, &r);
 	}
 	t_all = wall_s() - t_all;
-	printf("\ngoodput: all flows' bytes over the time the last one finished; of max: of the\n"
-	       "hosts' line rate after headers; FCT p99/id: over one flow alone on an idle fabric\n"
-	       "(%.1f us); NAKs: sequence-error NAKs (go-back-N); qmax: the deepest queue.\n"
-	       "%llu events in %.2f s: %.2f M events/s\n",
-	       (double)ideal_ps / SIM_PS_PER_US, (unsigned long long)events, t_all,
+	if (fclose(f))
+		rc = 1;
+	if (rc)
+		goto done;
+	printf("\ngoodput: all bytes over the time the last flow (all-reduce: step) finished; of\n"
+	       "max: of the hosts' line rate after headers; p50/p99: flow completion times\n"
+	       "(all-reduce: each flow's time in each step); p99/id: over one flow alone on an\n"
+	       "idle fabric (%.1f us); Jain over the flows' bytes/FCT; NAKs: sequence-error NAKs\n"
+	       "(go-back-N); qmax: the deepest queue; qhot: the largest time-averaged queue.\n"
+	       "%u runs, %llu events in %.2f s: %.2f M events/s\n",
+	       (double)ideal_ps / SIM_PS_PER_US, ran, (unsigned long long)events, t_all,
 	       t_all > 0 ? events / t_all / 1e6 : 0);
-out:
-	fclose(f);
-	fclose(pf);
-	if (!rc) {
-		printf("csv: %s, %s\n", csv, pcsv);
-		if (o.mode[0] && o.mode[1] && write_plot(&o, pcsv))
-			rc = 1;
-	}
+	printf("csv: %s\n", csv);
+	if (o.nshards > 1)
+		printf("a shard: join the shards with `uroce-lab experiment merge --out DIR "
+		       "SHARD.csv...`\n");
+	else
+		rc = exp_spray_report(o.out, !o.no_plot) ? 1 : 0;
+done:
+	free(jobs);
+	free(file_opts);
 	return rc;
 }

@@ -11,6 +11,18 @@
 int exp_incast(int argc, char **argv);
 int exp_converge(int argc, char **argv);
 int exp_spray(int argc, char **argv);
+/* `uroce-lab experiment merge`: the shards of a sweep's CSV into one (exp_sweep.c). */
+int exp_merge(int argc, char **argv);
+/* From DIR/spray.csv: the GBN/SR pivot, IRN's ratio and (with `plot`) the plot. 0 or -1. */
+int exp_spray_report(const char *dir, bool plot);
+
+/* spray.csv's columns: the run's number first, its exact options last. */
+#define EXP_SPRAY_CSV_HEADER                                                                       \
+	"run,workload,path,cc,pfc,mode,flows,flows_done,goodput_gbps,goodput_fraction,"            \
+	"fct_p50_us,fct_p99_us,fct_p99_over_ideal,fct_max_us,jain,steps,done_us,step_max_us,"      \
+	"retx_packets,nak_seq,timeouts,drops,ce_marked,cnps,pauses,queue_max_kb,"                  \
+	"queue_mean_kb,queue_hot_kb,errors,sim_us,events,hosts_per_leaf,leaves,spines,"            \
+	"host_bps,skew_ps,buffer_bytes,flow_bytes,xoff_bytes,msg_size,depth,seed,args"
 
 /* Create `dir` (and its parents); 0 or -1 with a message. */
 int exp_mkdir(const char *dir);

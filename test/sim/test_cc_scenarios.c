@@ -7,7 +7,8 @@
  *  - without congestion control the buffer overflows and go-back-N loses
  *    much of the goodput, which selective repeat recovers; PFC is lossless;
  *  - two flows share the link fairly, and what each sends matches the
- *    DCQCN rate its pacer enforces.
+ *    DCQCN rate its pacer enforces;
+ *  - no configuration reports more goodput than the link can carry.
  */
 #include <check.h>
 #include <math.h>
@@ -19,6 +20,21 @@
 #define MS (1000 * SIM_PS_PER_US)
 
 static const unsigned incast_n[] = {4, 16};
+
+/* Goodput counts bytes that crossed the bottleneck in the window: never more than it carries. */
+static void assert_within_link(const struct sim_incast_cfg *c, const struct sim_incast_result *r,
+			       const char *what)
+{
+	/* one packet may straddle the start of the window */
+	double slack =
+	    (double)c->mtu * 8 / ((double)(c->duration_ps - c->warmup_ps) / SIM_PS_PER_S);
+
+	ck_assert_msg(r->goodput_gbps * 1e9 <= (double)c->rate_bps + slack,
+		      "%s: goodput %.3f Gb/s on a %.0f Gb/s link", what, r->goodput_gbps,
+		      (double)c->rate_bps / 1e9);
+	ck_assert_msg(r->goodput_fraction <= 1.0 + slack / (double)c->rate_bps,
+		      "%s: %.4f of the lossless goodput", what, r->goodput_fraction);
+}
 
 START_TEST(test_incast_dcqcn)
 {
@@ -40,6 +56,7 @@ START_TEST(test_incast_dcqcn)
 	/* every CNP the receiver sent reached a sender and cut its rate */
 	ck_assert_uint_eq(r.cnps_handled, r.cnps);
 	ck_assert_uint_eq(r.pauses, 0);
+	assert_within_link(&c, &r, "dcqcn");
 }
 END_TEST
 
@@ -59,6 +76,7 @@ START_TEST(test_incast_without_cc)
 	ck_assert_uint_gt(gbn.retx_packets, gbn.drops);
 	ck_assert_msg(gbn.goodput_fraction < 0.75, "gbn goodput %.3f", gbn.goodput_fraction);
 	ck_assert_uint_eq(gbn.cnps, 0);
+	assert_within_link(&c, &gbn, "gbn");
 
 	c.mode = UR_RETX_SR;
 	ck_assert_int_eq(sim_incast_run(&c, &sr), 0);
@@ -66,6 +84,7 @@ START_TEST(test_incast_without_cc)
 	/* selective repeat resends only what was lost: the goodput comes back */
 	ck_assert_msg(sr.goodput_fraction >= 0.95, "sr goodput %.3f", sr.goodput_fraction);
 	ck_assert_uint_lt(sr.retx_packets, gbn.retx_packets / 4);
+	assert_within_link(&c, &sr, "sr");
 
 	c.mode = UR_RETX_GBN;
 	c.pfc = true;
@@ -75,6 +94,7 @@ START_TEST(test_incast_without_cc)
 	ck_assert_uint_gt(pfc.pauses, 0);
 	ck_assert(pfc.paused_fraction > 0.5);
 	ck_assert(pfc.utilisation >= 0.95);
+	assert_within_link(&c, &pfc, "pfc");
 	/* the queue holds about XOFF per paused ingress */
 	ck_assert_uint_le(pfc.queue_p99, (uint64_t)c.senders * (c.pfc_xoff + 64 * 1024));
 }

@@ -11,6 +11,10 @@
  *    resends half as much again as selective repeat or more, which keeps more of the goodput;
  *  - all-to-all delivers every byte too, and PFC between every switch makes
  *    an oversubscribed fabric with small buffers lossless;
+ *  - a ring all-reduce runs its 2(n-1) steps, every byte checked, each step
+ *    lasting as long as its slowest flow, and repeats bit for bit;
+ *  - every run reports Jain's index in (0, 1] and a time-averaged queue no
+ *    deeper than the deepest;
  *  - a run repeats bit for bit.
  */
 #include <check.h>
@@ -136,6 +140,63 @@ START_TEST(test_spray_repeats_bit_for_bit)
 }
 END_TEST
 
+static void run_allreduce(enum sim_path_policy path, enum ur_retx_mode mode,
+			  struct sim_permutation_result *r)
+{
+	struct sim_permutation_cfg c;
+
+	sim_permutation_cfg_default(&c);
+	c.topo.path = path;
+	c.topo.skew_ps = 1 * SIM_PS_PER_US;
+	c.mode = mode;
+	c.allreduce = true;
+	c.flow_bytes = 64 * 1024; /* per host per step */
+	c.msg_size = 16 * 1024;
+	c.verify = true;
+	ck_assert_int_eq(sim_permutation_run(&c, r), 0);
+	ck_assert_uint_eq(r->flows, 16);
+	ck_assert_uint_eq(r->steps, 2 * (16 - 1));
+	ck_assert_uint_eq(r->completed, r->flows);
+	ck_assert_uint_eq(r->errors + r->verify_failures, 0);
+	/* a step lasts as long as its slowest flow, and the steps follow each other */
+	ck_assert_uint_ge(r->step_max_ps, r->fct_max_ps);
+	ck_assert_uint_ge(r->done_ps, (uint64_t)r->steps * r->fct_p50_ps);
+	ck_assert_uint_le(r->done_ps, (uint64_t)r->steps * r->step_max_ps);
+	ck_assert_uint_ge(r->done_ps, (uint64_t)r->steps * r->ideal_fct_ps);
+	ck_assert(r->jain > 0 && r->jain <= 1.0 + 1e-9);
+}
+
+START_TEST(test_ring_allreduce)
+{
+	struct sim_permutation_result ecmp, gbn, sr, again;
+
+	run_allreduce(SIM_PATH_ECMP, UR_RETX_SR, &ecmp);
+	ck_assert_uint_eq(ecmp.retx_packets, 0);
+	/* spraying reorders: go-back-N resends, and every step waits for its worst flow */
+	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_GBN, &gbn);
+	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_SR, &sr);
+	ck_assert_uint_gt(gbn.retx_packets, sr.retx_packets);
+	ck_assert_msg(sr.done_ps < gbn.done_ps, "sr %.1f us, gbn %.1f us",
+		      (double)sr.done_ps / SIM_PS_PER_US, (double)gbn.done_ps / SIM_PS_PER_US);
+	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_SR, &again);
+	ck_assert(!memcmp(&sr, &again, sizeof(sr)));
+}
+END_TEST
+
+START_TEST(test_queue_and_fairness_reported)
+{
+	struct sim_permutation_result r;
+
+	run(SIM_PATH_ECMP, UR_RETX_GBN, &r);
+	ck_assert(r.jain > 0 && r.jain <= 1.0 + 1e-9);
+	ck_assert(r.queue_hot > 0 && r.queue_hot <= (double)r.queue_max);
+	ck_assert(r.queue_mean > 0 && r.queue_mean <= r.queue_hot);
+	/* pinned with --shift: one flow per link, every flow alike */
+	run(SIM_PATH_PINNED, UR_RETX_GBN, &r);
+	ck_assert_msg(r.jain > 0.9, "pinned Jain %.3f", r.jain);
+}
+END_TEST
+
 static Suite *spray_suite(void)
 {
 	Suite *s = suite_create("spray_scenarios");
@@ -147,6 +208,8 @@ static Suite *spray_suite(void)
 	tcase_add_test(tc, test_all_to_all_delivers);
 	tcase_add_test(tc, test_pfc_makes_the_fabric_lossless);
 	tcase_add_test(tc, test_spray_repeats_bit_for_bit);
+	tcase_add_test(tc, test_ring_allreduce);
+	tcase_add_test(tc, test_queue_and_fairness_reported);
 	suite_add_tcase(s, tc);
 	return s;
 }

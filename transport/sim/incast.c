@@ -19,6 +19,7 @@ struct run {
 	uint64_t last_up[SIM_INCAST_MAX];
 	uint64_t last_t;
 	uint64_t warm_bytes[SIM_INCAST_MAX];
+	uint64_t warm_placed; /* WRITE packets the receiver had placed at warm-up */
 	struct sim_link_stats warm_down;
 	uint64_t *q;
 	size_t nq;
@@ -83,6 +84,7 @@ static void warm(struct sim *s, void *arg)
 	for (unsigned i = 0; i < r->c->senders; i++)
 		r->warm_bytes[i] = sim_flow_stats(r->flow[i])->bytes;
 	r->warm_down = sim_node_down_stats(r->recv);
+	r->warm_placed = ur_dev_counters(sim_node_dev(r->recv))[UR_CTR_rx_write_requests];
 	queue_sample(s, r);
 }
 
@@ -128,6 +130,7 @@ static void results(struct run *run, struct sim_incast_result *r)
 	uint64_t wire = sim_message_wire_bytes(c->msg_size, c->mtu, UR_KIND_WRITE, false,
 					       c->mode == UR_RETX_SR);
 	double sum = 0, sum2 = 0, paused = 0;
+	uint64_t pkts_per_msg = (c->msg_size + c->mtu - 1) / c->mtu;
 
 	for (unsigned i = 0; i < c->senders; i++) {
 		const struct sim_flow_stats *st = sim_flow_stats(run->flow[i]);
@@ -146,8 +149,18 @@ static void results(struct run *run, struct sim_incast_result *r)
 		paused += (double)sq.paused_ps;
 		r->drops += sq.dropped; /* the ACK direction: should stay 0 */
 	}
-	r->goodput_gbps = sum;
-	r->goodput_fraction = sum / ((double)c->rate_bps / 1e9 * c->msg_size / (double)wire);
+	/*
+	 * Goodput is what the receiver placed inside the window: WRITE packets
+	 * it executed (duplicates are not executed), each a 1/pkts_per_msg
+	 * share of a message. Counting messages completed in the window
+	 * instead credits it with a backlog that crossed the link before the
+	 * window (selective repeat completes a run of early-placed messages at
+	 * once), which showed 102.9% of the link at 16 senders.
+	 */
+	r->goodput_gbps = (double)(rc[UR_CTR_rx_write_requests] - run->warm_placed) * c->msg_size /
+			  (double)pkts_per_msg * 8 / window_s / 1e9;
+	r->goodput_fraction =
+	    r->goodput_gbps / ((double)c->rate_bps / 1e9 * c->msg_size / (double)wire);
 	r->jain = sum2 > 0 ? sum * sum / (c->senders * sum2) : 0;
 	r->utilisation = (double)((down.bytes - run->warm_down.bytes) +
 				  SIM_WIRE_OVERHEAD * (down.packets - run->warm_down.packets)) *

@@ -52,11 +52,11 @@ struct sim_incast_cfg {
 };
 
 struct sim_incast_result {
-	double goodput_gbps;       /* message bytes completed after warm-up, all flows */
+	double goodput_gbps;       /* message bytes the receiver placed after warm-up, all flows */
 	double goodput_fraction;   /* of the lossless goodput of the bottleneck */
 	double utilisation;        /* wire time the bottleneck link was busy after warm-up */
 	double jain;               /* Jain's index of per-flow goodput after warm-up */
-	double flow_gbps[SIM_INCAST_MAX];
+	double flow_gbps[SIM_INCAST_MAX]; /* message bytes each flow completed after warm-up */
 	uint64_t queue_max;        /* bytes, whole run (the first burst included) */
 	uint64_t queue_max_steady; /* after warm-up, from the samples */
 	uint64_t queue_p99;        /* after warm-up, from the samples */

@@ -325,8 +325,13 @@ struct sim_node *sim_leafspine_host(const struct sim_leafspine *ls, unsigned i)
 	return i < ls->nhosts ? ls->hosts[i] : NULL;
 }
 
-static void add_queue(struct sim_leafspine_stats *st, const struct sim_queue_stats *q)
+static void add_queue(struct sim_leafspine_stats *st, const struct sim_queue_stats *q, uint64_t now)
 {
+	double mean = now ? q->byte_ps / (double)now : 0;
+
+	st->queue_mean += mean;
+	if (mean > st->queue_hot)
+		st->queue_hot = mean;
 	if (q->max_bytes > st->queue_max)
 		st->queue_max = q->max_bytes;
 	st->pauses += q->pauses;
@@ -336,17 +341,24 @@ static void add_queue(struct sim_leafspine_stats *st, const struct sim_queue_sta
 
 void sim_leafspine_stats(const struct sim_leafspine *ls, struct sim_leafspine_stats *st)
 {
+	uint64_t now = sim_now(ls->s);
+
 	memset(st, 0, sizeof(*st));
 	for (unsigned i = 0; i < ls->nhosts; i++) {
 		struct sim_queue_stats q = sim_node_queue_stats(ls->hosts[i]);
 
-		add_queue(st, &q);
+		add_queue(st, &q, now);
 	}
 	for (unsigned l = 0; l < ls->c.leaves; l++)
 		for (unsigned k = 0; k < ls->c.spines; k++) {
-			add_queue(st, &ls->leaves[l].upq[k].st);
-			add_queue(st, &ls->spines[k].downq[l].st);
+			struct sim_queue_stats up = sim_port_stats(ls->s, &ls->leaves[l].upq[k]),
+					       down =
+						   sim_port_stats(ls->s, &ls->spines[k].downq[l]);
+
+			add_queue(st, &up, now);
+			add_queue(st, &down, now);
 		}
+	st->queue_mean /= ls->nhosts + 2.0 * ls->c.leaves * ls->c.spines;
 	for (unsigned k = 0; k < ls->c.spines && k < 64; k++)
 		st->spine_packets[k] = ls->spines[k].packets;
 }

@@ -51,6 +51,9 @@ struct sim_node *sim_leafspine_host(const struct sim_leafspine *ls, unsigned i);
 /* Every output queue of the fabric (host ports included), summed or maxed. */
 struct sim_leafspine_stats {
 	uint64_t queue_max; /* the deepest any queue got, bytes */
+	double
+	    queue_mean; /* bytes: each queue's time-averaged occupancy, averaged over the queues */
+	double queue_hot; /* bytes: the largest time-averaged occupancy of one queue */
 	uint64_t dropped;
 	uint64_t ecn_marked;
 	uint64_t pauses;	    /* PFC pause frames obeyed, by hosts and switch ports */

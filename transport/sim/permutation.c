@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "permutation.h"
+#include "ring.h"
 #include "rng.h"
 #include "workload.h"
 
@@ -59,13 +60,46 @@ static uint64_t percentile(const uint64_t *sorted, unsigned n, double q)
 	return n ? sorted[i ? i - 1 : 0] : 0;
 }
 
+static double jain_index(const double *x, size_t n)
+{
+	double sum = 0, sum2 = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		sum += x[i];
+		sum2 += x[i] * x[i];
+	}
+	return sum2 > 0 ? sum * sum / ((double)n * sum2) : 0;
+}
+
+/* FCT percentiles and Jain's index over `n` completion times of `bytes` each. */
+static void fct_stats(uint64_t *fct, size_t n, uint64_t bytes, struct sim_permutation_result *r)
+{
+	double *tput = calloc(n ? n : 1, sizeof(*tput));
+
+	if (!n)
+		goto out;
+	qsort(fct, n, sizeof(*fct), cmp_u64);
+	r->fct_p50_ps = percentile(fct, (unsigned)n, 0.5);
+	r->fct_p99_ps = percentile(fct, (unsigned)n, 0.99);
+	r->fct_max_ps = fct[n - 1];
+	if (!tput)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		tput[i] = fct[i] ? (double)bytes / (double)fct[i] : 0;
+	r->jain = jain_index(tput, n);
+out:
+	free(tput);
+}
+
 static void results(const struct sim_permutation_cfg *c, struct sim *s, struct sim_leafspine *ls,
-		    struct sim_workload *w, struct sim_permutation_result *r)
+		    struct sim_workload *w, const struct sim_ring *ring,
+		    struct sim_permutation_result *r)
 {
 	unsigned n = sim_leafspine_nhosts(ls), nflows = sim_workload_nflows(w);
 	uint64_t *fct = calloc(nflows, sizeof(*fct)), bytes = 0, last = 0;
 	uint64_t wire = sim_message_wire_bytes(c->msg_size, c->mtu, UR_KIND_WRITE, false,
 					       c->mode == UR_RETX_SR);
+	uint64_t flow_total = c->allreduce ? 2ull * (n - 1) * c->flow_bytes : c->flow_bytes;
 	struct sim_leafspine_stats st;
 	unsigned nf = 0;
 
@@ -76,7 +110,7 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 		r->errors += fs->errors;
 		r->verify_failures += fs->verify_failures;
 		bytes += fs->bytes;
-		if (fs->bytes == c->flow_bytes && !fs->errors) {
+		if (fs->bytes == flow_total && !fs->errors) {
 			r->completed++;
 			if (fct)
 				fct[nf++] = fs->last_done_ps;
@@ -84,13 +118,28 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 				last = fs->last_done_ps;
 		}
 	}
-	if (fct && nf) {
-		qsort(fct, nf, sizeof(*fct), cmp_u64);
-		r->fct_p50_ps = percentile(fct, nf, 0.5);
-		r->fct_p99_ps = percentile(fct, nf, 0.99);
-		r->fct_max_ps = fct[nf - 1];
+	if (ring) {
+		/* the collective's time, and each flow's time within its steps */
+		uint64_t nstep, *sf, ns = 0;
+		const uint64_t *src = sim_ring_fcts(ring, &nstep), *sp = sim_ring_step_ps(ring);
+
+		r->steps = sim_ring_steps_done(ring);
+		last = sim_ring_done_ps(ring);
+		for (unsigned k = 0; k < r->steps; k++)
+			if (sp[k] > r->step_max_ps)
+				r->step_max_ps = sp[k];
+		sf = malloc((nstep ? nstep : 1) * sizeof(*sf));
+		if (sf) {
+			for (uint64_t i = 0; i < nstep; i++)
+				sf[ns++] = src[i];
+			fct_stats(sf, ns, c->flow_bytes, r);
+		}
+		free(sf);
+	} else if (fct) {
+		fct_stats(fct, nf, c->flow_bytes, r);
 	}
 	free(fct);
+	r->done_ps = last;
 	/* every flow starts at 0, so its completion time is when its last message completed */
 	if (last) {
 		double secs = (double)last / SIM_PS_PER_S;
@@ -113,6 +162,8 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 	}
 	sim_leafspine_stats(ls, &st);
 	r->queue_max = st.queue_max;
+	r->queue_mean = st.queue_mean;
+	r->queue_hot = st.queue_hot;
 	r->drops = st.dropped;
 	r->marked = st.ecn_marked;
 	r->pauses = st.pauses;
@@ -125,6 +176,8 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 	struct sim_leafspine_cfg topo = c->topo;
 	struct sim_leafspine *ls = NULL;
 	struct sim_workload *w = NULL;
+	struct sim_ring *ring = NULL;
+	struct sim_flow **ring_flows = NULL;
 	struct ur_dev_config cfg;
 	struct sim_flow_cfg fc;
 	unsigned n, *dst = NULL;
@@ -163,9 +216,9 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 	dst = calloc(n, sizeof(*dst));
 	if (!dst || n < 2)
 		goto out;
-	if (c->shift) {
+	if (c->shift || c->rank_order) {
 		for (unsigned i = 0; i < n; i++)
-			dst[i] = (i + topo.hosts_per_leaf) % n;
+			dst[i] = (i + (c->shift ? topo.hosts_per_leaf : 1)) % n;
 	} else {
 		derangement(dst, n, c->seed ^ 0x7065726dull);
 	}
@@ -177,6 +230,11 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 	fc.msg_size = c->msg_size;
 	fc.messages = c->flow_bytes / c->msg_size;
 	fc.depth = (uint32_t)(fc.messages < c->depth ? fc.messages : c->depth);
+	if (c->allreduce) /* one flow per host carries all its steps */
+		fc.messages *= 2ull * (n - 1);
+	ring_flows = calloc(n, sizeof(*ring_flows));
+	if (!ring_flows)
+		goto out;
 	fc.verify = c->verify;
 	sim_qp_params_default(&fc.qp);
 	fc.qp.path_mtu = ur_mtu_enum(c->mtu);
@@ -186,22 +244,28 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 		for (unsigned j = 0; j < n; j++) {
 			/* all-to-all: host i's flows in the order i+1, i+2, ... so
 			 * that no host is everyone's first destination */
-			unsigned d = c->all_to_all ? (i + 1 + j) % n : dst[i];
+			unsigned d = c->all_to_all && !c->allreduce ? (i + 1 + j) % n : dst[i];
 
 			if (d == i)
 				continue;
-			if (!sim_workload_add_flow(w, sim_leafspine_host(ls, i),
-						   sim_leafspine_host(ls, d), &fc))
+			ring_flows[i] = sim_workload_add_flow(w, sim_leafspine_host(ls, i),
+							      sim_leafspine_host(ls, d), &fc);
+			if (!ring_flows[i])
 				goto out;
-			if (!c->all_to_all)
+			if (!c->all_to_all || c->allreduce)
 				break;
 		}
 	}
+	if (c->allreduce &&
+	    !(ring = sim_ring_create(w, ring_flows, n, 2 * (n - 1), c->flow_bytes / c->msg_size)))
+		goto out;
 	sim_workload_stop_when_done(w, true);
 	sim_run(s, c->limit_ps);
-	results(c, s, ls, w, r);
+	results(c, s, ls, w, ring, r);
 	err = 0;
 out:
+	sim_ring_destroy(ring);
+	free(ring_flows);
 	free(dst);
 	sim_workload_destroy(w);
 	sim_leafspine_destroy(ls);

@@ -2,9 +2,12 @@
 /*
  * One-shot flows on a leaf-spine, all starting together: a permutation
  * (every host sends one flow of `flow_bytes`, RC RDMA WRITEs, to a distinct
- * other host and receives one) or all-to-all (every host to every other). Reports what the
- * multipath studies compare: aggregate goodput, flow completion time percentiles, retransmissions
- * and the deepest queue in the fabric.
+ * other host and receives one), all-to-all (every host to every other), or
+ * a ring all-reduce (ring.h: 2(n-1) steps, each host sending `flow_bytes`
+ * to its ring neighbour per step, every step waiting for its slowest flow).
+ * Reports what the multipath studies compare: aggregate goodput, flow
+ * completion time percentiles, Jain's fairness, retransmissions, PFC pauses
+ * and the fabric's queues (deepest, and time-averaged).
  */
 #ifndef UR_SIM_PERMUTATION_H
 #define UR_SIM_PERMUTATION_H
@@ -28,6 +31,8 @@ struct sim_permutation_cfg {
 	bool shift;	 /* host i sends to i + hosts_per_leaf: no two flows share a
 			  * link under SIM_PATH_PINNED (a reference with no collisions) */
 	bool all_to_all; /* every host sends a flow to every other host instead */
+	bool allreduce;	 /* a ring all-reduce instead: flow_bytes is each step's chunk */
+	bool rank_order; /* the ring (or permutation) is host i -> i + 1, not a random cycle */
 	bool verify;	 /* pattern every byte and check it at the receiver */
 	uint8_t timeout; /* local ACK timeout exponent (go-back-N) */
 	uint64_t sr_rto_low_ns;
@@ -43,14 +48,20 @@ struct sim_permutation_result {
 	uint64_t verify_failures;
 	double goodput_gbps;	 /* every flow's bytes over the time the last one took */
 	double goodput_fraction; /* of what the hosts' links could carry in that time */
-	uint64_t fct_p50_ps;
+	uint64_t fct_p50_ps;	 /* all-reduce: of each flow's time in each step */
 	uint64_t fct_p99_ps;
 	uint64_t fct_max_ps;
 	uint64_t ideal_fct_ps; /* one flow alone on an idle fabric, serialisation + RTT */
+	double jain;	       /* Jain's index of the flows' throughputs (bytes / FCT) */
+	unsigned steps;	       /* all-reduce: steps finished (of 2(hosts - 1)) */
+	uint64_t done_ps;      /* when the last flow (all-reduce: step) finished */
+	uint64_t step_max_ps;  /* all-reduce: the slowest step */
 	uint64_t retx_packets;
 	uint64_t timeouts;
 	uint64_t nak_seq;   /* sequence-error NAKs the receivers sent */
 	uint64_t queue_max; /* bytes, the deepest of every queue */
+	double queue_mean;  /* bytes, the queues' time-averaged occupancy, averaged over them */
+	double queue_hot;   /* bytes, the largest time-averaged occupancy of one queue */
 	uint64_t drops;
 	uint64_t marked;
 	uint64_t cnps;

@@ -562,9 +562,17 @@ struct sim_link_stats sim_node_down_stats(const struct sim_node *n)
 	return n->down.st;
 }
 
+struct sim_queue_stats sim_port_stats(const struct sim *s, const struct sim_port *port)
+{
+	struct sim_queue_stats st = port->st;
+
+	st.byte_ps += (double)port->bytes * (double)(s->now - port->area_since);
+	return st;
+}
+
 struct sim_queue_stats sim_node_queue_stats(const struct sim_node *n)
 {
-	struct sim_queue_stats st = n->port.st;
+	struct sim_queue_stats st = sim_port_stats(n->s, &n->port);
 
 	if (n->paused)
 		st.paused_ps += n->s->now - n->paused_since;
@@ -652,6 +660,13 @@ static void red_mark(struct sim_port *port, struct sim_pkt *p)
 		port->st.ecn_marked++;
 }
 
+/* The queue's occupancy integral, brought up to now before its length changes. */
+static void port_area(const struct sim *s, struct sim_port *port)
+{
+	port->st.byte_ps += (double)port->bytes * (double)(s->now - port->area_since);
+	port->area_since = s->now;
+}
+
 static void port_start_tx(struct sim *s, struct sim_port *port)
 {
 	struct sim_pkt *p = port->head;
@@ -666,6 +681,7 @@ static void port_start_tx(struct sim *s, struct sim_port *port)
 	port->head = p->next;
 	if (!port->head)
 		port->tail = NULL;
+	port_area(s, port);
 	port->bytes -= p->len;
 	port->st.sent_bytes += p->len;
 	port->busy = true;
@@ -700,6 +716,7 @@ static bool port_queue(struct sim *s, struct sim_port *port, struct sim_pkt *p, 
 	else
 		port->head = p;
 	port->tail = p;
+	port_area(s, port);
 	port->bytes += p->len;
 	port->st.enqueued++;
 	if (port->bytes > port->st.max_bytes)

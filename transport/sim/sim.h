@@ -83,6 +83,7 @@ struct sim_queue_stats {
 	uint64_t pauses;        /* PFC pause frames sent to the host */
 	uint64_t paused_ps;     /* time the host spent paused */
 	uint64_t sent_bytes;
+	double byte_ps;         /* bytes queued integrated over time: / now = mean occupancy */
 };
 
 struct sim *sim_create(uint64_t seed);

@@ -51,6 +51,7 @@ struct sim_port {
 	struct sim_rng rng;
 	unsigned paused; /* PFC pause frames in effect at this port */
 	uint64_t paused_since;
+	uint64_t area_since; /* st.byte_ps holds the queue's integral up to here */
 };
 
 /*
@@ -87,6 +88,8 @@ void sim_port_send(struct sim *s, struct sim_port *port, struct sim_pkt *p);
  */
 void sim_port_send_from(struct sim *s, struct sim_port *port, struct sim_pkt *p,
 			struct sim_ingress *ing, struct sim_node *host);
+/* A port's statistics now (the occupancy integral brought up to date). */
+struct sim_queue_stats sim_port_stats(const struct sim *s, const struct sim_port *port);
 /* The port toward a host: the last hop's queue. */
 struct sim_port *sim_node_port(struct sim_node *n);
 void sim_pkt_free(struct sim *s, struct sim_pkt *p);

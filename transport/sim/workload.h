@@ -58,6 +58,17 @@ struct sim_flow *sim_workload_flow(const struct sim_workload *w, unsigned i);
 const struct sim_flow_stats *sim_flow_stats(const struct sim_flow *f);
 struct ur_qp *sim_flow_src_qp(const struct sim_flow *f);
 struct ur_qp *sim_flow_dst_qp(const struct sim_flow *f);
+/*
+ * Post no more than `limit` of the flow's messages until raised (at first
+ * all of them): an application that waits on others between messages
+ * (a collective's steps) holds its flows back this way. Raising it posts
+ * at once.
+ */
+void sim_flow_set_post_limit(struct sim_flow *f, uint64_t limit);
+/* Called after each message a flow completes successfully (message number `msg`). */
+typedef void (*sim_message_done_fn)(struct sim_flow *f, uint64_t msg, void *arg);
+void sim_workload_on_message(struct sim_workload *w, sim_message_done_fn fn, void *arg);
+struct sim *sim_workload_sim(const struct sim_workload *w);
 /* Stop the simulation as soon as every flow is done. */
 void sim_workload_stop_when_done(struct sim_workload *w, bool stop);
 
