@@ -70,6 +70,7 @@ struct uroce_switch {
 	uint8_t route[SW_BLOCKS];
 	struct sw_attach att[SW_MAX_ATTACH];
 	unsigned nattached;
+	unsigned first; /* the attachment that goes first on the port this pass */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 };
@@ -273,15 +274,36 @@ static void upkeep(struct uroce_switch *sw, uint64_t now)
 	}
 }
 
-/* A program's frames, up to a burst, out on the wire. */
-static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a)
+/*
+ * A program's frames, up to a burst, out on the wire. A buffer on the wire
+ * first: when the port has none, the frames wait in the program's ring and
+ * the program waits for room, as on a NIC's full send queue, instead of
+ * being dropped here.
+ */
+static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a, bool *port_full)
 {
-	const uint8_t *f;
-	uint32_t len;
 	unsigned n = 0;
 
-	while (n < DP_BURST && (f = dp_memif_rx_next(&a->m, &len))) {
-		dp_tx_raw(sw->wire, f, len);
+	while (n < DP_BURST) {
+		const uint8_t *f;
+		uint8_t *buf;
+		uint32_t len, cap;
+		void *cookie;
+
+		if (uroce_dp_tx_get(sw->wire, &buf, &cap, &cookie)) {
+			*port_full = true;
+			break;
+		}
+		f = dp_memif_rx_next(&a->m, &len);
+		if (!f || len > cap) {
+			uroce_dp_tx_put(sw->wire, cookie, 0);
+			if (!f)
+				break;
+			sw->ctr[DP_CTR_dp_tx_dropped]++; /* larger than the port's frames */
+			continue;
+		}
+		memcpy(buf, f, len);
+		uroce_dp_tx_put(sw->wire, cookie, len);
 		n++;
 	}
 	dp_memif_rx_done(&a->m);
@@ -292,13 +314,19 @@ static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a)
 
 unsigned uroce_switch_pass(struct uroce_switch *sw, uint64_t now)
 {
+	bool port_full = false;
 	unsigned moved;
 
 	upkeep(sw, now);
 	moved = uroce_dp_rx(sw->wire, from_wire, sw, DP_BURST, now);
-	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
-		if (sw->att[i].used && sw->att[i].m.connected)
-			moved += from_program(sw, &sw->att[i]);
+	/* programs take turns first on the port, so none can starve the rest */
+	for (unsigned k = 0; k < SW_MAX_ATTACH && !port_full; k++) {
+		struct sw_attach *a = &sw->att[(sw->first + k) % SW_MAX_ATTACH];
+
+		if (a->used && a->m.connected)
+			moved += from_program(sw, a, &port_full);
+	}
+	sw->first = (sw->first + 1) % SW_MAX_ATTACH;
 	uroce_dp_tx_flush(sw->wire, now);
 	for (unsigned i = 0; i < SW_MAX_ATTACH; i++) {
 		struct sw_attach *a = &sw->att[i];
@@ -308,7 +336,8 @@ unsigned uroce_switch_pass(struct uroce_switch *sw, uint64_t now)
 			a->out = false;
 		}
 	}
-	return moved;
+	/* a full port: look again at once, it drains as the peer reads */
+	return moved + port_full;
 }
 
 /*

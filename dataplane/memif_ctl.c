@@ -468,9 +468,11 @@ void dp_memif_upkeep(struct dp_memif *m, uint64_t now)
 		mlog(m, "memif: peer on %s went away", m->path);
 		teardown(m);
 	}
-	if (m->server && m->listen_fd >= 0)
-		server_accept(m);
-	else if (!m->connected && client_connect(m) == 0)
+	if (m->server) {
+		/* one of a daemon's many clients has no socket of its own to listen on */
+		if (m->listen_fd >= 0)
+			server_accept(m);
+	} else if (!m->connected && client_connect(m) == 0)
 		mlog(m, "memif: connected to %s again", m->path);
 }
 

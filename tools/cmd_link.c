@@ -603,7 +603,9 @@ static void show_one(const char *name, bool verbose)
 		uroce_dev_dir(name, dir, sizeof(dir));
 		pid = uroced_pid(dir);
 		if (pid)
-			printf("    daemon uroced pid %d  log %s/uroced.log\n", pid, dir);
+			printf("    daemon uroced pid %d  log %s/uroced.log  switch %d  keeper %d\n", pid,
+			       dir, uroced_child_pid(dir, "uroced.switch"),
+			       uroced_child_pid(dir, "uroced.keeper"));
 		else
 			printf("    daemon NOT RUNNING: programs cannot reach the wire (see %s/uroced.log)\n",
 			       dir);

@@ -48,11 +48,16 @@ static int daemon_path(char *buf, size_t len)
 
 int uroced_pid(const char *devdir)
 {
+	return uroced_child_pid(devdir, "uroced.pid");
+}
+
+int uroced_child_pid(const char *devdir, const char *file)
+{
 	char path[PATH_MAX];
 	FILE *f;
 	int pid = 0;
 
-	snprintf(path, sizeof(path), "%s/uroced.pid", devdir);
+	snprintf(path, sizeof(path), "%s/%s", devdir, file);
 	f = fopen(path, "r");
 	if (!f)
 		return 0;

@@ -10,5 +10,7 @@ int uroced_start(const char *name, const char *devdir, bool switched);
 void uroced_stop(const char *devdir);
 /* Its supervisor's pid, 0 when none runs. */
 int uroced_pid(const char *devdir);
+/* The pid a file of the daemon's names (uroced.switch, uroced.keeper), 0 when it does not run. */
+int uroced_child_pid(const char *devdir, const char *file);
 
 #endif

@@ -284,8 +284,8 @@ static void start(struct child *c, const char *name)
 	}
 	c->pid = pid;
 	logf_("%s started: pid %d", c->what, (int)pid);
-	if (!strcmp(c->what, "keeper"))
-		write_pid("uroced.keeper", pid); /* not a program: `uroce stat` leaves it out */
+	/* for `uroce link show`; and the keeper is not a program: `uroce stat` leaves it out */
+	write_pid(!strcmp(c->what, "keeper") ? "uroced.keeper" : "uroced.switch", pid);
 }
 
 /* A child ended: 0 when it should not run again, 1 to restart it. */
@@ -397,6 +397,7 @@ static int supervise(const char *name)
 	stop_all(c, 2);
 	remove_pid("uroced.pid");
 	remove_pid("uroced.keeper");
+	remove_pid("uroced.switch");
 	logf_("supervisor exits");
 	return 0;
 }

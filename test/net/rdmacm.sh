@@ -409,14 +409,21 @@ check_reject() {
 	fi
 	verdict reject "reject: port nobody listens on, another port listened on" "$why" "$ev, exit $rc_c"
 
-	# the same with no uroce program at all in $p-a: Soft-RoCE's kernel
-	# answers REJ 8 (test/data/cm/rxe-cm-reject.*); a CM agent per process
-	# leaves nobody to answer. Printed, not counted; with one namespace the
-	# client itself is in $p-a.
+	# the same with no program at all in $p-a but the device's keeper
+	# (tools/uroce_keeper.c, started by link add): Soft-RoCE's kernel
+	# answers REJ 8 (test/data/cm/rxe-cm-reject.*), and so must we. With
+	# one namespace the client itself is in $p-a.
 	[ "$cns" = "$p-b" ] || return 0
 	lone_client reject_idle "$net.1" $((P + 2)) 5
-	echo "note reject with no program in $p-a ($ms ms, exit $rc_c; 124: no answer in 5 s):" \
-		"$(grep -m1 '^cma event' "$log/reject_idle.cli" || tail -1 "$log/reject_idle.cli")"
+	ev=$(grep -m1 '^cma event' "$log/reject_idle.cli")
+	why=
+	if [ "$ev" != "$want" ]; then
+		why="got \"${ev:-no event}\" (exit $rc_c; 124: no answer in 5 s), want \"$want\""
+	elif [ "$ms" -ge 2000 ]; then
+		why="took $ms ms, want under 2000"
+	fi
+	verdict reject_idle "reject: no program on the server's device, only its keeper" "$why" \
+		"$ev, exit $rc_c"
 }
 
 check_unreachable() {
