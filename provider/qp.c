@@ -657,6 +657,9 @@ struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	}
 	ah->pd = to_upd(pd);
 	atomic_fetch_add(&ah->pd->refs, 1);
+	pthread_mutex_lock(&nic->lock);
+	uroce_link_add(&to_uctx(pd->context)->ahs, &ah->link);
+	pthread_mutex_unlock(&nic->lock);
 	return &ah->ibv_ah;
 
 err_free:
@@ -669,10 +672,19 @@ err_put:
 
 int uroce_destroy_ah(struct ibv_ah *ibah)
 {
-	struct uroce_ah *ah = to_uah(ibah);
+	struct uroce_nic *nic = to_unic(ibah->context);
 
-	atomic_fetch_sub(&ah->pd->refs, 1);
-	uroce_obj_put(to_unic(ibah->context), UROCE_OBJ_AH);
-	free(ah);
+	pthread_mutex_lock(&nic->lock);
+	uroce_ah_take_back(nic, to_uah(ibah));
+	pthread_mutex_unlock(&nic->lock);
 	return 0;
+}
+
+/* nic->lock held. */
+void uroce_ah_take_back(struct uroce_nic *nic, struct uroce_ah *ah)
+{
+	uroce_link_del(&ah->link);
+	atomic_fetch_sub(&ah->pd->refs, 1);
+	uroce_obj_put(nic, UROCE_OBJ_AH);
+	free(ah);
 }
