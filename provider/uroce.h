@@ -334,6 +334,11 @@ unsigned uroce_drain_events(int rd_fd, int wr_fd, uint64_t element, size_t rec_s
 void uroce_neigh_poll(struct uroce_nic *nic, uint64_t now);
 /* Resolve an address vector's destination MAC, waiting up to `wait_ns`. */
 int uroce_resolve_av(struct uroce_nic *nic, struct ur_av *av, uint64_t wait_ns);
+/* Would creating an AH to gid (or moving a QP's path to it) wait for ARP/ND
+ * now? Starts the asking, does not wait: for callers that hold a lock. */
+bool uroce_neigh_would_wait(struct ibv_context *ctx, const uint8_t gid[16]);
+/* gid's MAC, waited for as create_ah waits (up to 3 s): 0 or -EHOSTUNREACH. */
+int uroce_neigh_resolve(struct ibv_context *ctx, const uint8_t gid[16]);
 /* `call` names the verbs call in the refusal's log line. */
 int uroce_av_from_attr(struct uroce_nic *nic, const struct ibv_ah_attr *ah, struct ur_av *av,
 		       const char *call);
