@@ -114,11 +114,13 @@ static int route_source(const struct sockaddr *dst, struct sockaddr_storage *src
 
 bool urcm_neigh_unlocked(struct urcm_dev *dev, const union ibv_gid *gid)
 {
-	if (!uroce_neigh_would_wait(dev->verbs, gid->raw))
+	union ibv_gid g = *gid; /* gid may be an id's: not read without the lock */
+
+	if (!uroce_neigh_would_wait(dev->verbs, g.raw))
 		return false;
 	/* dev stays: devices are never freed; nothing else here is kept */
 	pthread_mutex_unlock(&urcm_lock);
-	(void)uroce_neigh_resolve(dev->verbs, gid->raw); /* the AH's own call says if it failed */
+	(void)uroce_neigh_resolve(dev->verbs, g.raw); /* the AH's own call says if it failed */
 	pthread_mutex_lock(&urcm_lock);
 	return true;
 }
