@@ -13,6 +13,7 @@
 #include "dataplane.h"
 #include "memif.h"
 #include "peer_loop.h"
+#include "peer_wait.h"
 
 #define DP_BURST 64
 /* Loopback frames in flight: a few transmit passes' worth, as a port's ring
@@ -71,9 +72,9 @@ struct uroce_dp {
 	struct rte_mbuf *loop[DP_LOOP_SLOTS];
 	unsigned loop_head, nloop;
 	struct dp_peer_loop peer; /* frames to and from other processes' QPs */
-	/* frames for another process that its socket had no room for yet */
-	struct rte_mbuf *peer_wait[DP_LOOP_SLOTS];
-	unsigned peer_wait_head, npeer_wait;
+	/* frames for other processes that their sockets had no room for yet:
+	 * a queue per destination, DP_LOOP_SLOTS frames at most (peer_wait.h) */
+	struct dp_peer_wait peer_wait;
 	unsigned block_shift;     /* a QP number's block: number >> block_shift */
 
 	struct dp_neigh neigh[DP_NEIGH_MAX];

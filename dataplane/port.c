@@ -360,8 +360,12 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		}
 	}
 	err = dp_peer_loop_init(&dp->peer, cfg->name, cfg->loop_bells, dp->data_room);
-	if (err)
+	if (!err && cfg->loop_bells)
+		err = dp_peer_wait_init(&dp->peer_wait, DP_LOOP_SLOTS, DP_PEER_BLOCKS);
+	if (err) {
+		dp_peer_loop_fini(&dp->peer);
 		goto err_port;
+	}
 	dp->memif_direct = dp->kind == DP_PORT_MEMIF && !dp->impair_tx && !dp->capture;
 	dp_log(dp, "port %s on %s up (%s, frame room %u, wait fd %d)", cfg->port, cfg->netdev,
 	       dp->kind == DP_PORT_AFP	   ? "own packet sockets"
@@ -416,6 +420,12 @@ static unsigned loop_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsig
 	return n;
 }
 
+static void free_frame(void *arg, void *m)
+{
+	(void)arg;
+	rte_pktmbuf_free(m);
+}
+
 void uroce_dp_close(struct uroce_dp *dp)
 {
 	if (!dp)
@@ -423,8 +433,7 @@ void uroce_dp_close(struct uroce_dp *dp)
 	uroce_dp_tx_flush(dp, 0);
 	while (dp->nloop)
 		rte_pktmbuf_free(loop_pop(dp));
-	for (; dp->npeer_wait; dp->npeer_wait--, dp->peer_wait_head++)
-		rte_pktmbuf_free(dp->peer_wait[dp->peer_wait_head % DP_LOOP_SLOTS]);
+	dp_peer_wait_fini(&dp->peer_wait, free_frame, NULL);
 	dp_peer_loop_fini(&dp->peer);
 	dp_impair_close(dp);
 	dp_capture_close(dp);
@@ -545,15 +554,16 @@ static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, stru
 	uint32_t b = dp->peer.bells ? dp_frame_dqpn(f, len) >> dp->block_shift : 0;
 
 	if (b && !dp_peer_loop_owns(&dp->peer, b)) {
-		/* behind frames that wait already, in order */
-		int err = dp->npeer_wait ? -EAGAIN : dp_peer_loop_send(&dp->peer, b, f, len);
+		/* behind frames that wait for the same process already, in order;
+		 * frames for other processes do not wait behind them */
+		int err = dp_peer_wait_busy(&dp->peer_wait, b)
+			      ? -EAGAIN
+			      : dp_peer_loop_send(&dp->peer, b, f, len);
 
-		if (err == -EAGAIN && dp->npeer_wait < DP_LOOP_SLOTS &&
-		    (m || (m = ring_frame_copy(dp, f, len)))) {
-			/* the receiver is behind: wait for it, as a NIC's loopback does */
-			dp->peer_wait[(dp->peer_wait_head + dp->npeer_wait++) % DP_LOOP_SLOTS] = m;
-			return;
-		}
+		if (err == -EAGAIN && dp->peer_wait.n < dp->peer_wait.cap &&
+		    (m || (m = ring_frame_copy(dp, f, len))) &&
+		    !dp_peer_wait_push(&dp->peer_wait, b, m))
+			return; /* the receiver is behind: wait for it, as a NIC's loopback does */
 		dp_count(dp, loop_result(err));
 		if (m)
 			rte_pktmbuf_free(m);
@@ -776,22 +786,19 @@ static unsigned memif_tx(struct uroce_dp *dp, struct rte_mbuf **m, unsigned n)
 	return sent;
 }
 
-/* Frames that waited for a slow receiving process, oldest first, while it takes them. */
-static void peer_wait_flush(struct uroce_dp *dp)
+/* A frame that waited for a slow process (peer_wait.h): -EAGAIN while it is still behind. */
+static int peer_wait_send(void *arg, uint32_t block, void *frame)
 {
-	while (dp->npeer_wait) {
-		struct rte_mbuf *m = dp->peer_wait[dp->peer_wait_head];
-		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-		int err = dp_peer_loop_send(&dp->peer, dp_frame_dqpn(f, m->data_len) >> dp->block_shift,
-					    f, m->data_len);
+	struct uroce_dp *dp = arg;
+	struct rte_mbuf *m = frame;
+	int err =
+	    dp_peer_loop_send(&dp->peer, block, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len);
 
-		if (err == -EAGAIN)
-			return;
-		dp_count(dp, loop_result(err));
-		rte_pktmbuf_free(m);
-		dp->peer_wait_head = (dp->peer_wait_head + 1) % DP_LOOP_SLOTS;
-		dp->npeer_wait--;
-	}
+	if (err == -EAGAIN)
+		return err;
+	dp_count(dp, loop_result(err));
+	rte_pktmbuf_free(m);
+	return 0;
 }
 
 unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
@@ -799,8 +806,8 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 	struct rte_mbuf *out[DP_BURST * 2];
 	unsigned n = 0, sent = 0;
 
-	if (dp->npeer_wait)
-		peer_wait_flush(dp);
+	if (dp->peer_wait.n)
+		dp_peer_wait_flush(&dp->peer_wait, peer_wait_send, dp);
 	if (dp->memif_direct)
 		dp->ctr[DP_CTR_dp_tx_frames] += dp_memif_tx_publish(&dp->memif);
 	for (unsigned i = 0; i < dp->ntx; i++) {
@@ -875,7 +882,7 @@ void uroce_dp_loop_woken(struct uroce_dp *dp)
 
 bool uroce_dp_loop_pending(const struct uroce_dp *dp)
 {
-	return dp->nloop || dp->npeer_wait;
+	return dp->nloop || dp->peer_wait.n;
 }
 
 int uroce_dp_wait_fd(struct uroce_dp *dp)

@@ -96,6 +96,9 @@ struct uroce_cq *uroce_cq_new(struct ibv_context *ibctx, int cqe, struct ibv_com
 	pthread_spin_init(&ucq->poll_lock, PTHREAD_PROCESS_PRIVATE);
 	ucq->chan_wr = uroce_channel_writer(ch);
 	ucq->vcq.cq.cqe = (int)ucq->cq.mask; /* one slot stays free */
+	pthread_mutex_lock(&nic->lock);
+	uroce_link_add(&to_uctx(ibctx)->cqs, &ucq->link);
+	pthread_mutex_unlock(&nic->lock);
 	return ucq;
 }
 
@@ -128,13 +131,23 @@ int uroce_destroy_cq(struct ibv_cq *cq)
 	while (cq->comp_events_completed + dropped < ucq->events_sent)
 		pthread_cond_wait(&cq->cond, &cq->mutex);
 	pthread_mutex_unlock(&cq->mutex);
+	pthread_mutex_lock(&nic->lock);
+	uroce_cq_take_back(nic, ucq);
+	pthread_mutex_unlock(&nic->lock);
+	return 0;
+}
+
+/* A CQ goes without waiting for its events (its context closes: nobody is left
+ * to acknowledge them, and its QPs went first). nic->lock held. */
+void uroce_cq_take_back(struct uroce_nic *nic, struct uroce_cq *ucq)
+{
+	uroce_link_del(&ucq->link);
 	ring_drop(ucq, &ucq->cq, ucq->ring_app);
 	if (ucq->pdom)
 		atomic_fetch_sub(&ucq->pdom->refs, 1);
 	pthread_spin_destroy(&ucq->poll_lock);
 	free(ucq);
 	uroce_obj_put(nic, UROCE_OBJ_CQ);
-	return 0;
 }
 
 static void to_wc(const struct ur_cqe *c, struct ibv_wc *wc)

@@ -162,6 +162,9 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 	uroce_link_init(&ctx->srqs);
 	uroce_link_init(&ctx->mrs);
 	uroce_link_init(&ctx->mws);
+	uroce_link_init(&ctx->pds);
+	uroce_link_init(&ctx->cqs);
+	uroce_link_init(&ctx->ahs);
 	/* async events: ibv_get_async_event reads whole 16-byte records from async_fd */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		err = -errno;

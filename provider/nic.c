@@ -169,11 +169,15 @@ int uroce_nic_get(const char *name, struct uroce_nic **out)
 /*
  * What the context still held goes, as the kernel takes back what a closed
  * file held: its QPs stop (no more events or packets for them), then its
- * SRQs, and its MRs are deregistered so no peer reaches that memory.
+ * SRQs, and its MRs are deregistered so no peer reaches that memory. Its
+ * AHs, CQs and PDs go last (nothing uses them any more): the device's
+ * counts against max_ah, max_cq and max_pd are shared by its contexts, so
+ * a process that opens and closes contexts untidily would otherwise run
+ * into them.
  */
 static void take_back(struct uroce_nic *nic, struct uroce_context *ctx)
 {
-	unsigned nqp = 0, nsrq = 0, nmr = 0;
+	unsigned nqp = 0, nsrq = 0, nmr = 0, nah = 0, ncq = 0, npd = 0;
 
 	pthread_mutex_lock(&nic->lock);
 	while (ctx->qps.next != &ctx->qps) {
@@ -190,10 +194,25 @@ static void take_back(struct uroce_nic *nic, struct uroce_context *ctx)
 		uroce_mr_take_back(nic, to_type(ctx->mrs.next, struct uroce_mr, link));
 		nmr++;
 	}
+	while (ctx->ahs.next != &ctx->ahs) {
+		uroce_ah_take_back(nic, to_type(ctx->ahs.next, struct uroce_ah, link));
+		nah++;
+	}
+	/* CQs before PDs: a CQ's ring may be its parent domain's memory */
+	while (ctx->cqs.next != &ctx->cqs) {
+		uroce_cq_take_back(nic, to_type(ctx->cqs.next, struct uroce_cq, link));
+		ncq++;
+	}
+	while (ctx->pds.next != &ctx->pds) {
+		uroce_pd_take_back(nic, to_type(ctx->pds.next, struct uroce_pd, link));
+		npd++;
+	}
 	pthread_mutex_unlock(&nic->lock);
-	if (nqp + nsrq + nmr)
-		uroce_log(nic, 1, "context closed with %u QPs, %u SRQs, %u MRs: destroyed", nqp, nsrq,
-			  nmr);
+	if (nqp + nsrq + nmr + nah + ncq + npd)
+		uroce_log(nic, 1,
+			  "context closed with %u QPs, %u SRQs, %u MRs, %u AHs, %u CQs, %u PDs "
+			  "(and parent domains): destroyed",
+			  nqp, nsrq, nmr, nah, ncq, npd);
 }
 
 void uroce_nic_put(struct uroce_nic *nic, struct uroce_context *ctx)

@@ -121,19 +121,26 @@ struct ibv_pd *uroce_alloc_parent_domain(struct ibv_context *ibctx,
 		pd->free = attr->free;
 		pd->queues = (struct ur_alloc){queue_alloc, queue_free, pd};
 	}
+	pthread_mutex_lock(&nic->lock);
+	uroce_link_add(&to_uctx(ibctx)->pds, &pd->link);
+	pthread_mutex_unlock(&nic->lock);
 	return &pd->ibv_pd;
 }
 
 int uroce_dealloc_parent_domain(struct uroce_pd *pd)
 {
+	struct uroce_nic *nic = to_unic(pd->ibv_pd.context);
+
 	if (atomic_load(&pd->refs))
-		return uroce_refuse(to_unic(pd->ibv_pd.context), EBUSY, "dealloc_pd",
+		return uroce_refuse(nic, EBUSY, "dealloc_pd",
 				    "%u objects still in the parent domain",
 				    atomic_load(&pd->refs));
 	atomic_fetch_sub(&pd->protection->refs, 1);
 	if (pd->td)
 		atomic_fetch_sub(&pd->td->refs, 1);
-	free(pd);
+	pthread_mutex_lock(&nic->lock);
+	uroce_pd_take_back(nic, pd);
+	pthread_mutex_unlock(&nic->lock);
 	return 0;
 }
 

@@ -27,6 +27,7 @@ struct ibv_pd *uroce_alloc_pd(struct ibv_context *ibctx)
 	atomic_init(&pd->refs, 0);
 	pthread_mutex_lock(&nic->lock);
 	pd->id = ++nic->next_pd;
+	uroce_link_add(&to_uctx(ibctx)->pds, &pd->link);
 	pthread_mutex_unlock(&nic->lock);
 	pd->ibv_pd.handle = pd->id;
 	return &pd->ibv_pd;
@@ -35,17 +36,29 @@ struct ibv_pd *uroce_alloc_pd(struct ibv_context *ibctx)
 int uroce_dealloc_pd(struct ibv_pd *pd)
 {
 	struct uroce_pd *upd = to_upd(pd);
+	struct uroce_nic *nic = to_unic(pd->context);
 
 	if (upd->protection)
 		return uroce_dealloc_parent_domain(upd);
 	/* as the kernel answers: the PD still holds objects */
 	if (atomic_load(&upd->refs))
-		return uroce_refuse(to_unic(pd->context), EBUSY, "dealloc_pd",
+		return uroce_refuse(nic, EBUSY, "dealloc_pd",
 				    "%u MRs, MWs, QPs, SRQs, AHs or parent domains still in the PD",
 				    atomic_load(&upd->refs));
-	uroce_obj_put(to_unic(pd->context), UROCE_OBJ_PD);
-	free(upd);
+	pthread_mutex_lock(&nic->lock);
+	uroce_pd_take_back(nic, upd);
+	pthread_mutex_unlock(&nic->lock);
 	return 0;
+}
+
+/* A PD or parent domain goes, whatever it still holds (the context closes: its
+ * objects went first). nic->lock held. Only a protection domain counts against max_pd. */
+void uroce_pd_take_back(struct uroce_nic *nic, struct uroce_pd *pd)
+{
+	uroce_link_del(&pd->link);
+	if (!pd->protection)
+		uroce_obj_put(nic, UROCE_OBJ_PD);
+	free(pd);
 }
 
 /* The access flags a region may have: 0, or EINVAL (logged for `call`). */

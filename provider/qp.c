@@ -122,6 +122,29 @@ int uroce_resolve_av(struct uroce_nic *nic, struct ur_av *av, uint64_t wait_ns)
 	return -EHOSTUNREACH;
 }
 
+bool uroce_neigh_would_wait(struct ibv_context *ctx, const uint8_t gid[16])
+{
+	struct uroce_nic *nic = to_unic(ctx);
+	uint8_t mac[6];
+	int r;
+
+	if (ll_gid_has_mac(gid) || is_own_gid(nic, gid))
+		return false;
+	pthread_mutex_lock(&nic->lock);
+	r = uroce_dp_neigh_lookup(nic->dp, gid, mac, uroce_now_ns());
+	pthread_mutex_unlock(&nic->lock);
+	return r == -EAGAIN; /* known, or known not to answer (for a while): no wait */
+}
+
+int uroce_neigh_resolve(struct ibv_context *ctx, const uint8_t gid[16])
+{
+	struct ur_av av;
+
+	memset(&av, 0, sizeof(av));
+	memcpy(av.path.dgid.raw, gid, 16);
+	return uroce_resolve_av(to_unic(ctx), &av, RESOLVE_WAIT_NS);
+}
+
 /*
  * Keep trying neighbours that did not answer at modify time (progress
  * thread, lock held): the QP sends into the void meanwhile, so it ends
@@ -657,6 +680,9 @@ struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	}
 	ah->pd = to_upd(pd);
 	atomic_fetch_add(&ah->pd->refs, 1);
+	pthread_mutex_lock(&nic->lock);
+	uroce_link_add(&to_uctx(pd->context)->ahs, &ah->link);
+	pthread_mutex_unlock(&nic->lock);
 	return &ah->ibv_ah;
 
 err_free:
@@ -669,10 +695,19 @@ err_put:
 
 int uroce_destroy_ah(struct ibv_ah *ibah)
 {
-	struct uroce_ah *ah = to_uah(ibah);
+	struct uroce_nic *nic = to_unic(ibah->context);
 
-	atomic_fetch_sub(&ah->pd->refs, 1);
-	uroce_obj_put(to_unic(ibah->context), UROCE_OBJ_AH);
-	free(ah);
+	pthread_mutex_lock(&nic->lock);
+	uroce_ah_take_back(nic, to_uah(ibah));
+	pthread_mutex_unlock(&nic->lock);
 	return 0;
+}
+
+/* nic->lock held. */
+void uroce_ah_take_back(struct uroce_nic *nic, struct uroce_ah *ah)
+{
+	uroce_link_del(&ah->link);
+	atomic_fetch_sub(&ah->pd->refs, 1);
+	uroce_obj_put(nic, UROCE_OBJ_AH);
+	free(ah);
 }

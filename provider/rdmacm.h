@@ -173,6 +173,15 @@ int urcm_dev_open_all(void);
 struct urcm_dev *urcm_devs(void);
 /* The device's QP 1 and its thread, made the first time. */
 int urcm_gsi_start(struct urcm_dev *dev);
+/*
+ * Make sure an AH to gid, or a QP moved to it, will not wait on the network
+ * with urcm_lock held (held on entry): when gid's MAC is not known yet, the
+ * lock is dropped while it is found (ARP/ND, up to 3 s) and taken again,
+ * so the program's other rdma_cm calls and the CM thread go on meanwhile.
+ * Returns true when the lock was dropped: whatever the caller looked up or
+ * checked under it before may have changed, and must be again.
+ */
+bool urcm_neigh_unlocked(struct urcm_dev *dev, const union ibv_gid *gid);
 /* The address as a GID (IPv4-mapped for IPv4); false for another family. */
 bool urcm_addr_gid(const struct sockaddr *a, union ibv_gid *g);
 /* The peer's and our GID of a received datagram, from its GRH area. */

@@ -112,6 +112,19 @@ static int route_source(const struct sockaddr *dst, struct sockaddr_storage *src
 	return err;
 }
 
+bool urcm_neigh_unlocked(struct urcm_dev *dev, const union ibv_gid *gid)
+{
+	union ibv_gid g = *gid; /* gid may be an id's: not read without the lock */
+
+	if (!uroce_neigh_would_wait(dev->verbs, g.raw))
+		return false;
+	/* dev stays: devices are never freed; nothing else here is kept */
+	pthread_mutex_unlock(&urcm_lock);
+	(void)uroce_neigh_resolve(dev->verbs, g.raw); /* the AH's own call says if it failed */
+	pthread_mutex_lock(&urcm_lock);
+	return true;
+}
+
 /* The peer's MAC, found the way the provider finds it (ARP/ND, up to 3 s), off the caller's thread.
  */
 static void *resolve_thread(void *arg)

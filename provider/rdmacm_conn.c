@@ -449,6 +449,11 @@ API int rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *param)
 	int err;
 
 	pthread_mutex_lock(&urcm_lock);
+	/* the QP's move to RTR must not wait for ARP/ND under the lock: the
+	 * peer's MAC first, then the id's state again (a REJ or a timeout may
+	 * have come meanwhile) */
+	if (id->state == URCM_REQ_RCVD && id->cm.state != UR_CM_SIDR_REQ_RCVD)
+		(void)urcm_neigh_unlocked(id->dev, &cid->route.addr.addr.ibaddr.dgid);
 	if (id->state != URCM_REQ_RCVD)
 		err = EINVAL;
 	else if (id->cm.state == UR_CM_SIDR_REQ_RCVD)

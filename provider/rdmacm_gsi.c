@@ -372,11 +372,21 @@ static void on_mad_now(struct urcm_dev *dev, const struct ibv_wc *wc, const uint
 	struct ur_cm_mad m, reply;
 	struct ur_cm_out out;
 	struct urcm_id *id = NULL;
+	union ibv_gid peer, local;
 	uint32_t dest;
 
 	if (wc->byte_len < sizeof(*grh) + UR_MAD_LEN ||
 	    ur_cm_mad_decode(&m, buf + sizeof(*grh), UR_MAD_LEN))
 		return;
+	/*
+	 * What this MAD leads to may need the sender's MAC: a passive id's AH
+	 * (a REQ), its QP moved to RTR (a REP), an answer to a stray. Found
+	 * first, with the lock dropped if it takes ARP/ND, and before any id
+	 * is looked up, so nothing found under the lock is kept across it
+	 * (wc and buf are the caller's, its receive slot not reposted yet).
+	 */
+	urcm_grh_gids(grh, &peer, &local);
+	(void)urcm_neigh_unlocked(dev, &peer);
 	dest = ur_cm_mad_dest_id(&m);
 	for (struct urcm_id *i = urcm_ids(); i; i = i->next) {
 		if (!i->cm_live || i->dev != dev)

@@ -245,18 +245,24 @@ unsigned urcm_route_fds(struct urcm_dev *dev, struct pollfd *p, struct urcm_dev 
 	return n;
 }
 
+/* fd is still one of ours (lock held). */
+static bool route_fd_ours(const struct urcm_dev *dev, int fd)
+{
+	bool ours = fd == dev->route_fd;
+
+	for (const struct urcm_port *p = dev->ports; p && !ours; p = p->next)
+		ours = p->fd == fd;
+	return ours;
+}
+
 void urcm_route_rx(struct urcm_dev *dev, int fd, urcm_mad_fn fn)
 {
 	struct urcm_fwd f;
-	bool ours = fd == dev->route_fd;
 
 	/* polled without the lock: a port closed since may have given its
-	 * number to another socket of the program's, which is not ours to read */
-	for (const struct urcm_port *p = dev->ports; p && !ours; p = p->next)
-		ours = p->fd == fd;
-	if (!ours)
-		return;
-
-	while (recv(fd, &f, sizeof(f), MSG_DONTWAIT) == (ssize_t)sizeof(f))
+	 * number to another socket of the program's, which is not ours to read;
+	 * asked again after each MAD, as fn may drop the lock (urcm_neigh_unlocked) */
+	while (route_fd_ours(dev, fd) &&
+	       recv(fd, &f, sizeof(f), MSG_DONTWAIT) == (ssize_t)sizeof(f))
 		fn(dev, &f.wc, f.buf);
 }

@@ -89,9 +89,10 @@ struct uroce_context {
 	struct verbs_context vctx;
 	struct uroce_nic *nic;
 	int async_wr;              /* write end of the async event socket */
-	/* what it holds in the engine, taken back if it closes with them
-	 * (as the kernel does at close): under nic->lock */
-	struct uroce_link qps, mrs, srqs, mws;
+	/* what it holds in the engine, and what counts against the
+	 * device's limits, taken back if it closes with them (as the kernel
+	 * does at close): under nic->lock */
+	struct uroce_link qps, mrs, srqs, mws, pds, cqs, ahs;
 };
 
 struct uroce_td {
@@ -101,6 +102,7 @@ struct uroce_td {
 
 struct uroce_pd {
 	struct ibv_pd ibv_pd;
+	struct uroce_link link;    /* in its context's pds */
 	uint32_t id;               /* a parent domain's is its protection domain's */
 	atomic_uint refs;          /* MRs, QPs, SRQs, AHs and parent domains in it */
 	/* a parent domain (parent_domain.c): NULL protection for a plain PD */
@@ -165,6 +167,7 @@ struct uroce_mw {
 
 struct uroce_cq {
 	struct verbs_cq vcq;
+	struct uroce_link link;    /* in its context's cqs */
 	struct ur_cq cq;
 	pthread_spinlock_t poll_lock;
 	int chan_wr;               /* completion channel write end, -1 without one */
@@ -210,6 +213,7 @@ struct uroce_qp {
 
 struct uroce_ah {
 	struct ibv_ah ibv_ah;
+	struct uroce_link link;    /* in its context's ahs */
 	struct ur_av av;
 	struct uroce_pd *pd;
 };
@@ -330,6 +334,11 @@ unsigned uroce_drain_events(int rd_fd, int wr_fd, uint64_t element, size_t rec_s
 void uroce_neigh_poll(struct uroce_nic *nic, uint64_t now);
 /* Resolve an address vector's destination MAC, waiting up to `wait_ns`. */
 int uroce_resolve_av(struct uroce_nic *nic, struct ur_av *av, uint64_t wait_ns);
+/* Would creating an AH to gid (or moving a QP's path to it) wait for ARP/ND
+ * now? Starts the asking, does not wait: for callers that hold a lock. */
+bool uroce_neigh_would_wait(struct ibv_context *ctx, const uint8_t gid[16]);
+/* gid's MAC, waited for as create_ah waits (up to 3 s): 0 or -EHOSTUNREACH. */
+int uroce_neigh_resolve(struct ibv_context *ctx, const uint8_t gid[16]);
 /* `call` names the verbs call in the refusal's log line. */
 int uroce_av_from_attr(struct uroce_nic *nic, const struct ibv_ah_attr *ah, struct ur_av *av,
 		       const char *call);
@@ -422,6 +431,9 @@ void uroce_qp_take_back(struct uroce_nic *nic, struct uroce_qp *uqp);
 void uroce_srq_take_back(struct uroce_nic *nic, struct uroce_srq *usrq);
 void uroce_mr_take_back(struct uroce_nic *nic, struct uroce_mr *mr);
 void uroce_mw_take_back(struct uroce_nic *nic, struct uroce_mw *mw);
+void uroce_ah_take_back(struct uroce_nic *nic, struct uroce_ah *ah);
+void uroce_cq_take_back(struct uroce_nic *nic, struct uroce_cq *ucq);
+void uroce_pd_take_back(struct uroce_nic *nic, struct uroce_pd *pd);
 
 /* counters_files.c: the housekeeper's periodic rewrite, or anyone's last one */
 void uroce_counters_write(struct uroce_nic *nic, bool final);

@@ -158,6 +158,9 @@ void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
 		ur_dev_schedule(dev, qp);
 	} else if (m->type == UR_SR_AGREE) {
 		agree(qp, window);
+	} else {
+		/* a later version's message: taken by nobody, so counted as dropped */
+		ur_count(dev, UR_CTR_rx_drop_unsupported);
 	}
 }
 

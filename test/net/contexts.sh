@@ -5,6 +5,9 @@
 # READ, atomics; UD; event mode; a context closed with its objects), every
 # byte checked; the device counts no drop, loss or timeout for it. The same
 # over memif, and at MTU 1500 (more, smaller frames through the loop).
+# And a process that opens and closes contexts untidily (their PDs, CQs,
+# AHs, MRs and QPs left) 24 times under limits of 8: each close gives
+# back what its context counted against the device's limits.
 #   contexts.sh BUILD_DIR
 # Exit 77 (skip) without root or network namespaces.
 set -u
@@ -41,6 +44,13 @@ run() {
 }
 
 ur_test_pair cx
+lim=pd=8,cq=8,ah=8,mr=8,qp=8
+if ur_in "$p-a" env UROCE_LIMITS=$lim "$prog" -u 24 >"$log/out" 2>&1; then
+	ok "24 contexts closed untidily under UROCE_LIMITS=$lim"
+else
+	bad "24 contexts closed untidily under UROCE_LIMITS=$lim: exit $?"
+fi
+sed 's/^/    /' "$log/out"
 run "64 contexts, af_packet, MTU 9000" "$p-a" -n 64
 ur_pair_down "$p"
 

@@ -835,6 +835,54 @@ static struct spec cnp(uint32_t dqpn, const uint8_t *sip, const uint8_t *dip)
 }
 
 /*
+ * A selective-repeat control datagram (UDP 4792) from the peer: HELLO is
+ * taken (and answered with AGREE), a type this version does not know is
+ * dropped under rx_drop_unsupported, not ignored without a count.
+ */
+START_TEST(test_sr_ctrl_unknown_type)
+{
+	struct ur_sr_ctrl m;
+	struct ur_frame_tmpl t;
+	struct ur_path p;
+	struct frame f;
+	struct ur_qp *q;
+
+	dev->cfg.retx_mode = UR_RETX_SR; /* white box: QPs made from now on run SR */
+	q = make_qp(UR_QPT_RC, 0x21);
+	bring_up(q, UR_QPT_RC, all_remote, UR_QPS_RTS);
+	pump(); /* its HELLO */
+	memset(&p, 0, sizeof(p));
+	memcpy(p.smac, peer_mac, 6);
+	memcpy(p.dmac, my_mac, 6);
+	ur_gid_from_v4(&p.sgid, peer_ip);
+	ur_gid_from_v4(&p.dgid, my_ip);
+	p.hop_limit = 64;
+	p.udp_sport = 0xc000;
+	ur_frame_tmpl_init(&t, &p);
+	memset(&m, 0, sizeof(m));
+	ur_put_be32(m.magic, UR_SR_MAGIC);
+	m.version = 1;
+	m.type = 7;
+	ur_put_be16(m.window, 256);
+	ur_put_be32(m.dqpn, 0x21);
+	ur_put_be32(m.sqpn, PEER_QPN);
+	f.len = ur_frame_build_ctrl(&t, f.b, &m, sizeof(m));
+	snapshot();
+	inject(&f);
+	assert_dropped_as(UR_CTR_rx_drop_unsupported);
+	ck_assert_uint_eq(sent_since(), 0);
+	m.type = UR_SR_HELLO;
+	f.len = ur_frame_build_ctrl(&t, f.b, &m, sizeof(m));
+	snapshot();
+	inject(&f);
+	ck_assert_msg(!strcmp(moved(), "sr_negotiated+1 "), "HELLO moved %s", moved());
+	ck_assert_uint_eq(sent_since(), 1); /* the AGREE */
+	ur_qp_destroy(q);
+	dev->cfg.retx_mode = UR_RETX_GBN;
+}
+END_TEST
+
+/*
  * A CNP slows its QP down (rp_cnp_handled), so it must pass the checks every
  * other packet passes: from the QP's peer, to the QP's own address, to a QP
  * that can send (RTR and later). A stranger's CNPs were all obeyed.
@@ -1913,6 +1961,7 @@ static Suite *rx_suite(void)
 	tcase_add_test(td, test_wrong_peer);
 	tcase_add_test(td, test_bad_pkey);
 	tcase_add_test(td, test_cnp_only_from_the_peer);
+	tcase_add_test(td, test_sr_ctrl_unknown_type);
 	tcase_add_test(td, test_ud_wrong_qkey);
 	tcase_add_test(tp, test_opcode_out_of_sequence);
 	tcase_add_test(tp, test_bad_lengths);

@@ -5,6 +5,7 @@
  * uroce and would pass on any RoCE device.
  *
  *   contexts [-d DEV] [-g GID_INDEX] [-n CONTEXTS] [-b BULK_WRITES]
+ *   contexts [-d DEV] [-g GID_INDEX] -u LOOPS
  *
  * Opens CONTEXTS contexts (default 64) of DEV (default uroce0) and pairs
  * them: context 2k with 2k+1, an RC QP in each, connected through the
@@ -18,6 +19,12 @@
  * Then context 1 closes with its objects still there, as a program that
  * exits without cleaning up: the other pairs keep working. Exit 0 pass,
  * 1 fail (the reason printed), 77 the device is missing.
+ *
+ * With -u, instead: one context stays open (the device stays open with
+ * it), and LOOPS times another opens, makes a PD, a parent domain, a CQ,
+ * an MR, an RC and a UD QP and an AH, and closes with all of them still
+ * there. Run it with the device's limits (UROCE_LIMITS) below LOOPS: each
+ * close must give back what the context held, or the loop hits a limit.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -438,21 +445,66 @@ static void close_side(struct side *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Contexts closed with their objects, one after another, as a long-running untidy program. */
+static int untidy_loop(struct ibv_device *dev, int loops)
+{
+	struct side held, t;
+	int rc = -1;
+
+	if (open_side(&held, dev, 0))
+		goto out;
+	for (int k = 0; k < loops; k++) {
+		struct ibv_parent_domain_init_attr pa = {0};
+		struct ibv_ah_attr ah;
+
+		if (open_side(&t, dev, k + 1))
+			goto out;
+		pa.pd = t.pd;
+		if (!ibv_alloc_parent_domain(t.ctx, &pa)) {
+			fail("ibv_alloc_parent_domain", k + 1);
+			goto out_t;
+		}
+		ah = ah_to(&held);
+		if (!(t.ah = ibv_create_ah(t.pd, &ah))) {
+			fail("ibv_create_ah", k + 1);
+			goto out_t;
+		}
+		if (ibv_close_device(t.ctx)) {
+			fail("ibv_close_device", k + 1);
+			goto out_t;
+		}
+		free(t.buf);
+		memset(&t, 0, sizeof(t));
+	}
+	printf("contexts: %d contexts closed with a PD, a parent domain, a CQ, an MR, 2 QPs and "
+	       "an AH each: ok\n",
+	       loops);
+	rc = 0;
+	goto out;
+out_t:
+	close_side(&t);
+out:
+	close_side(&held);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list, *dev = NULL;
 	struct side *s;
-	int opt, rc = 1, n;
+	int opt, rc = 1, n, untidy = 0;
 	uint64_t t0;
 
-	while ((opt = getopt(argc, argv, "d:g:n:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:n:b:u:")) != -1) {
 		switch (opt) {
 		case 'd': dev_name = optarg; break;
 		case 'g': gid_idx = atoi(optarg); break;
 		case 'n': nctx = atoi(optarg); break;
 		case 'b': bulk = atoi(optarg); break;
+		case 'u': untidy = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: contexts [-d DEV] [-g GID] [-n CONTEXTS] [-b BULK]\n");
+			fprintf(stderr, "usage: contexts [-d DEV] [-g GID] [-n CONTEXTS] [-b BULK] "
+					"[-u LOOPS]\n");
 			return 1;
 		}
 	}
@@ -467,6 +519,12 @@ int main(int argc, char **argv)
 	if (!dev) {
 		fprintf(stderr, "contexts: no device %s\n", dev_name);
 		return 77;
+	}
+	if (untidy) {
+		rc = untidy_loop(dev, untidy) ? 1 : 0;
+		ibv_free_device_list(list);
+		printf("contexts: %s\n", rc ? "FAIL" : "PASS");
+		return rc;
 	}
 	s = calloc((size_t)nctx, sizeof(*s));
 	t0 = now_ns();
