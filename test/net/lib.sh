@@ -21,12 +21,15 @@ ur_need() {
 	done
 }
 
-# ur_test_pair PREFIX: namespaces PREFIX<pid>-a/-b on a random 10.61.X.0/24
-# at MTU 9000 with a uroce device each ($p, $net), a random $port, a $log
-# directory, all removed on exit.
+# ur_test_pair PREFIX [memif]: namespaces PREFIX<pid>-a/-b on a random
+# 10.61.X.0/24 at MTU 9000 with a uroce device each ($p, $net), over
+# af_packet or joined by memif, a random $port, a $log directory, all
+# removed on exit.
 ur_test_pair() {
+	local pa=af_packet pb=af_packet
 	p=$1$$
 	p=${p:0:8}
+	[ "${2:-}" = memif ] && read -r pa pb <<<"$(ur_memif_ports "$p")"
 	net=10.61.$((RANDOM % 200 + 20))
 	# shellcheck disable=SC2034 # used by the test that sources this
 	port=$((20000 + RANDOM % 20000))
@@ -34,7 +37,7 @@ ur_test_pair() {
 	# shellcheck disable=SC2317 # invoked by the trap
 	cleanup() { ur_pair_down "$p"; rm -rf "$log"; }
 	trap cleanup EXIT INT TERM
-	ur_pair_up "$p" "$net" 9000 || { echo "FAIL: setting up namespaces"; exit 1; }
+	ur_pair_up "$p" "$net" 9000 "$pa" "$pb" || { echo "FAIL: setting up namespaces"; exit 1; }
 }
 
 # ur_ctr NAMESPACE COUNTER: its total on uroce0 there (0 if it has none)

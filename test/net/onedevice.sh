@@ -108,4 +108,23 @@ if [ $alive = 3 ]; then
 else
 	bad "one client killed: only $alive of the other 3 pairs finished"
 fi
+
+# the hw_counters files after the last programs on the device were killed
+# mid-transfer, read before `uroce stat` (which rewrites them itself): the
+# device's keeper (uroce-keeper) keeps them current; without it they kept
+# the last half second's values
+ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20)) >"$log/kill.srv" 2>&1 &
+sleep 1.5
+ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20)) "$net.1" >"$log/kill.cli" 2>&1 &
+sleep 3
+pkill -KILL -f "ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20))"
+wait 2>/dev/null
+sleep 1.5
+hw=$(ip netns exec "$p-a" bash -c 'eval "$("$0" env)"; cat "$SYSFS_PATH/class/infiniband/uroce0/ports/1/hw_counters/tx_packets"' "$UROCE")
+st=$(stat tx_packets)
+if [ -n "$hw" ] && [ "$hw" = "$st" ]; then
+	ok "hw_counters tx_packets $hw = uroce stat's after the kill"
+else
+	bad "hw_counters tx_packets '$hw', uroce stat $st after the kill"
+fi
 exit $((fails > 0))

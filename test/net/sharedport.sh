@@ -17,15 +17,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 ur_need perftest ib_write_bw
 ur_need rdmacm-utils rping
 
-p=sp$$
-p=${p:0:8}
-net=10.62.$((RANDOM % 200 + 20))
-port=$((20000 + RANDOM % 20000))
-log=$(mktemp -d)
-cleanup() { ur_pair_down "$p"; rm -rf "$log"; }
-trap cleanup EXIT INT TERM
-read -r pa pb <<<"$(ur_memif_ports "$p")"
-ur_pair_up "$p" "$net" 9000 "$pa" "$pb" || { echo "FAIL: setting up namespaces"; exit 1; }
+ur_test_pair sp memif
 
 bw_re='^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
 
