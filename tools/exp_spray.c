@@ -412,8 +412,9 @@ static void csv_row(FILE *f, const struct spray_opts *o, const struct spray_run 
 	run_args(o, run, args, sizeof(args));
 	fprintf(f,
 		"%u,%s,%s,%s,%s,%s,%u,%u,%.4f,%.5f,%.3f,%.3f,%.4f,%.3f,%.4f,%u,%.3f,%.3f,%llu,"
-		"%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%.2f,%.2f,%llu,%.3f,%llu,%u,%u,%u,%" PRIu64
-		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%" PRIu64 ",%.3f,%s\n",
+		"%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%.2f,%.2f,%llu,%.3f,%llu,%u,%u,%u,"
+		"%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%" PRIu64
+		",%.3f,%s\n",
 		run->idx, work_names[o->work], sim_path_policy_name(paths[run->path]),
 		cc_names[run->cc], pfc_names[run->pfc], mode_names[run->mode], r->flows,
 		r->completed, r->goodput_gbps, r->goodput_fraction,
@@ -422,6 +423,7 @@ static void csv_row(FILE *f, const struct spray_opts *o, const struct spray_run 
 		r->jain, r->steps, (double)r->done_ps / SIM_PS_PER_US,
 		(double)r->step_max_ps / SIM_PS_PER_US, (unsigned long long)r->retx_packets,
 		(unsigned long long)r->nak_seq, (unsigned long long)r->timeouts,
+		(unsigned long long)r->sr_reorder_lost, (unsigned long long)r->sr_spurious_retx,
 		(unsigned long long)r->drops, (unsigned long long)r->marked,
 		(unsigned long long)r->cnps, (unsigned long long)r->pauses,
 		(double)r->queue_max / 1024, r->queue_mean / 1024, r->queue_hot / 1024,

@@ -143,8 +143,7 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 	}
 	free(fct);
 	r->done_ps = last;
-	/* every flow starts at start_ps, so its completion time is when its last message
-	 * completed */
+	/* every flow starts at start_ps: it completes when its last message does */
 	if (last) {
 		double secs = (double)last / SIM_PS_PER_S;
 
@@ -163,6 +162,8 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 		r->nak_seq += ctr[UR_CTR_packet_seq_err];
 		r->cnps += ctr[UR_CTR_np_cnp_sent];
 		r->sr_agreed += ctr[UR_CTR_sr_negotiated];
+		r->sr_reorder_lost += ctr[UR_CTR_sr_reorder_lost];
+		r->sr_spurious_retx += ctr[UR_CTR_sr_spurious_retx];
 	}
 	sim_leafspine_stats(ls, &st);
 	r->queue_max = st.queue_max;

@@ -71,9 +71,11 @@ struct sim_permutation_result {
 	uint64_t drops;
 	uint64_t marked;
 	uint64_t cnps;
-	uint64_t pauses;    /* PFC pause frames obeyed (topo.pfc) */
-	uint64_t sr_agreed; /* QPs that negotiated selective repeat (2 per flow in sr mode) */
-	uint64_t sim_ps;    /* simulated time */
+	uint64_t pauses;	  /* PFC pause frames obeyed (topo.pfc) */
+	uint64_t sr_agreed;	  /* QPs that negotiated selective repeat (2 per flow in sr mode) */
+	uint64_t sr_reorder_lost; /* PSNs SR's reordering window deemed lost */
+	uint64_t sr_spurious_retx; /* SR retransmissions answered by the original */
+	uint64_t sim_ps;	   /* simulated time */
 	uint64_t events;
 };
 
