@@ -199,7 +199,7 @@ START_TEST(test_spray_repeats_bit_for_bit)
 }
 END_TEST
 
-static void run_allreduce(enum sim_path_policy path, enum ur_retx_mode mode,
+static void run_allreduce(enum sim_path_policy path, enum ur_retx_mode mode, uint64_t start_ps,
 			  struct sim_permutation_result *r)
 {
 	struct sim_permutation_cfg c;
@@ -212,6 +212,7 @@ static void run_allreduce(enum sim_path_policy path, enum ur_retx_mode mode,
 	c.flow_bytes = 64 * 1024; /* per host per step */
 	c.msg_size = 16 * 1024;
 	c.verify = true;
+	c.start_ps = start_ps;
 	ck_assert_int_eq(sim_permutation_run(&c, r), 0);
 	ck_assert_uint_eq(r->flows, 16);
 	ck_assert_uint_eq(r->steps, 2 * (16 - 1));
@@ -229,16 +230,39 @@ START_TEST(test_ring_allreduce)
 {
 	struct sim_permutation_result ecmp, gbn, sr, again;
 
-	run_allreduce(SIM_PATH_ECMP, UR_RETX_SR, &ecmp);
+	run_allreduce(SIM_PATH_ECMP, UR_RETX_SR, START_PS, &ecmp);
 	ck_assert_uint_eq(ecmp.retx_packets, 0);
 	/* spraying reorders: go-back-N resends, and every step waits for its worst flow */
-	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_GBN, &gbn);
-	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_SR, &sr);
+	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_GBN, START_PS, &gbn);
+	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_SR, START_PS, &sr);
 	ck_assert_uint_gt(gbn.retx_packets, sr.retx_packets);
 	ck_assert_msg(sr.done_ps < gbn.done_ps, "sr %.1f us, gbn %.1f us",
 		      (double)sr.done_ps / SIM_PS_PER_US, (double)gbn.done_ps / SIM_PS_PER_US);
-	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_SR, &again);
+	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_SR, START_PS, &again);
 	ck_assert(!memcmp(&sr, &again, sizeof(sr)));
+}
+END_TEST
+
+/*
+ * The times count from the flows' start: go-back-N needs no agreement, so
+ * an all-reduce that starts 50 us late runs exactly as one that starts at
+ * 0, steps, FCTs and all (a first step timed from 0, or a collective's
+ * time not less its start, would differ by the start).
+ */
+START_TEST(test_allreduce_times_count_from_start)
+{
+	struct sim_permutation_result a, b;
+
+	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_GBN, 0, &a);
+	run_allreduce(SIM_PATH_SPRAY_RR, UR_RETX_GBN, START_PS, &b);
+	ck_assert_uint_gt(a.retx_packets, 0); /* reordered, not an idle fabric */
+	ck_assert_uint_eq(a.retx_packets, b.retx_packets);
+	ck_assert_uint_eq(a.done_ps, b.done_ps);
+	ck_assert_uint_eq(a.step_max_ps, b.step_max_ps);
+	ck_assert_uint_eq(a.fct_p50_ps, b.fct_p50_ps);
+	ck_assert_uint_eq(a.fct_max_ps, b.fct_max_ps);
+	ck_assert_double_eq(a.goodput_gbps, b.goodput_gbps);
+	ck_assert_uint_eq(b.sim_ps, a.sim_ps + START_PS);
 }
 END_TEST
 
@@ -269,6 +293,7 @@ static Suite *spray_suite(void)
 	tcase_add_test(tc, test_pfc_makes_the_fabric_lossless);
 	tcase_add_test(tc, test_spray_repeats_bit_for_bit);
 	tcase_add_test(tc, test_ring_allreduce);
+	tcase_add_test(tc, test_allreduce_times_count_from_start);
 	tcase_add_test(tc, test_queue_and_fairness_reported);
 	suite_add_tcase(s, tc);
 	return s;
