@@ -425,7 +425,12 @@ void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
 		rq->progress_ns = now;
 		rq->retry_left = qp->attr.retry_cnt;
 	}
-	detect_loss(qp, now, news, newest);
+	/* Nothing SACKed and no recovery under way: every PSN outstanding
+	 * left after every one delivered, so none can be lost yet; spare the
+	 * walk on the lossless path (a reordering timer still armed keeps
+	 * running). */
+	if (sr->nsacked || sr->recovery)
+		detect_loss(qp, now, news, newest);
 }
 
 /*
