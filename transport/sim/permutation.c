@@ -165,7 +165,7 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 		r->sr_reorder_lost += ctr[UR_CTR_sr_reorder_lost];
 		r->sr_spurious_retx += ctr[UR_CTR_sr_spurious_retx];
 	}
-	sim_leafspine_stats(ls, &st);
+	sim_leafspine_stats(ls, c->start_ps, &st);
 	r->queue_max = st.queue_max;
 	r->queue_mean = st.queue_mean;
 	r->queue_hot = st.queue_hot;
