@@ -95,6 +95,9 @@ static void usage(FILE *f)
 		"                       permutation: with pinned, no two flows share a link\n"
 		"  --rank-order         host i sends to i + 1 (the ring in rank order) instead\n"
 		"                       of a random cycle\n"
+		"  --start T            flows start then, their times count from it (50us):\n"
+		"                       SR pairs agree a round trip after RTS, and a message\n"
+		"                       begun before that keeps go-back-N framing\n"
 		"  --verify             pattern every byte and check it on arrival\n"
 		"  --seed S             (1)\n"
 		"  --plan               print the sweep's runs, one a line (its number and the\n"
@@ -165,14 +168,14 @@ static void run_args(const struct spray_opts *o, const struct spray_run *r, char
 		 "ps --buffer %" PRIu64 " --kmin %" PRIu64 " --kmax %" PRIu64
 		 " --pmax %.17g --flow-size %" PRIu64 " --msg-size %u --depth %u --mtu %u"
 		 " --xoff %" PRIu64 " --xon %" PRIu64 "%s%s%s --paths %s --cc %s --pfc-modes %s"
-		 " --modes %s --seed %" PRIu64,
+		 " --modes %s --seed %" PRIu64 " --start %" PRIu64 "ps",
 		 work_names[o->work], b->topo.hosts_per_leaf, b->topo.leaves, b->topo.spines,
 		 b->topo.host_rate_bps, b->topo.fabric_rate_bps, b->topo.hop_ps, b->topo.skew_ps,
 		 b->topo.queue.buffer_bytes, b->ecn_kmin, b->ecn_kmax, b->ecn_pmax, b->flow_bytes,
 		 b->msg_size, b->depth, b->mtu, b->topo.pfc_xoff, b->topo.pfc_xon,
 		 b->shift ? " --shift" : "", b->rank_order ? " --rank-order" : "",
 		 b->verify ? " --verify" : "", sim_path_policy_name(paths[r->path]),
-		 cc_names[r->cc], pfc_names[r->pfc], mode_names[r->mode], b->seed);
+		 cc_names[r->cc], pfc_names[r->pfc], mode_names[r->mode], b->seed, b->start_ps);
 }
 
 static int parse_opts(int argc, char **argv, struct spray_opts *o)
@@ -200,6 +203,7 @@ static int parse_opts(int argc, char **argv, struct spray_opts *o)
 	    {"rank-order", no_argument, NULL, 'z'},
 	    {"verify", no_argument, NULL, 'v'},
 	    {"workload", required_argument, NULL, 'W'},
+	    {"start", required_argument, NULL, 'T'},
 	    {"all-to-all", no_argument, NULL, 'A'},
 	    {"pfc", no_argument, NULL, 'f'},
 	    {"pfc-modes", required_argument, NULL, 'g'},
@@ -302,6 +306,9 @@ static int parse_opts(int argc, char **argv, struct spray_opts *o)
 			     on[0] + on[1] + on[2] == 1;
 			o->work = on[1] ? 1 : on[2] ? 2 : 0;
 			break;
+		case 'T':
+			ok = parse_time_ps(optarg, &b->start_ps);
+			break;
 		case 'A':
 			o->work = 1;
 			break;
@@ -385,6 +392,11 @@ static void print_row(const struct spray_run *run, const struct sim_permutation_
 	if (run->mode == 1 && r->sr_agreed < 2ull * r->flows)
 		printf("       !! selective repeat agreed on %llu of %u QPs\n",
 		       (unsigned long long)r->sr_agreed, 2 * r->flows);
+	/* (WRITEs only: a sequence NAK answers go-back-N framing) */
+	if (run->mode == 1 && r->nak_seq)
+		printf("       !! %llu sequence NAKs: messages begun before the agreement ran "
+		       "go-back-N (see --start)\n",
+		       (unsigned long long)r->nak_seq);
 	if (r->errors || r->verify_failures || r->completed != r->flows)
 		printf("       !! %llu error completions, %llu bytes wrong, %u flows unfinished\n",
 		       (unsigned long long)r->errors, (unsigned long long)r->verify_failures,
@@ -400,8 +412,9 @@ static void csv_row(FILE *f, const struct spray_opts *o, const struct spray_run 
 	run_args(o, run, args, sizeof(args));
 	fprintf(f,
 		"%u,%s,%s,%s,%s,%s,%u,%u,%.4f,%.5f,%.3f,%.3f,%.4f,%.3f,%.4f,%u,%.3f,%.3f,%llu,"
-		"%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%.2f,%.2f,%llu,%.3f,%llu,%u,%u,%u,%" PRIu64
-		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%" PRIu64 ",%s\n",
+		"%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.1f,%.2f,%.2f,%llu,%.3f,%llu,%u,%u,%u,"
+		"%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%" PRIu64
+		",%.3f,%s\n",
 		run->idx, work_names[o->work], sim_path_policy_name(paths[run->path]),
 		cc_names[run->cc], pfc_names[run->pfc], mode_names[run->mode], r->flows,
 		r->completed, r->goodput_gbps, r->goodput_fraction,
@@ -410,6 +423,7 @@ static void csv_row(FILE *f, const struct spray_opts *o, const struct spray_run 
 		r->jain, r->steps, (double)r->done_ps / SIM_PS_PER_US,
 		(double)r->step_max_ps / SIM_PS_PER_US, (unsigned long long)r->retx_packets,
 		(unsigned long long)r->nak_seq, (unsigned long long)r->timeouts,
+		(unsigned long long)r->sr_reorder_lost, (unsigned long long)r->sr_spurious_retx,
 		(unsigned long long)r->drops, (unsigned long long)r->marked,
 		(unsigned long long)r->cnps, (unsigned long long)r->pauses,
 		(double)r->queue_max / 1024, r->queue_mean / 1024, r->queue_hot / 1024,
@@ -417,7 +431,7 @@ static void csv_row(FILE *f, const struct spray_opts *o, const struct spray_run 
 		(double)r->sim_ps / SIM_PS_PER_US, (unsigned long long)r->events,
 		b->topo.hosts_per_leaf, b->topo.leaves, b->topo.spines, b->topo.host_rate_bps,
 		b->topo.skew_ps, b->topo.queue.buffer_bytes, b->flow_bytes, b->topo.pfc_xoff,
-		b->msg_size, b->depth, b->seed, args);
+		b->msg_size, b->depth, b->seed, (double)b->start_ps / SIM_PS_PER_US, args);
 }
 
 static void opts_default(struct spray_opts *o)
@@ -432,6 +446,8 @@ static void opts_default(struct spray_opts *o)
 	o->out = "uroce-experiments";
 	sim_permutation_cfg_default(&o->base);
 	o->base.topo.skew_ps = 1 * SIM_PS_PER_US;
+	/* several fabric round trips: every SR pair has agreed before its first WRITE */
+	o->base.start_ps = 50 * SIM_PS_PER_US;
 }
 
 /* A run with the options it runs under: the sweep's, or its own line's in --runs. */
@@ -562,7 +578,7 @@ int exp_spray(int argc, char **argv)
 	fprintf(f, "%s\n", EXP_SPRAY_CSV_HEADER);
 	printf("%s on a leaf-spine: %u leaves x %u hosts, %u spines; hosts %.0f Gb/s, "
 	       "fabric %.0f Gb/s, %.1f us per hop, +%.2f us per spine up; %.0f KB per queue\n"
-	       "%s%.0f KB %s as %u KB WRITEs x %u outstanding, MTU %u, seed %llu",
+	       "%s%.0f KB %s as %u KB WRITEs x %u outstanding, MTU %u, seed %llu, start %.0f us",
 	       work_names[o.work], b->topo.leaves, b->topo.hosts_per_leaf, b->topo.spines,
 	       (double)b->topo.host_rate_bps / 1e9, (double)b->topo.fabric_rate_bps / 1e9,
 	       (double)b->topo.hop_ps / SIM_PS_PER_US, (double)b->topo.skew_ps / SIM_PS_PER_US,
@@ -572,7 +588,8 @@ int exp_spray(int argc, char **argv)
 	       : o.work != 1   ? "a random cycle, "
 			       : "",
 	       (double)b->flow_bytes / 1024, o.work == 2 ? "per host per step" : "flows",
-	       b->msg_size / 1024, b->depth, b->mtu, (unsigned long long)b->seed);
+	       b->msg_size / 1024, b->depth, b->mtu, (unsigned long long)b->seed,
+	       (double)b->start_ps / SIM_PS_PER_US);
 	if (o.nshards > 1)
 		printf("; shard %u/%u of %u runs", o.shard, o.nshards, nruns);
 	printf("\n\n%-12s %-5s %-3s %-4s %11s %8s %7s %8s %8s %6s %5s %8s %6s %6s %6s %7s %7s %7s "

@@ -62,6 +62,8 @@ static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
 
+	if (qp->sr)
+		ur_sr_acked(qp, rq->una, una, now);
 	ur_sr_forget(qp, rq->una, una);
 	rq->una = una;
 	rq->progress_ns = now;

@@ -53,6 +53,8 @@
 	X(sr_ooo_placed, "selective repeat: out-of-order packets placed directly")                  \
 	X(sr_duplicates, "selective repeat: duplicate packets received")                            \
 	X(sr_timeouts, "selective repeat: RTO_low/RTO_high retransmission timeouts")               \
+	X(sr_reorder_lost, "selective repeat: packets deemed lost by the reordering window (RACK)") \
+	X(sr_spurious_retx, "selective repeat: retransmissions answered by the original")           \
 	X(sr_negotiated, "selective repeat: QPs that agreed with their peer")                     \
 	X(cq_overflow, "completions lost because a CQ was full")                                    \
 	X(tx_no_buffer, "transmissions deferred because the port had no buffer")                   \

@@ -154,6 +154,7 @@ static const struct {
     [UR_TIMER_SR_HELLO] = {offsetof(struct ur_sr, hello_timer), true, ur_sr_hello_timer},
     [UR_TIMER_SR_RTO] = {offsetof(struct ur_sr, rto), true, ur_req_sr_rto_timer},
     [UR_TIMER_ACK] = {offsetof(struct ur_qp, resp.ack.hold), false, send_turn},
+    [UR_TIMER_SR_REO] = {offsetof(struct ur_sr, reo), true, ur_sr_reo_timer},
 };
 
 static struct ur_qp *timer_qp(struct ur_timer *t)

@@ -31,6 +31,7 @@ enum ur_qp_timer_kind {
 	UR_TIMER_SR_HELLO, /* selective repeat negotiation */
 	UR_TIMER_SR_RTO,   /* selective repeat retransmission timeout */
 	UR_TIMER_ACK,      /* a held ACK is due */
+	UR_TIMER_SR_REO,   /* selective repeat: a reordering window ran out */
 };
 
 struct ur_sr;

@@ -59,6 +59,7 @@ void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 	if (qp->sr) {
 		ur_timer_cancel(&dev->timers, &qp->sr->hello_timer);
 		ur_timer_cancel(&dev->timers, &qp->sr->rto);
+		ur_timer_cancel(&dev->timers, &qp->sr->reo);
 	}
 	ur_dev_unschedule(dev, qp);
 	qp->resp.error = false;

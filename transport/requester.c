@@ -380,7 +380,8 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 	if (qp->svc->acknowledged) {
 		arm_retx(qp);
 		if (qp->sr)
-			ur_sr_sent(qp, psn, first ? UR_SR_TX_FIRST : UR_SR_TX_AGAIN, now);
+			ur_sr_sent(qp, psn, consumed, first ? UR_SR_TX_FIRST : UR_SR_TX_AGAIN,
+				   w->sr && !wqe_is_rd_atomic(w), now);
 	}
 	return 0;
 }
@@ -441,7 +442,7 @@ static int send_retransmission(struct ur_qp *qp, uint64_t now)
 			   &consumed, &last);
 	if (err)
 		return err;
-	ur_sr_sent(qp, psn, UR_SR_TX_SELECTIVE, now);
+	ur_sr_sent(qp, psn, consumed, UR_SR_TX_SELECTIVE, w->sr, now);
 	return 1;
 }
 

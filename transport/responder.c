@@ -897,12 +897,21 @@ static enum ur_resp_state acknowledge(struct ur_qp *qp, struct resp_pkt *rx)
 	if (rx->ahead) {
 		ur_sr_hold_early(qp, pkt, &rx->done);
 	} else {
-		rs->epsn = ur_psn_add(pkt->psn, 1);
+		uint32_t next = ur_psn_add(pkt->psn, 1);
+
+		rs->epsn = next;
 		if (last)
 			ur_sr_complete(qp, &rx->done);
 		complete_early(qp);
-		if (ur_bth_ackreq(pkt->bth)) {
-			acked = ur_psn_add(rs->epsn, UR_PSN_MASK);
+		acked = ur_psn_add(rs->epsn, UR_PSN_MASK);
+		if (rs->epsn != next && !rs->error) {
+			/* It filled a hole: packets held early are in order now,
+			 * maybe one that asked for an ACK and got only a SACK. Say
+			 * so at once (RFC 5681 4.2 asks the same of TCP), or the
+			 * requester learns it only from a later ACK, a timeout or
+			 * a needless retransmission. */
+			ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID, acked);
+		} else if (ur_bth_ackreq(pkt->bth)) {
 			if (last)
 				ur_resp_ack_message(qp, acked);
 			else

@@ -26,16 +26,19 @@ int ur_sr_create(struct ur_qp *qp)
 	sr->rwqe_stride = sizeof(struct ur_recv_wqe) + qp->max_recv_sge * sizeof(struct ur_sge);
 	sr->tx = calloc(win, 1);
 	sr->txseq = calloc(win, sizeof(*sr->txseq));
+	sr->txtime = calloc(win, sizeof(*sr->txtime));
 	sr->rx = calloc(win, 1);
 	sr->done = calloc(win, sizeof(*sr->done));
 	sr->rwqes = calloc(win, sr->rwqe_stride);
-	if (!sr->tx || !sr->txseq || !sr->rx || !sr->done || !sr->rwqes) {
+	if (!sr->tx || !sr->txseq || !sr->txtime || !sr->rx || !sr->done || !sr->rwqes) {
 		qp->sr = sr;
 		ur_sr_destroy(qp);
 		return -ENOMEM;
 	}
 	sr->hello_timer.kind = UR_TIMER_SR_HELLO;
 	sr->rto.kind = UR_TIMER_SR_RTO;
+	sr->reo.kind = UR_TIMER_SR_REO;
+	ur_rack_reset(&sr->rack);
 	qp->sr = sr;
 	return 0;
 }
@@ -48,8 +51,10 @@ void ur_sr_destroy(struct ur_qp *qp)
 		return;
 	ur_timer_cancel(&qp->dev->timers, &sr->hello_timer);
 	ur_timer_cancel(&qp->dev->timers, &sr->rto);
+	ur_timer_cancel(&qp->dev->timers, &sr->reo);
 	free(sr->tx);
 	free(sr->txseq);
+	free(sr->txtime);
 	free(sr->rx);
 	free(sr->done);
 	free(sr->rwqes);
@@ -65,13 +70,17 @@ void ur_sr_reset(struct ur_qp *qp)
 
 	ur_timer_cancel(&qp->dev->timers, &sr->hello_timer);
 	ur_timer_cancel(&qp->dev->timers, &sr->rto);
+	ur_timer_cancel(&qp->dev->timers, &sr->reo);
 	memset(sr->tx, 0, win);
 	memset(sr->rx, 0, win);
 	sr->neg = 0;
 	sr->hellos = 0;
 	sr->hello_due = sr->agree_due = sr->sack_due = false;
-	sr->nqueued = sr->nearly = 0;
+	sr->nqueued = sr->nearly = sr->nsacked = 0;
 	sr->have_high = false;
+	/* nor its reordering */
+	ur_rack_reset(&sr->rack);
+	sr->recovery = false;
 	/* the round trip of the old connection says nothing about the next */
 	sr->rtt_timing = false;
 	sr->srtt_ns = sr->rttvar_ns = 0;
@@ -222,14 +231,17 @@ void ur_sr_forget(struct ur_qp *qp, uint32_t from, uint32_t to)
 
 		if (*f & UR_SR_QUEUED)
 			sr->nqueued--;
+		if (*f & UR_SR_SACKED)
+			sr->nsacked--;
 		*f = 0;
 	}
 	if (sr->have_high && !ur_psn_lt(qp->req.una, sr->high))
 		sr->have_high = false;
 }
 
-/* Queue every unacknowledged PSN below `end` that the responder lacks. */
-static void queue_missing(struct ur_qp *qp, uint32_t end, bool again)
+/* Queue every unacknowledged PSN below `end` that the responder lacks, even
+ * one resent already (a timeout: that copy may be lost too). */
+static void queue_missing(struct ur_qp *qp, uint32_t end)
 {
 	struct ur_sr *sr = qp->sr;
 	uint32_t psn = qp->req.una;
@@ -242,9 +254,8 @@ static void queue_missing(struct ur_qp *qp, uint32_t end, bool again)
 	for (; ur_psn_lt(psn, end); psn = ur_psn_add(psn, 1)) {
 		uint8_t *f = &sr->tx[psn & sr->mask];
 
-		if (again)
-			*f &= (uint8_t)~UR_SR_RESENT;
-		if (*f & (UR_SR_SACKED | UR_SR_QUEUED | UR_SR_RESENT))
+		*f &= (uint8_t)~UR_SR_RESENT;
+		if (*f & (UR_SR_SACKED | UR_SR_QUEUED))
 			continue;
 		*f |= UR_SR_QUEUED;
 		sr->nqueued++;
@@ -253,13 +264,134 @@ static void queue_missing(struct ur_qp *qp, uint32_t end, bool again)
 		ur_dev_schedule(qp->dev, qp);
 }
 
+/* A loss was found: the recovery lasts until everything sent so far is acknowledged. */
+static void enter_recovery(struct ur_qp *qp)
+{
+	struct ur_sr *sr = qp->sr;
+
+	if (!sr->recovery) {
+		sr->recovery = true;
+		sr->recovery_end = qp->req.psn;
+	}
+}
+
+/* PSN `psn` was newly delivered; `fack` is one past the highest PSN SACKed
+ * before it (when `have_fack`). */
+static void rack_delivered(struct ur_qp *qp, uint32_t psn, bool have_fack, uint32_t fack,
+			   uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+	uint32_t slot = psn & sr->mask;
+	const struct ur_rack_pkt p = {
+	    .xmit_ns = sr->txtime[slot],
+	    .txseq = sr->txseq[slot],
+	    .retx = sr->tx[slot] & UR_SR_RETX,
+	    .below_fack = have_fack && ur_psn_lt(ur_psn_add(psn, 1), fack),
+	};
+
+	/* Only a selective retransmission tells of reordering: a go-back-N
+	 * rewind resends what the responder mostly has already. */
+	if (ur_rack_delivered(&sr->rack, &p, now) == UR_RACK_SPURIOUS &&
+	    (sr->tx[slot] & UR_SR_RESENT)) {
+		ur_count(qp->dev, UR_CTR_sr_spurious_retx);
+		ur_rack_spurious(&sr->rack, qp->req.una, qp->req.psn);
+	}
+}
+
+void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+	int32_t n = ur_psn_diff(to, from);
+
+	if (n > (int32_t)sr->mask + 1)
+		n = (int32_t)sr->mask + 1;
+	for (int32_t i = 0; i < n; i++) {
+		uint32_t psn = ur_psn_add(from, (uint32_t)i);
+
+		/* (a PSN SACKed before was delivered then) */
+		if (!(sr->tx[psn & sr->mask] & UR_SR_SACKED))
+			rack_delivered(qp, psn, sr->have_high, sr->high, now);
+	}
+}
+
+/*
+ * RACK (RFC 8985 6.2 step 5): a PSN not delivered is lost once a packet sent
+ * after its last transmission was delivered and the reordering window has
+ * passed since. This covers a lost retransmission the same way (its own
+ * transmission is the one that counts) and replaces IRN's rule (a PSN below
+ * the highest one SACKed is lost at once), which takes every packet
+ * overtaken on a sprayed path for a loss. The timer covers a window still
+ * running when the last answer came.
+ *
+ * Two limits. Only PSNs a SACK can describe (257 from the oldest) are
+ * judged: one further on may have arrived without the requester being able
+ * to know. And a PSN the responder does not place early keeps IRN's rule,
+ * `newest` being the latest transmission among the PSNs this SACK newly
+ * reports: go-back-N framing (a message begun before the agreement), and
+ * READ and atomic requests, which run in order. The responder drops such a
+ * packet when it comes early, so a resend of it overtaken by its
+ * predecessors' resends is dropped too, while the SR packets around it,
+ * placed long ago, answer every later resend at once and give RACK no
+ * sample it can trust; and a READ still answering must not be asked again
+ * because a timer ran out.
+ */
+static void detect_loss(struct ur_qp *qp, uint64_t now, bool have_newest, uint32_t newest)
+{
+	struct ur_sr *sr = qp->sr;
+	struct ur_requester *rq = &qp->req;
+	uint64_t wnd = ur_rack_reo_wnd(&sr->rack, sr->srtt_ns, sr->recovery, sr->nsacked);
+	uint64_t when = UR_TIME_NEVER;
+	uint32_t end = ur_psn_add(rq->una, 1 + UR_SACK_BITS), lost = 0;
+
+	if (ur_psn_lt(rq->psn, end))
+		end = rq->psn;
+	for (uint32_t p = rq->una; sr->rack.have && ur_psn_lt(p, end); p = ur_psn_add(p, 1)) {
+		uint32_t slot = p & sr->mask;
+		uint8_t *f = &sr->tx[slot];
+		bool gone;
+
+		if (*f & (UR_SR_SACKED | UR_SR_QUEUED))
+			continue;
+		if (*f & UR_SR_IRN)
+			gone = have_newest && sr->have_high && ur_psn_lt(p, sr->high) &&
+			       (int32_t)(newest - sr->txseq[slot]) > 0;
+		else
+			gone = ur_rack_lost(&sr->rack, sr->txtime[slot], sr->txseq[slot], wnd, now,
+					    &when);
+		if (gone) {
+			*f = (uint8_t)((*f & ~UR_SR_RESENT) | UR_SR_QUEUED);
+			sr->nqueued++;
+			lost++;
+		}
+	}
+	if (lost) {
+		ur_count_n(qp->dev, UR_CTR_sr_reorder_lost, lost);
+		enter_recovery(qp);
+		ur_dev_schedule(qp->dev, qp);
+	}
+	if (when != UR_TIME_NEVER)
+		ur_timer_arm(&qp->dev->timers, &sr->reo, when);
+	else
+		ur_timer_cancel(&qp->dev->timers, &sr->reo);
+}
+
+void ur_sr_reo_timer(struct ur_qp *qp, uint64_t now)
+{
+	enum ur_qp_state st = qp_state(qp);
+
+	/* (an RNR wait resends everything from the NAKed PSN anyway) */
+	if (!ur_sr_on(qp) || (st != UR_QPS_RTS && st != UR_QPS_SQD) || qp->req.rnr_wait)
+		return;
+	detect_loss(qp, now, false, 0);
+}
+
 void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 	struct ur_requester *rq = &qp->req;
 	uint32_t base = ur_sack_base(sack);
 	uint32_t newest = 0; /* transmission order of the latest packet this SACK newly reports */
-	bool any = false, news = false;
+	bool news = false;
 
 	if (ur_sack_any(sack))
 		ur_count(qp->dev, UR_CTR_sr_sacks_received);
@@ -267,22 +399,22 @@ void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
 		return; /* stale: the cumulative ACK in it was already applied */
 	for (unsigned i = 0; i < UR_SACK_BITS; i++) {
 		uint32_t psn = ur_psn_add(base, 1 + i);
+		uint8_t *f = &sr->tx[psn & sr->mask];
 
 		if (!ur_psn_lt(psn, rq->psn))
 			break;
 		if (!ur_sack_bit(sack, i))
 			continue;
-		if (!(sr->tx[psn & sr->mask] & UR_SR_SACKED)) {
-			uint8_t *f = &sr->tx[psn & sr->mask];
-
-			if (*f & UR_SR_QUEUED)
-				sr->nqueued--;
-			*f = UR_SR_SACKED;
-			news = true;
-			if ((int32_t)(sr->txseq[psn & sr->mask] - newest) > 0)
+		if (!(*f & UR_SR_SACKED)) {
+			rack_delivered(qp, psn, sr->have_high, sr->high, now);
+			if (!news || (int32_t)(sr->txseq[psn & sr->mask] - newest) > 0)
 				newest = sr->txseq[psn & sr->mask];
+			if (*f & UR_SR_QUEUED)
+				sr->nqueued--; /* deemed lost, then delivered: not sent again */
+			*f = UR_SR_SACKED;
+			sr->nsacked++;
+			news = true;
 		}
-		any = true;
 		if (!sr->have_high || ur_psn_ge(psn, sr->high)) {
 			sr->high = ur_psn_add(psn, 1);
 			sr->have_high = true;
@@ -296,21 +428,12 @@ void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
 		rq->progress_ns = now;
 		rq->retry_left = qp->attr.retry_cnt;
 	}
-	/* A retransmission that left before a packet now delivered, yet is not
-	 * delivered itself, was lost too (the path keeps order): free it to go
-	 * once more, without waiting for a timeout. */
-	if (newest) {
-		for (uint32_t p = rq->una; ur_psn_lt(p, sr->high); p = ur_psn_add(p, 1)) {
-			uint8_t *f = &sr->tx[p & sr->mask];
-
-			if ((*f & (UR_SR_RESENT | UR_SR_SACKED)) == UR_SR_RESENT &&
-			    (int32_t)(newest - sr->txseq[p & sr->mask]) > 0)
-				*f &= (uint8_t)~UR_SR_RESENT;
-		}
-	}
-	/* a PSN below the highest one delivered is lost: send it again, once */
-	if (any)
-		queue_missing(qp, sr->high, false);
+	/* Nothing SACKed and no recovery under way: every PSN outstanding
+	 * left after every one delivered, so none can be lost yet; spare the
+	 * walk on the lossless path (a reordering timer still armed keeps
+	 * running). */
+	if (sr->nsacked || sr->recovery)
+		detect_loss(qp, now, news, newest);
 }
 
 /*
@@ -324,7 +447,7 @@ static void timeout_resend(struct ur_qp *qp)
 	uint8_t *f = &sr->tx[qp->req.una & sr->mask];
 
 	if (sr->have_high)
-		queue_missing(qp, sr->high, true);
+		queue_missing(qp, sr->high);
 	/*
 	 * The oldest PSN goes even if a SACK said the responder has it (RFC
 	 * 2018 section 8: after a timeout the SACKs are not trusted). A SACKed
@@ -335,10 +458,13 @@ static void timeout_resend(struct ur_qp *qp)
 	 * sent: the duplicate makes the responder say where it is.
 	 */
 	if (!(*f & UR_SR_QUEUED)) {
+		if (*f & UR_SR_SACKED)
+			sr->nsacked--;
 		*f = (uint8_t)((*f & ~(UR_SR_RESENT | UR_SR_SACKED)) | UR_SR_QUEUED);
 		sr->nqueued++;
 		ur_dev_schedule(qp->dev, qp);
 	}
+	enter_recovery(qp);
 }
 
 /* A timeout on an SR QP (IRN's or the IBTA ACK timeout): resend only what is missing. */
@@ -356,14 +482,16 @@ void ur_sr_log_state(struct ur_qp *qp)
 		return;
 	ur_dev_log(qp->dev,
 		   "qp %#x: selective repeat: oldest PSN %s%s%s, %u queued, highest SACKed %s%#x, "
-		   "srtt %llu us, rttvar %llu us, backoff %u, peer window %u, RNR wait %d",
+		   "srtt %llu us, rttvar %llu us, backoff %u, peer window %u, RNR wait %d, "
+		   "min RTT %llu us, reorder window x%u%s",
 		   qp->qpn, sr->tx[rq->una & sr->mask] & UR_SR_SACKED ? "SACKed " : "",
 		   sr->tx[rq->una & sr->mask] & UR_SR_QUEUED ? "queued " : "",
 		   sr->tx[rq->una & sr->mask] & UR_SR_RESENT ? "resent" : "", sr->nqueued,
 		   sr->have_high ? "" : "(none) ", sr->have_high ? sr->high : 0,
 		   (unsigned long long)(sr->srtt_ns / 1000),
 		   (unsigned long long)(sr->rttvar_ns / 1000), sr->backoff, sr->peer_window,
-		   rq->rnr_wait);
+		   rq->rnr_wait, (unsigned long long)(sr->rack.min_rtt_ns / 1000),
+		   sr->rack.reo_mult, sr->rack.reordering_seen ? " (reordered)" : "");
 }
 
 bool ur_sr_retx_pending(const struct ur_qp *qp)
@@ -450,19 +578,32 @@ static void arm_rto(struct ur_qp *qp)
 	ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto_ns(qp, inflight));
 }
 
-/* A packet with this PSN left. */
-void ur_sr_sent(struct ur_qp *qp, uint32_t psn, enum ur_sr_tx how, uint64_t now)
+/* A packet with PSNs [psn, psn + npsn) left (a READ request takes one per response). */
+void ur_sr_sent(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how, bool placeable,
+		uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 
 	if (!sr)
 		return;
-	if (sr->tx[psn & sr->mask] & UR_SR_QUEUED) {
-		/* sent anyway (a rewind's resend): the queued copy is this one */
-		sr->tx[psn & sr->mask] &= (uint8_t)~UR_SR_QUEUED;
-		sr->nqueued--;
+	++sr->txseq_next;
+	for (uint32_t i = 0; i < npsn && i <= sr->mask; i++) {
+		uint32_t slot = ur_psn_add(psn, i) & sr->mask;
+
+		if (sr->tx[slot] & UR_SR_QUEUED) {
+			/* sent anyway (a rewind's resend): the queued copy is this one */
+			sr->tx[slot] &= (uint8_t)~UR_SR_QUEUED;
+			sr->nqueued--;
+		}
+		if (how != UR_SR_TX_FIRST)
+			sr->tx[slot] |= UR_SR_RETX;
+		if (placeable)
+			sr->tx[slot] &= (uint8_t)~UR_SR_IRN;
+		else
+			sr->tx[slot] |= UR_SR_IRN;
+		sr->txseq[slot] = sr->txseq_next;
+		sr->txtime[slot] = now;
 	}
-	sr->txseq[psn & sr->mask] = ++sr->txseq_next;
 	if (how == UR_SR_TX_SELECTIVE)
 		ur_count(qp->dev, UR_CTR_sr_selective_retx);
 	if (how != UR_SR_TX_FIRST) {
@@ -488,6 +629,10 @@ void ur_sr_progress(struct ur_qp *qp, uint64_t now)
 
 	sr->rto_base_ns = now;
 	sr->backoff = 0;
+	if (sr->recovery && ur_psn_ge(qp->req.una, sr->recovery_end)) {
+		sr->recovery = false;
+		ur_rack_recovery_done(&sr->rack);
+	}
 	if (sr->rtt_timing && ur_psn_lt(sr->rtt_psn, qp->req.una)) {
 		/* (a host whose clock readings may arrive out of order gives no sample) */
 		uint64_t rtt = now > sr->rtt_sent_ns ? now - sr->rtt_sent_ns : 0;

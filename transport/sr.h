@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "qp.h"
+#include "sr_rack.h"
 
 enum ur_sr_neg {
 	UR_SR_ASKING = 1, /* sending HELLOs */
@@ -23,6 +24,10 @@ enum ur_sr_neg {
 #define UR_SR_SACKED 0x1 /* the responder has it */
 #define UR_SR_QUEUED 0x2 /* to be sent again */
 #define UR_SR_RESENT 0x4 /* sent again since the last timeout */
+#define UR_SR_RETX 0x8	 /* sent more than once: its answer may be the original's */
+/* lost by IRN's rule, not RACK's: its responder drops it when it comes early
+ * (go-back-N framing, a READ or atomic request) */
+#define UR_SR_IRN 0x10
 /* responder, per PSN */
 #define UR_SR_GOT 0x1  /* arrived early and was placed */
 #define UR_SR_LAST 0x2 /* ...and ends its message: done[] says how */
@@ -48,11 +53,13 @@ struct ur_sr {
 	uint32_t peer_window;
 
 	/* requester */
-	uint8_t *tx;	 /* per PSN flags, slot psn & mask */
-	uint32_t *txseq; /* per PSN: order of its last transmission */
+	uint8_t *tx;	  /* per PSN flags, slot psn & mask */
+	uint32_t *txseq;  /* per PSN: order of its last transmission */
+	uint64_t *txtime; /* per PSN: when its last transmission left */
 	uint32_t txseq_next;
 	uint32_t nqueued;
-	uint32_t high; /* one past the highest PSN ever SACKed */
+	uint32_t nsacked; /* PSNs SACKed above the oldest unacknowledged one */
+	uint32_t high;	  /* one past the highest PSN ever SACKed */
 	bool have_high;
 	struct ur_timer rto;
 	uint64_t rto_base_ns; /* last progress or retransmission */
@@ -64,6 +71,11 @@ struct ur_sr {
 	uint64_t rttvar_ns;
 	uint64_t rtt_max_ns[2]; /* largest round trip of this window and of the last */
 	uint64_t rtt_win_ns;	/* when this window began */
+	/* loss detection with a reordering window (sr_rack.h) */
+	struct ur_rack rack;
+	struct ur_timer reo; /* a packet outstanding will be deemed lost */
+	bool recovery;	     /* a loss was found; until everything sent before it is ACKed */
+	uint32_t recovery_end;
 
 	/* responder */
 	uint8_t *rx; /* per PSN flags */
@@ -92,6 +104,8 @@ void ur_sr_hello_timer(struct ur_qp *qp, uint64_t now);
 
 /* requester */
 void ur_sr_forget(struct ur_qp *qp, uint32_t from, uint32_t to);
+/* PSNs [from, to) were cumulatively acknowledged (before ur_sr_forget()). */
+void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now);
 /* The cumulative ACK moved forward (qp->req.una is the new value). */
 void ur_sr_progress(struct ur_qp *qp, uint64_t now);
 void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now);
@@ -105,7 +119,10 @@ enum ur_sr_tx {
 	UR_SR_TX_AGAIN,
 	UR_SR_TX_SELECTIVE,
 };
-void ur_sr_sent(struct ur_qp *qp, uint32_t psn, enum ur_sr_tx how, uint64_t now);
+void ur_sr_sent(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how, bool placeable,
+		uint64_t now);
+/* The reordering window of a packet outstanding ran out (sr.reo). */
+void ur_sr_reo_timer(struct ur_qp *qp, uint64_t now);
 /* IRN's retransmission timeout (the requester's ur_req_sr_rto_timer drives it) */
 bool ur_sr_rto_due(struct ur_qp *qp, uint64_t now, uint32_t inflight);
 void ur_sr_rto_defer(struct ur_qp *qp, uint64_t now, uint32_t inflight);

@@ -3,12 +3,13 @@
 # A sweep of `uroce-lab experiment spray` run in three shards and merged is
 # the sweep run whole, byte for byte; a merge with a shard missing or twice
 # is refused; the sweep written out by --plan and run from that file with
-# --runs gives the same CSV; and a row's `args` column reruns that row alone.
+# --runs gives the same CSV; and a row's `args` column reruns that row alone
+# (a start other than the default: the args must carry it).
 set -eu
 lab=$1
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
-opts="--paths ecmp,spray-rr --pfc-modes off,on --flow-size 64K --quiet --no-plot"
+opts="--paths ecmp,spray-rr --pfc-modes off,on --flow-size 64K --start 20us --quiet --no-plot"
 
 $lab experiment spray $opts --out "$d/all" >/dev/null
 for i in 0 1 2; do

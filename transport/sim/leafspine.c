@@ -325,9 +325,10 @@ struct sim_node *sim_leafspine_host(const struct sim_leafspine *ls, unsigned i)
 	return i < ls->nhosts ? ls->hosts[i] : NULL;
 }
 
-static void add_queue(struct sim_leafspine_stats *st, const struct sim_queue_stats *q, uint64_t now)
+static void add_queue(struct sim_leafspine_stats *st, const struct sim_queue_stats *q,
+		      uint64_t span)
 {
-	double mean = now ? q->byte_ps / (double)now : 0;
+	double mean = span ? q->byte_ps / (double)span : 0;
 
 	st->queue_mean += mean;
 	if (mean > st->queue_hot)
@@ -339,15 +340,16 @@ static void add_queue(struct sim_leafspine_stats *st, const struct sim_queue_sta
 	st->ecn_marked += q->ecn_marked;
 }
 
-void sim_leafspine_stats(const struct sim_leafspine *ls, struct sim_leafspine_stats *st)
+void sim_leafspine_stats(const struct sim_leafspine *ls, uint64_t since_ps,
+			 struct sim_leafspine_stats *st)
 {
-	uint64_t now = sim_now(ls->s);
+	uint64_t now = sim_now(ls->s), span = now > since_ps ? now - since_ps : 0;
 
 	memset(st, 0, sizeof(*st));
 	for (unsigned i = 0; i < ls->nhosts; i++) {
 		struct sim_queue_stats q = sim_node_queue_stats(ls->hosts[i]);
 
-		add_queue(st, &q, now);
+		add_queue(st, &q, span);
 	}
 	for (unsigned l = 0; l < ls->c.leaves; l++)
 		for (unsigned k = 0; k < ls->c.spines; k++) {
@@ -355,8 +357,8 @@ void sim_leafspine_stats(const struct sim_leafspine *ls, struct sim_leafspine_st
 					       down =
 						   sim_port_stats(ls->s, &ls->spines[k].downq[l]);
 
-			add_queue(st, &up, now);
-			add_queue(st, &down, now);
+			add_queue(st, &up, span);
+			add_queue(st, &down, span);
 		}
 	st->queue_mean /= ls->nhosts + 2.0 * ls->c.leaves * ls->c.spines;
 	for (unsigned k = 0; k < ls->c.spines && k < 64; k++)

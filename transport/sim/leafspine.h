@@ -59,7 +59,10 @@ struct sim_leafspine_stats {
 	uint64_t pauses;	    /* PFC pause frames obeyed, by hosts and switch ports */
 	uint64_t spine_packets[64]; /* frames each spine forwarded (the first 64) */
 };
-void sim_leafspine_stats(const struct sim_leafspine *ls, struct sim_leafspine_stats *st);
+/* The time averages are over since_ps..now: a workload that starts late
+ * (permutation.h's start_ps) is not averaged with the idle fabric before it. */
+void sim_leafspine_stats(const struct sim_leafspine *ls, uint64_t since_ps,
+			 struct sim_leafspine_stats *st);
 
 const char *sim_path_policy_name(enum sim_path_policy p);
 

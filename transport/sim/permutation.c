@@ -111,11 +111,13 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 		r->verify_failures += fs->verify_failures;
 		bytes += fs->bytes;
 		if (fs->bytes == flow_total && !fs->errors) {
+			uint64_t t = fs->last_done_ps - c->start_ps;
+
 			r->completed++;
 			if (fct)
-				fct[nf++] = fs->last_done_ps;
-			if (fs->last_done_ps > last)
-				last = fs->last_done_ps;
+				fct[nf++] = t;
+			if (t > last)
+				last = t;
 		}
 	}
 	if (ring) {
@@ -125,6 +127,7 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 
 		r->steps = sim_ring_steps_done(ring);
 		last = sim_ring_done_ps(ring);
+		last = last ? last - c->start_ps : 0;
 		for (unsigned k = 0; k < r->steps; k++)
 			if (sp[k] > r->step_max_ps)
 				r->step_max_ps = sp[k];
@@ -140,7 +143,7 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 	}
 	free(fct);
 	r->done_ps = last;
-	/* every flow starts at 0, so its completion time is when its last message completed */
+	/* every flow starts at start_ps: it completes when its last message does */
 	if (last) {
 		double secs = (double)last / SIM_PS_PER_S;
 
@@ -159,8 +162,10 @@ static void results(const struct sim_permutation_cfg *c, struct sim *s, struct s
 		r->nak_seq += ctr[UR_CTR_packet_seq_err];
 		r->cnps += ctr[UR_CTR_np_cnp_sent];
 		r->sr_agreed += ctr[UR_CTR_sr_negotiated];
+		r->sr_reorder_lost += ctr[UR_CTR_sr_reorder_lost];
+		r->sr_spurious_retx += ctr[UR_CTR_sr_spurious_retx];
 	}
-	sim_leafspine_stats(ls, &st);
+	sim_leafspine_stats(ls, c->start_ps, &st);
 	r->queue_max = st.queue_max;
 	r->queue_mean = st.queue_mean;
 	r->queue_hot = st.queue_hot;
@@ -236,6 +241,7 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 	if (!ring_flows)
 		goto out;
 	fc.verify = c->verify;
+	fc.start_ps = c->start_ps;
 	sim_qp_params_default(&fc.qp);
 	fc.qp.path_mtu = ur_mtu_enum(c->mtu);
 	fc.qp.timeout = c->timeout;
@@ -256,11 +262,16 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 				break;
 		}
 	}
-	if (c->allreduce &&
-	    !(ring = sim_ring_create(w, ring_flows, n, 2 * (n - 1), c->flow_bytes / c->msg_size)))
+	if (c->allreduce && !(ring = sim_ring_create(w, ring_flows, n, 2 * (n - 1),
+						     c->flow_bytes / c->msg_size, c->start_ps)))
 		goto out;
 	sim_workload_stop_when_done(w, true);
-	sim_run(s, c->limit_ps);
+	/* a host's engine runs when something happens to it: with a later start,
+	 * let the QPs that reached RTS send their HELLOs now, as a polling host would */
+	if (c->start_ps)
+		for (unsigned i = 0; i < n; i++)
+			sim_node_kick(sim_leafspine_host(ls, i));
+	sim_run(s, c->start_ps + c->limit_ps);
 	results(c, s, ls, w, ring, r);
 	err = 0;
 out:

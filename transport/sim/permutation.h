@@ -37,6 +37,12 @@ struct sim_permutation_cfg {
 	uint8_t timeout; /* local ACK timeout exponent (go-back-N) */
 	uint64_t sr_rto_low_ns;
 	uint64_t sr_rto_high_ns;
+	/* Flows start this late, and their times count from here. The QPs reach
+	 * RTS at 0 and a selective-repeat pair agrees a round trip later; a
+	 * message begun before that keeps go-back-N framing (docs/selective-
+	 * repeat.md section 1), so sr rows that start at 0 measure part
+	 * go-back-N. */
+	uint64_t start_ps;
 	uint64_t limit_ps; /* give up after this much simulated time */
 	uint64_t seed;
 };
@@ -54,7 +60,7 @@ struct sim_permutation_result {
 	uint64_t ideal_fct_ps; /* one flow alone on an idle fabric, serialisation + RTT */
 	double jain;	       /* Jain's index of the flows' throughputs (bytes / FCT) */
 	unsigned steps;	       /* all-reduce: steps finished (of 2(hosts - 1)) */
-	uint64_t done_ps;      /* when the last flow (all-reduce: step) finished */
+	uint64_t done_ps;      /* start_ps to when the last flow (all-reduce: step) ended */
 	uint64_t step_max_ps;  /* all-reduce: the slowest step */
 	uint64_t retx_packets;
 	uint64_t timeouts;
@@ -65,9 +71,11 @@ struct sim_permutation_result {
 	uint64_t drops;
 	uint64_t marked;
 	uint64_t cnps;
-	uint64_t pauses;    /* PFC pause frames obeyed (topo.pfc) */
-	uint64_t sr_agreed; /* QPs that negotiated selective repeat (2 per flow in sr mode) */
-	uint64_t sim_ps;    /* simulated time */
+	uint64_t pauses;	  /* PFC pause frames obeyed (topo.pfc) */
+	uint64_t sr_agreed;	  /* QPs that negotiated selective repeat (2 per flow in sr mode) */
+	uint64_t sr_reorder_lost; /* PSNs SR's reordering window deemed lost */
+	uint64_t sr_spurious_retx; /* SR retransmissions answered by the original */
+	uint64_t sim_ps;	   /* simulated time */
 	uint64_t events;
 };
 

@@ -59,7 +59,7 @@ static void on_message(struct sim_flow *f, uint64_t msg, void *arg)
 }
 
 struct sim_ring *sim_ring_create(struct sim_workload *w, struct sim_flow *const *flows, unsigned n,
-				 unsigned steps, uint64_t per_step)
+				 unsigned steps, uint64_t per_step, uint64_t start_ps)
 {
 	struct sim_ring *r = calloc(1, sizeof(*r));
 
@@ -69,6 +69,7 @@ struct sim_ring *sim_ring_create(struct sim_workload *w, struct sim_flow *const 
 	r->n = n;
 	r->steps = steps;
 	r->per_step = per_step;
+	r->step_start = start_ps; /* the first step's times count from the flows' start */
 	r->flows = malloc(n * sizeof(*r->flows));
 	r->fct = calloc((size_t)steps * n, sizeof(*r->fct));
 	r->step_ps = calloc(steps, sizeof(*r->step_ps));

@@ -16,9 +16,10 @@
 
 struct sim_ring;
 
-/* `flows[i]` carries host i's chunks, steps x per_step messages; they start at 0. */
+/* `flows[i]` carries host i's chunks, steps x per_step messages; they start at
+ * start_ps, and the ring's times (sim_ring_done_ps included) are the clock's. */
 struct sim_ring *sim_ring_create(struct sim_workload *w, struct sim_flow *const *flows, unsigned n,
-				 unsigned steps, uint64_t per_step);
+				 unsigned steps, uint64_t per_step, uint64_t start_ps);
 void sim_ring_destroy(struct sim_ring *r);
 unsigned sim_ring_steps_done(const struct sim_ring *r);
 /* When the last step ended (0 if it did not). */
