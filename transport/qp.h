@@ -58,9 +58,11 @@ struct ur_resp_ack {
 	uint32_t psn;
 	uint64_t hold_until;   /* a plain ACK waits for a request until then (0: send now;
 				* UR_TIME_NEVER: from the next transmit stage, see ur_resp_emit) */
-	uint64_t hold_limit;   /* ...and never past this while the answer leaves */
+	uint64_t hold_limit;   /* ...and never past this, counted from the first packet
+				* the pending ACK acknowledges */
 	uint64_t hold_ns;      /* how long to wait for an answer, learned */
 	uint64_t asked_ns;     /* a held ACK began waiting then, unanswered yet (0: none) */
+	uint8_t unanswered;    /* messages in a row that came since our last request (up to 2) */
 	struct ur_timer hold;  /* UR_TIMER_ACK: the wait is over */
 };
 

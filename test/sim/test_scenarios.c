@@ -1074,6 +1074,113 @@ START_TEST(test_ack_held_for_the_answer)
 END_TEST
 
 /*
+ * A stream one way, 4 KiB WRITEs with up to 32 outstanding (a sender's
+ * limited send resources, as UCX's), and a WRITE back every 300 of them (as
+ * UCX's flow-control grants): virtual microseconds for 6000 of them.
+ */
+static uint64_t one_way_stream_us(uint64_t ack_delay_ns)
+{
+	const uint32_t rw = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
+	const unsigned total = 6000, window = 32, back_every = 300;
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct ur_cqe c[16];
+	unsigned posted = 0, done = 0;
+	uint64_t t0;
+	struct fx f;
+
+	ur_dev_config_default(&cfg);
+	cfg.ack_delay_ns = ack_delay_ns;
+	fx_default_link(&link);
+	fx_init_cfg(&f, 11, &cfg, &link, NULL, rw);
+	t0 = sim_now(f.s);
+	while (done < total) {
+		for (; posted < total && posted - done < window; posted++) {
+			fx_post_send(&f, &f.a, posted, UR_WR_RDMA_WRITE, 0, 4096,
+				     (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+			if (posted % back_every == back_every / 2)
+				fx_post_send(&f, &f.b, posted, UR_WR_RDMA_WRITE, 0, 8,
+					     (uintptr_t)f.a.buf, f.a.mr->key, 0, 0);
+		}
+		ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S), 1);
+		ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+		done++;
+		while (ur_cq_poll(&f.b.cq, c, 16) > 0)
+			;
+	}
+	t0 = (sim_now(f.s) - t0) / SIM_PS_PER_US;
+	fx_fini(&f);
+	return t0;
+}
+
+/* The same both ways: each side 6000 WRITEs of 4 KiB, 32 outstanding. */
+static uint64_t two_way_stream_us(uint64_t ack_delay_ns)
+{
+	const uint32_t rw = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
+	const unsigned total = 6000, window = 32;
+	unsigned posted_a = 0, done_a = 0, posted_b = 0, done_b = 0;
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct ur_cqe c[16];
+	uint64_t t0;
+	struct fx f;
+	int n;
+
+	ur_dev_config_default(&cfg);
+	cfg.ack_delay_ns = ack_delay_ns;
+	fx_default_link(&link);
+	fx_init_cfg(&f, 11, &cfg, &link, NULL, rw);
+	t0 = sim_now(f.s);
+	while (done_a < total || done_b < total) {
+		for (; posted_a < total && posted_a - done_a < window; posted_a++)
+			fx_post_send(&f, &f.a, posted_a, UR_WR_RDMA_WRITE, 0, 4096,
+				     (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+		for (; posted_b < total && posted_b - done_b < window; posted_b++)
+			fx_post_send(&f, &f.b, posted_b, UR_WR_RDMA_WRITE, 0, 4096,
+				     (uintptr_t)f.a.buf, f.a.mr->key, 0, 0);
+		ck_assert_uint_lt(sim_now(f.s) - t0, SIM_PS_PER_S);
+		sim_run(f.s, sim_now(f.s) + SIM_PS_PER_US);
+		while ((n = ur_cq_poll(&f.a.cq, c, 16)) > 0)
+			for (int k = 0; k < n; k++, done_a++)
+				ck_assert_uint_eq(c[k].status, UR_WC_SUCCESS);
+		while ((n = ur_cq_poll(&f.b.cq, c, 16)) > 0)
+			for (int k = 0; k < n; k++, done_b++)
+				ck_assert_uint_eq(c[k].status, UR_WC_SUCCESS);
+	}
+	t0 = (sim_now(f.s) - t0) / SIM_PS_PER_US;
+	fx_fini(&f);
+	return t0;
+}
+
+/*
+ * Such a stream is no ping-pong: its ACKs leave at once, and it runs as fast
+ * with the hold on as with it off. One message back in 10 ms made every ACK
+ * wait for an answer that never came.
+ */
+START_TEST(test_one_way_stream_not_held)
+{
+	uint64_t held = one_way_stream_us(50000), off = one_way_stream_us(0);
+
+	ck_assert_msg(held <= off + off / 4, "%llu us with the hold on, %llu us off",
+		      (unsigned long long)held, (unsigned long long)off);
+}
+END_TEST
+
+/*
+ * Streams both ways hold each ACK until the next request leaves, and a
+ * hold's limit no longer restarts with each message: 12402 virtual us with
+ * the hold on before, 2628 now, 2059 with it off.
+ */
+START_TEST(test_two_way_streams_held_briefly)
+{
+	uint64_t held = two_way_stream_us(50000), off = two_way_stream_us(0);
+
+	ck_assert_msg(held <= off + off / 2, "%llu us with the hold on, %llu us off",
+		      (unsigned long long)held, (unsigned long long)off);
+}
+END_TEST
+
+/*
  * Mixed requests on one QP until `total` complete: `post` chooses and posts
  * request `n` from the random word `r` (returning what a FetchAdd adds),
  * the responder's `nrecv` receives of `recv_len` bytes at 0x80000 are kept
@@ -1894,6 +2001,8 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_access_removed_mid_message);
 	tcase_add_test(tc, test_atomic_replay_after_lost_ack);
 	tcase_add_test(tc, test_ack_held_for_the_answer);
+	tcase_add_test(tc, test_one_way_stream_not_held);
+	tcase_add_test(tc, test_two_way_streams_held_briefly);
 	tcase_add_loop_test(tc, test_mixed_requests_under_loss, 0, 4);
 	/* cases 1 and 3 caught the SEND in the wrong receive WQE, 63 the framing switch */
 	tcase_add_loop_test(tc, test_mixed_every_byte_both_modes, 0, 4);

@@ -1635,6 +1635,144 @@ START_TEST(test_ack_hold_learns_the_answer_time)
 }
 END_TEST
 
+/* ack.c's UR_ACK_HOLD_MAX_NS: the longest an ACK may be held (this QP's
+ * timeout, 67 ms, allows it) */
+#define ACK_HOLD_LIMIT_NS 1000000ull
+#define STREAM_MSGS 200
+
+/* A stream of the peer's one-packet WRITEs, RQ_PSN + k arriving at arrived[k]. */
+struct ack_watch {
+	uint64_t arrived[STREAM_MSGS];
+	unsigned n;	  /* WRITEs arrived */
+	unsigned unacked; /* the first not acknowledged yet */
+	uint64_t worst;	  /* the longest an arrived WRITE waited for its ACK */
+	unsigned acks;
+	uint32_t req_psn; /* the PSN of our last request */
+};
+
+/* fake_host's on_frame: an ACK leaves now. */
+static void watch_frame(void *ctx, const uint8_t *frame, uint32_t len)
+{
+	struct ack_watch *w = ctx;
+	struct ur_pkt pkt;
+
+	ck_assert_int_eq(ur_frame_parse(&pkt, frame, len), UR_PARSE_OK);
+	if (pkt.opcode != UR_OP_RC_ACKNOWLEDGE) {
+		w->req_psn = pkt.psn;
+		return;
+	}
+	w->worst = UR_MAX(w->worst, now - w->arrived[w->unacked]);
+	w->unacked = ur_psn_diff(pkt.psn, RQ_PSN) + 1;
+	w->acks++;
+}
+
+static void watch_start(struct ack_watch *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->req_psn = SQ_PSN; /* requester_asks_for_acks's WRITE */
+	host.opt.ctx = w;
+	host.opt.on_frame = watch_frame;
+}
+
+static void watch_stop(void)
+{
+	host.opt.on_frame = NULL;
+}
+
+/* Take in the next WRITE now. */
+static void watch_arrival(struct ack_watch *w)
+{
+	struct spec s = write_only(ur_psn_add(RQ_PSN, w->n), 0, 16);
+	struct frame f;
+
+	ck_assert_uint_lt(w->n, STREAM_MSGS);
+	build(&f, &s);
+	w->arrived[w->n++] = now;
+	rx_only(&f);
+}
+
+/* After a pass: how long the oldest WRITE not acknowledged has waited so far. */
+static void watch_pass(struct ack_watch *w)
+{
+	if (w->unacked < w->n)
+		w->worst = UR_MAX(w->worst, now - w->arrived[w->unacked]);
+}
+
+/*
+ * However the hold restarts for each new message, it never keeps an ACK
+ * longer than its limit since the first packet it acknowledges arrived. A
+ * WRITE every 30 us, each answered by a WRITE of ours, with one packet to
+ * send a pass (a busy device): the answer leaves, and the next WRITE holds
+ * the ACK again before it could follow. The hold and its limit restarted
+ * with each message, and no ACK left while the stream lasted (6 ms here).
+ */
+START_TEST(test_ack_hold_limit_counts_from_the_first_message)
+{
+	struct ack_watch w;
+
+	requester_asks_for_acks();
+	watch_start(&w);
+	for (unsigned k = 0; k < STREAM_MSGS; k++) {
+		/* the peer's ACK of our last WRITE comes first: our send queue never fills */
+		struct spec ack = req(UR_OP_RC_ACKNOWLEDGE, w.req_psn, 0);
+		struct frame f;
+
+		now += 30000;
+		build(&f, &ack);
+		rx_only(&f);
+		drain(&scq, NULL, CQ_DEPTH);
+		watch_arrival(&w);
+		post_request(10 + k, UR_WR_RDMA_WRITE, IOVA, 8);
+		ur_qp_doorbell(rc);
+		ur_dev_poll(dev, now);
+		ur_dev_tx(dev, now, 1);
+		watch_pass(&w);
+	}
+	watch_stop();
+	/* the limit, and the pass that finds it over */
+	ck_assert_msg(w.worst <= ACK_HOLD_LIMIT_NS + 30000,
+		      "a WRITE waited %llu us for its ACK (%u ACKs sent)",
+		      (unsigned long long)w.worst / 1000, w.acks);
+	ck_assert_uint_gt(w.acks, 0);
+}
+END_TEST
+
+/*
+ * A stream one way, with a rare message back (UCX's flow-control grants: 28
+ * SENDs back against 8,800) is not a ping-pong: each message that came
+ * since our last request and got no answer makes the next ACK less worth
+ * holding. One WRITE of ours every 50 of the peer's, arriving 10 us apart:
+ * the ACKs of at most the two after ours wait, the rest leave in the pass
+ * that received their message. Every ACK used to wait while WRITEs kept
+ * coming, up to when the stream paused.
+ */
+START_TEST(test_one_way_stream_is_no_ping_pong)
+{
+	struct ack_watch w;
+	unsigned late = 0;
+
+	requester_asks_for_acks();
+	watch_start(&w);
+	for (unsigned k = 0; k < STREAM_MSGS; k++) {
+		now += 10000;
+		if (k % 50 == 25) {
+			post_request(10 + k, UR_WR_RDMA_WRITE, IOVA, 8);
+			ur_qp_doorbell(rc);
+		}
+		watch_arrival(&w);
+		ur_dev_poll(dev, now);
+		ur_dev_tx(dev, now, 64);
+		watch_pass(&w);
+		if (w.unacked < w.n) /* this WRITE's ACK waits */
+			late++;
+	}
+	watch_stop();
+	/* five requests of ours (one before the stream), up to two held ACKs each */
+	ck_assert_msg(late <= 10, "%u of %u ACKs waited (the longest %llu us)", late, STREAM_MSGS,
+		      (unsigned long long)w.worst / 1000);
+}
+END_TEST
+
 /*
  * SEND with Invalidate may only invalidate memory windows and fast-registered
  * regions (10.6.7.2); uroce has neither, so a peer naming one of our
@@ -1979,6 +2117,8 @@ static Suite *rx_suite(void)
 	tcase_add_test(tp, test_held_ack_rides_behind_a_whole_answer);
 	tcase_add_test(tp, test_held_ack_goes_ahead_of_a_sends_last_packet);
 	tcase_add_test(tp, test_ack_hold_learns_the_answer_time);
+	tcase_add_test(tp, test_ack_hold_limit_counts_from_the_first_message);
+	tcase_add_test(tp, test_one_way_stream_is_no_ping_pong);
 	tcase_add_test(ta, test_send_with_invalidate_refused);
 	tcase_add_test(tp, test_too_many_reads_and_atomics);
 	tcase_add_test(tl, test_responses_exact_and_clean);
