@@ -113,6 +113,9 @@ int uroce_dp_wait_fd(struct uroce_dp *dp);
  * engine's lock.
  */
 int uroce_dp_arm_wakeup(struct uroce_dp *dp, uint64_t now);
+/* The same without the 2 ms: for a thread that would otherwise nap and look
+ * again (the device daemon), a signal per sleep costs less than the naps. */
+int uroce_dp_arm_wakeup_now(struct uroce_dp *dp);
 void uroce_dp_disarm_wakeup(struct uroce_dp *dp);
 
 /* Dataplane counters (see dp_counters.h): names and values. */
@@ -145,7 +148,7 @@ void uroce_switch_close(struct uroce_switch *sw);
 /* One pass: programs come and go, frames move both ways. How many moved. */
 unsigned uroce_switch_pass(struct uroce_switch *sw, uint64_t now_ns);
 /* Sleep until a frame or a program comes, at most timeout_ns. */
-int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns, uint64_t now_ns);
+int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns);
 /* The pids of the programs attached now. */
 unsigned uroce_switch_attached(const struct uroce_switch *sw, int *pids, unsigned max);
 

@@ -340,14 +340,10 @@ unsigned uroce_switch_pass(struct uroce_switch *sw, uint64_t now)
 	return moved + port_full;
 }
 
-/*
- * A memif wire is not armed until it has been quiet a while
- * (uroce_dp_arm_wakeup), and a NIC has nothing to sleep on: nap this long
- * then, as a program's progress thread does (provider/progress.c).
- */
+/* A NIC has nothing to sleep on: nap this long, then look again. */
 #define SW_NAP_NS 20000ull
 
-int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns, uint64_t now)
+int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns)
 {
 	struct pollfd p[2 * SW_MAX_ATTACH + 2];
 	unsigned ctl[SW_MAX_ATTACH + 1], nctl = 0; /* which of p are control sockets */
@@ -357,7 +353,7 @@ int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns, uint64_t now
 
 	ctl[nctl++] = n;
 	p[n++] = (struct pollfd){.fd = sw->ready_fd, .events = POLLIN};
-	fd = uroce_dp_arm_wakeup(sw->wire, now);
+	fd = uroce_dp_arm_wakeup_now(sw->wire);
 	if (fd == -EAGAIN)
 		return 0;
 	if (fd < 0)

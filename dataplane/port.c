@@ -904,6 +904,11 @@ int uroce_dp_arm_wakeup(struct uroce_dp *dp, uint64_t now)
 	return dp_memif_arm(&dp->memif);
 }
 
+int uroce_dp_arm_wakeup_now(struct uroce_dp *dp)
+{
+	return dp->kind == DP_PORT_MEMIF ? dp_memif_arm(&dp->memif) : -1;
+}
+
 void uroce_dp_disarm_wakeup(struct uroce_dp *dp)
 {
 	if (dp->kind == DP_PORT_MEMIF)

@@ -28,6 +28,9 @@
 #include "rdmacm.h"
 #include "uroce.h"
 
+#define LISTEN_RETRIES 20
+#define LISTEN_RETRY_US 5000 /* 100 ms in all */
+
 /* What crosses: the MAD's receive completion, then its GRH area and MAD. */
 struct urcm_fwd {
 	struct ibv_wc wc;
@@ -125,6 +128,14 @@ int urcm_route_listen(struct urcm_id *id, struct urcm_dev *dev)
 			return 0;
 	len = cm_name(&a, dev, "port", ps, port);
 	fd = bound_socket(&a, len);
+	/* A listener of ours just destroyed frees the name only when the CM
+	 * thread's poll lets go of its socket (urcm_route_unlisten kicks it):
+	 * perftest -R listens again on its port at once. Wait for that, a
+	 * few milliseconds, before saying the port is another program's. */
+	for (unsigned tries = 0; fd == -EADDRINUSE && tries < LISTEN_RETRIES; tries++) {
+		usleep(LISTEN_RETRY_US);
+		fd = bound_socket(&a, len);
+	}
 	if (fd == -EADDRINUSE) {
 		/* another program of the device listens on the port: the kernel's
 		 * rdma_cm refuses a second listener on one port of a device too */
@@ -171,6 +182,9 @@ void urcm_route_unlisten(struct urcm_id *id)
 			*pp = p->next;
 			close(p->fd);
 			free(p);
+			/* the CM thread's poll still holds the socket, and its name
+			 * with it, until the poll returns */
+			urcm_kick();
 		}
 }
 

@@ -203,7 +203,7 @@ static int worker(const char *name)
 		}
 		if (now - last_busy < SPIN_NS)
 			continue;
-		uroce_switch_wait(sw, SLEEP_NS, now);
+		uroce_switch_wait(sw, SLEEP_NS);
 	}
 	log_drops(sc.counters, wire);
 	uroce_switch_close(sw);
