@@ -158,6 +158,7 @@ int ur_peer_bind(struct ur_dev *dev, struct ur_qp *qp, const struct ur_gid *gid,
 {
 	uint32_t block = dqpn >> dev->cfg.peer_qpn_shift;
 	struct ur_peer *p = qp->peer;
+	bool was_capped;
 
 	if (p && p->block == block && !memcmp(p->gid.raw, gid->raw, 16))
 		return 0;
@@ -167,9 +168,14 @@ int ur_peer_bind(struct ur_dev *dev, struct ur_qp *qp, const struct ur_gid *gid,
 	if (!p)
 		return -ENOMEM;
 	p->refs++; /* before the unbind, which may free a peer */
+	was_capped = qp->capped;
 	ur_peer_unbind(dev, qp);
 	qp->peer = p;
 	p->inflight += qp->inflight_counted;
+	/* it waited for room on the old peer (SQD -> SQD moved its path):
+	 * off that wait, it asks the new peer on its next turn */
+	if (was_capped)
+		ur_dev_schedule(dev, qp);
 	return 0;
 }
 

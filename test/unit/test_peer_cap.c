@@ -409,6 +409,30 @@ START_TEST(test_rebind_and_release)
 	ck_assert_uint_eq(stopped->inflight, CAP);
 	ck_assert_ptr_nonnull(stopped->capped);
 
+	/* a QP waiting for room that is given another destination (as
+	 * SQD -> SQD may) takes its count along and its turn back */
+	{
+		struct ur_qp *w = stopped->capped;
+		struct ur_gid g;
+		uint32_t n = w->inflight_counted;
+
+		ur_gid_from_v4(&g, ip_c);
+		ck_assert_int_eq(ur_peer_bind(da, w, &g, 0x1000), 0);
+		ck_assert_uint_eq(da->npeers, 3);
+		ck_assert(!w->capped && w->in_ready);
+		ck_assert_ptr_ne(stopped->capped, w);
+		ck_assert_uint_eq(stopped->inflight, CAP - n);
+		ck_assert_uint_eq(w->peer->inflight, n);
+		ck_assert_uint_eq(w->peer->refs, 1);
+		/* and back: the peer it leaves is freed */
+		ck_assert_int_eq(
+		    ur_peer_bind(da, w, &stopped->gid, stopped->block << da->cfg.peer_qpn_shift),
+		    0);
+		ck_assert_ptr_eq(w->peer, stopped);
+		ck_assert_uint_eq(da->npeers, 2);
+		ck_assert_uint_eq(stopped->inflight, CAP);
+	}
+
 	/* ...then to the peer that answers: it leaves the stopped one */
 	connect(q, mac_a, mac_b, ip_a, ip_b, peers[0].qpn);
 	ck_assert_ptr_eq(q->peer, peers[0].sq[0]->peer);
