@@ -213,6 +213,8 @@ static void engine(struct uroce_config *c, const struct uroce_devconf *dev,
 
 	ur_dev_config_default(e);
 	e->max_mtu = c->active_mtu;
+	/* a peer process owns whole blocks of QP numbers, each with one ring */
+	e->peer_qpn_shift = UROCE_QPN_BLOCK_BITS;
 	if (!mode || !*mode)
 		mode = dev->mode[0] ? dev->mode : NULL;
 	if (mode && strcmp(mode, "sr") && strcmp(mode, "gbn"))

@@ -27,7 +27,12 @@ void ur_dev_config_default(struct ur_dev_config *cfg)
 	cfg->max_mtu = 4096;
 	cfg->ack_req_every = 64;
 	cfg->max_inflight = 1024;
-	cfg->max_dev_inflight = 1024;
+	/* the receiving process's ring has 4096 slots (dataplane/afp_rx.c):
+	 * room for a few senders' worth; docs/multi-process.md */
+	cfg->max_peer_inflight = 1024;
+	/* each uroce process owns blocks of 4096 QP numbers and its own
+	 * receive ring (provider/shared.h UROCE_QPN_BLOCK_BITS) */
+	cfg->peer_qpn_shift = 12;
 	cfg->max_qp_rd_atom = UR_DEFAULT_RD_ATOMIC;
 	cfg->max_qp_init_rd_atom = UR_DEFAULT_RD_ATOMIC;
 	cfg->data_ecn = UR_ECN_ECT0;
@@ -52,7 +57,8 @@ int ur_dev_create(const struct ur_dev_config *cfg, const struct ur_host_ops *ops
 
 	if (!ops || !ops->tx_get || !ops->tx_put || !ops->random)
 		return -EINVAL;
-	if (cfg->max_mtu < 256 || cfg->max_mtu > 4096 || !cfg->max_inflight || !cfg->ack_req_every)
+	if (cfg->max_mtu < 256 || cfg->max_mtu > 4096 || !cfg->max_inflight ||
+	    !cfg->ack_req_every || cfg->peer_qpn_shift > 24)
 		return -EINVAL;
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
@@ -93,6 +99,7 @@ void ur_dev_destroy(struct ur_dev *dev)
 	if (!dev)
 		return;
 	free(dev->qp_hash);
+	ur_peer_table_fini(dev);
 	free(dev->srqs);
 	ur_timer_heap_fini(&dev->timers);
 	ur_mr_table_fini(&dev->mrs);

@@ -32,13 +32,12 @@ struct ur_dev {
 	struct ur_qp *ready_head;
 	struct ur_qp *ready_tail;
 
-	/* Unacknowledged request packets of every RC QP, kept under
-	 * cfg.max_dev_inflight so that many QPs together cannot overrun the
-	 * peer's receive ring, as one QP alone cannot; QPs with more to send
-	 * wait on `capped` until ACKs make room. */
-	uint32_t inflight;
-	struct ur_qp *capped;
-	struct ur_qp *capped_tail;
+	/* The destinations of acknowledged QPs, each with its count of
+	 * unacknowledged packets and its QPs waiting for room (peer.h):
+	 * chained hash, grown at modify, never touched to look up per packet */
+	struct ur_peer **peer_hash;
+	uint32_t peer_hash_mask;
+	uint32_t npeers;
 
 	/* Doorbells rung by application threads: a lock-free stack the engine
 	 * empties with one exchange, so pushes never wait for the engine. */
@@ -70,6 +69,7 @@ static inline void ur_count_n(struct ur_dev *dev, enum ur_counter c, uint64_t n)
 }
 
 #include "engine_log.h"
+#include "peer.h"
 #include "qp_table.h"
 #include "tx_sched.h"
 

@@ -93,7 +93,8 @@ struct ur_dev_config {
 	uint32_t max_mtu;          /* largest path MTU in bytes (256..4096) */
 	uint32_t ack_req_every;    /* requester sets AckReq at least every N packets */
 	uint32_t max_inflight;     /* unacknowledged packets per QP */
-	uint32_t max_dev_inflight; /* ...and of all QPs together */
+	uint32_t max_peer_inflight; /* ...and of all QPs toward one peer together */
+	uint32_t peer_qpn_shift;   /* a peer is a GID and a block of 1 << this QP numbers */
 	uint32_t max_qp_rd_atom;   /* responder resources per QP: max_dest_rd_atomic's limit,
 				    * advertised, and held (1..UR_MAX_RD_ATOMIC) */
 	uint32_t max_qp_init_rd_atom; /* initiator depth: READs/atomics a QP keeps outstanding

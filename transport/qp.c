@@ -463,6 +463,17 @@ int ur_qp_modify(struct ur_qp *qp, const struct ur_qp_attr *attr, uint32_t mask,
 		if (err)
 			return err;
 	}
+	/* Where its requests go decides whose cap they count toward: bound
+	 * before anything changes, as it is the one step that may fail. */
+	if (qp->svc->acknowledged &&
+	    ((mask & (UR_QP_AV | UR_QP_DEST_QPN)) || (next == UR_QPS_RTR && !qp->peer))) {
+		const struct ur_qp_attr *av = (mask & UR_QP_AV) ? attr : &qp->attr;
+		const struct ur_qp_attr *dq = (mask & UR_QP_DEST_QPN) ? attr : &qp->attr;
+
+		err = ur_peer_bind(qp->dev, qp, &av->av.path.dgid, dq->dest_qp_num);
+		if (err)
+			return err;
+	}
 	qp->dev->now = now;
 	copy_attr(qp, attr, mask);
 	/* SQD -> SQD may move the primary path (table 91): later packets take it */
@@ -631,6 +642,7 @@ void ur_qp_destroy(struct ur_qp *qp)
 	ur_qp_cancel_timers(qp);
 	ur_cc_stop(qp);
 	ur_dev_unschedule(dev, qp);
+	ur_peer_unbind(dev, qp);
 	ur_dev_del_qp(dev, qp);
 	ur_mw_qp_gone(&dev->mrs, qp->qpn); /* its type 2 windows go with it */
 	ur_doorbell_forget(dev, qp);

@@ -143,10 +143,11 @@ struct ur_qp {
 	/* transmit scheduling */
 	struct ur_qp *ready_next;
 	bool in_ready;
-	/* the device-wide cap on unacknowledged packets */
-	bool capped;              /* waiting on dev->capped for room */
+	/* its destination's cap on unacknowledged packets (peer.h) */
+	struct ur_peer *peer;      /* bound by modify; NULL before a destination */
+	bool capped;               /* waiting on peer->capped for room */
 	struct ur_qp *capped_next;
-	uint32_t inflight_counted; /* what this QP adds to dev->inflight */
+	uint32_t inflight_counted; /* what this QP adds to peer->inflight */
 	uint64_t next_tx_ns;    /* pacer: earliest time of the next data packet */
 	struct ur_timer pace;
 	struct ur_qp_cc cc;     /* ECN notification point, DCQCN reaction point */

@@ -111,7 +111,7 @@ bool ur_req_has_work(struct ur_qp *qp)
 	if (qp->sr && ur_psn_diff(rq->psn, rq->una) >= (int32_t)UR_MIN(qp->sr->mask + 1,
 									  qp->sr->peer_window ? qp->sr->peer_window : UINT32_MAX))
 		return false;
-	/* nor beyond the device's share of the peer's receive ring */
+	/* nor beyond this QP's share of its peer's receive ring */
 	return ur_dev_room(qp->dev, qp);
 }
 

@@ -1,8 +1,7 @@
 #!/bin/bash
 # One process writing to two others on one device, one of them stopped
-# (SIGSTOP): the WRITEs to the other should go on (test/verbs/peer_fanout.c
-# says why they do not yet: the engine's device-wide cap on unacknowledged
-# packets; registered as an expected failure until that is per peer).
+# (SIGSTOP): the WRITEs to the other go on (test/verbs/peer_fanout.c: the
+# engine's cap on unacknowledged packets is per peer, transport/peer.c).
 #   fanout.sh BUILD_DIR
 # Exit 77 (skip) without root or network namespaces.
 set -u

@@ -332,9 +332,10 @@ START_TEST(test_sr_read_responses_lost)
 END_TEST
 
 /*
- * Many QPs together keep no more packets unacknowledged than the device's
- * cap, as one QP alone keeps no more than its own: otherwise a thousand QPs
- * overrun the peer's receive ring. Sampled every 100 ns of virtual time.
+ * Many QPs to one peer together keep no more packets unacknowledged than
+ * the peer's cap, as one QP alone keeps no more than its own: otherwise a
+ * thousand QPs overrun the peer's receive ring. Sampled every 100 ns of
+ * virtual time.
  */
 struct inflight_probe {
 	struct sim_node *node;
@@ -345,7 +346,7 @@ struct inflight_probe {
 static void sample_inflight(struct sim *s, void *arg)
 {
 	struct inflight_probe *p = arg;
-	uint32_t v = sim_node_dev(p->node)->inflight;
+	uint32_t v = ur_peer_max_inflight(sim_node_dev(p->node));
 
 	if (v > p->max)
 		p->max = v;
@@ -353,7 +354,7 @@ static void sample_inflight(struct sim *s, void *arg)
 		sim_at(s, sim_now(s) + 100 * SIM_PS_PER_NS, sample_inflight, p);
 }
 
-START_TEST(test_device_inflight_cap)
+START_TEST(test_peer_inflight_cap)
 {
 	struct sim *s = sim_create(5);
 	struct ur_dev_config cfg;
@@ -365,7 +366,7 @@ START_TEST(test_device_inflight_cap)
 	uint64_t done = 0;
 
 	ur_dev_config_default(&cfg);
-	cfg.max_dev_inflight = 200;
+	cfg.max_peer_inflight = 200;
 	fx_default_link(&link);
 	a = sim_add_node(s, &cfg, &link, &link, NULL);
 	b = sim_add_node(s, &cfg, &link, &link, NULL);
@@ -393,7 +394,7 @@ START_TEST(test_device_inflight_cap)
 	ck_assert_msg(probe.max <= 200, "%u packets unacknowledged, cap 200", probe.max);
 	ck_assert_msg(probe.max >= 150, "the cap was never reached (%u): the test tests nothing",
 		      probe.max);
-	ck_assert_uint_eq(sim_node_dev(a)->inflight, 0);
+	ck_assert_uint_eq(ur_peer_max_inflight(sim_node_dev(a)), 0);
 	sim_workload_destroy(w);
 	sim_destroy(s);
 }
@@ -1975,7 +1976,7 @@ static Suite *scenario_suite(void)
 	tc = tcase_create("model");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_gbn_matches_model);
-	tcase_add_test(tc, test_device_inflight_cap);
+	tcase_add_test(tc, test_peer_inflight_cap);
 	tcase_add_test(tc, test_seeded_runs_repeat);
 	suite_add_tcase(s, tc);
 

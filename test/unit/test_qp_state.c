@@ -1173,7 +1173,7 @@ static struct ur_qp *rts_qp_with_write(uint32_t qpn)
 }
 
 /*
- * QPs over the device's cap on unacknowledged packets wait in a FIFO (with
+ * QPs over their peer's cap on unacknowledged packets wait in a FIFO (with
  * a tail, so a thousand of them join in constant time); one that goes
  * away leaves it whole, and room for one packet lets one QP back on the
  * round robin, the oldest.
@@ -1181,50 +1181,52 @@ static struct ur_qp *rts_qp_with_write(uint32_t qpn)
 START_TEST(test_capped_qps_wait_in_order)
 {
 	struct ur_qp *q[4], *first, *second, *late;
+	struct ur_peer *p;
 
-	dev->cfg.max_dev_inflight = 2;
+	dev->cfg.max_peer_inflight = 2;
 	for (int i = 0; i < 4; i++)
 		q[i] = rts_qp_with_write(0x200 + (uint32_t)i);
+	p = q[0]->peer; /* one peer: the same destination */
+	for (int i = 1; i < 4; i++)
+		ck_assert_ptr_eq(q[i]->peer, p);
 	ur_dev_poll(dev, now);
 	ck_assert_uint_eq(ur_dev_tx(dev, now, 64), 2);
-	ck_assert_uint_eq(dev->inflight, 2);
-	first = dev->capped;
+	ck_assert_uint_eq(p->inflight, 2);
+	first = p->capped;
 	ck_assert_ptr_nonnull(first);
 	second = first->capped_next;
 	ck_assert_ptr_nonnull(second);
 	ck_assert_ptr_null(second->capped_next);
-	ck_assert_ptr_eq(dev->capped_tail, second);
+	ck_assert_ptr_eq(p->capped_tail, second);
 
 	/* the last one leaves; a newcomer joins behind the first */
 	for (int i = 0; i < 4; i++)
 		if (q[i] == second)
 			q[i] = NULL;
 	ur_qp_destroy(second);
-	ck_assert_ptr_eq(dev->capped_tail, first);
+	ck_assert_ptr_eq(p->capped_tail, first);
 	ck_assert_ptr_null(first->capped_next);
 	late = rts_qp_with_write(0x300);
 	ur_dev_poll(dev, now);
 	ck_assert_uint_eq(ur_dev_tx(dev, now, 64), 0);
 	ck_assert_ptr_eq(first->capped_next, late);
-	ck_assert_ptr_eq(dev->capped_tail, late);
+	ck_assert_ptr_eq(p->capped_tail, late);
 
 	/* room for one packet: the oldest goes, the newcomer waits on */
-	dev->cfg.max_dev_inflight = 3;
+	dev->cfg.max_peer_inflight = 3;
 	ur_dev_account(dev, first);
 	ck_assert(!first->capped);
-	ck_assert_ptr_eq(dev->capped, late);
-	ck_assert_ptr_eq(dev->capped_tail, late);
+	ck_assert_ptr_eq(p->capped, late);
+	ck_assert_ptr_eq(p->capped_tail, late);
 	ck_assert_uint_eq(ur_dev_tx(dev, now, 64), 1);
-	ck_assert_uint_eq(dev->inflight, 3);
+	ck_assert_uint_eq(p->inflight, 3);
 	ck_assert(late->capped);
 
 	for (int i = 0; i < 4; i++)
 		if (q[i])
 			ur_qp_destroy(q[i]);
 	ur_qp_destroy(late);
-	ck_assert_ptr_null(dev->capped);
-	ck_assert_ptr_null(dev->capped_tail);
-	ck_assert_uint_eq(dev->inflight, 0);
+	ck_assert_uint_eq(dev->npeers, 0); /* freed with its last QP */
 }
 END_TEST
 

@@ -14,15 +14,15 @@
  * failed, 1 if not. Its QPs to B wait for ACKs meanwhile (ACK timeout
  * 4.3 s, so they do not fail within the test).
  *
- * It fails today, and fanout.sh is registered as an expected failure: the
- * engine caps the unacknowledged packets of all its QPs together
- * (transport/device.c max_dev_inflight, 1024), so the QPs to the stopped
- * process hold the whole cap and the QPs to C wait too (0 WRITEs to C in
- * the 3 s). With the cap raised to 1 << 20 by hand, on a 2-core host
- * shared with other jobs: 662 WRITEs to C with the per-destination wait of
+ * It failed while the engine capped the unacknowledged packets of all its
+ * QPs together (max_dev_inflight, 1024): the QPs to the stopped process
+ * held the whole cap and the QPs to C waited too (0 WRITEs to C in the
+ * 3 s). With the cap raised to 1 << 20 by hand, on a 2-core host shared
+ * with other jobs: 662 WRITEs to C with the per-destination wait of
  * dataplane/peer_wait.c (commit 328ebc1, since rebased as ec24e2e; 63,716
  * frames for B counted as dp_tx_loopback_drops), 24 with the single FIFO
- * of b743862.
+ * of b743862. The cap is now per peer (transport/peer.c: a GID and a
+ * block of QP numbers, so B and C are two peers).
  */
 #define _GNU_SOURCE
 #include <errno.h>
