@@ -14,6 +14,7 @@
 #include "doorbell.h"
 #include "mw.h"
 #include "psn.h"
+#include "peer.h"
 #include "qp.h"
 #include "qp_error.h"
 #include "sr.h"
@@ -370,6 +371,7 @@ static void reset_state(struct ur_qp *qp)
 
 	ur_qp_cancel_timers(qp);
 	ur_dev_unschedule(dev, qp);
+	ur_peer_uncap(qp);
 	memset(&qp->req, 0, offsetof(struct ur_requester, retx));
 	ur_dev_account(dev, qp);
 	qp->resp.epsn = qp->resp.msn = 0;
@@ -642,6 +644,7 @@ void ur_qp_destroy(struct ur_qp *qp)
 	ur_qp_cancel_timers(qp);
 	ur_cc_stop(qp);
 	ur_dev_unschedule(dev, qp);
+	ur_peer_uncap(qp);
 	ur_peer_unbind(dev, qp);
 	ur_dev_del_qp(dev, qp);
 	ur_mw_qp_gone(&dev->mrs, qp->qpn); /* its type 2 windows go with it */

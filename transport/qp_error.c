@@ -4,6 +4,7 @@
  * a transport error any role detects; every outstanding WQE completes with
  * a flush. Below the roles: it calls none of them back.
  */
+#include "peer.h"
 #include "qp.h"
 #include "qp_error.h"
 #include "recv_wqe.h"
@@ -62,6 +63,7 @@ void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 		ur_timer_cancel(&dev->timers, &qp->sr->reo);
 	}
 	ur_dev_unschedule(dev, qp);
+	ur_peer_uncap(qp);
 	qp->resp.error = false;
 	ur_sq_flush(qp);
 	ur_rq_flush(qp);

@@ -2,8 +2,9 @@
 /*
  * The transmit scheduler: QPs with something to send wait on a round robin
  * (those over their peer's cap on unacknowledged packets wait in peer.c
- * instead). Every role puts QPs here; only the transmit loop (device.c)
- * takes them off.
+ * instead: whoever takes a QP off here takes it off that wait too, with
+ * ur_peer_uncap). Every role puts QPs here; only the transmit loop
+ * (device.c) takes them off.
  */
 #include "qp.h"
 
@@ -24,7 +25,6 @@ void ur_dev_unschedule(struct ur_dev *dev, struct ur_qp *qp)
 {
 	struct ur_qp **pp = &dev->ready_head, *prev = NULL;
 
-	ur_peer_uncap(qp);
 	if (!qp->in_ready)
 		return;
 	while (*pp && *pp != qp) {
