@@ -114,7 +114,9 @@ int uroce_dp_wait_fd(struct uroce_dp *dp);
  */
 int uroce_dp_arm_wakeup(struct uroce_dp *dp, uint64_t now);
 /* The same without the 2 ms: for a thread that would otherwise nap and look
- * again (the device daemon), a signal per sleep costs less than the naps. */
+ * again (the device daemon), a signal per sleep costs less than the naps.
+ * -ENOTCONN: a memif client whose server is gone (it reconnects when the
+ * port is read, every 100 ms). */
 int uroce_dp_arm_wakeup_now(struct uroce_dp *dp);
 void uroce_dp_disarm_wakeup(struct uroce_dp *dp);
 

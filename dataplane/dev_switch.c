@@ -33,8 +33,10 @@
 #include "dp_internal.h"
 
 #define SW_MAX_ATTACH 64
-#define SW_BLOCKS 4096 /* QP number blocks (provider/shared.h) */
+#define SW_BLOCKS 4096 /* QP number blocks (provider/shared.h, checked in tools/uroced.c) */
 #define SW_CTL_NS 1000000ull /* look at the control sockets every millisecond */
+#define SW_NO_OWNER_NS 1000000ull /* how long a block found without a holder stays so */
+#define SW_ACCEPT_BACKOFF_US 100000 /* after accept failed (no fds, no memory) */
 
 struct sw_attach {
 	struct dp_memif m;
@@ -68,6 +70,11 @@ struct uroce_switch {
 	uint32_t bsize;
 	/* the attachment (index + 1) of each block, learnt at its first frame */
 	uint8_t route[SW_BLOCKS];
+	/* a block nobody attached holds is asked about again only after this:
+	 * frames for a program gone must not cost a system call each */
+	uint64_t no_owner_until[SW_BLOCKS];
+	uint64_t now;
+	atomic_uint nprograms; /* attached or handed over: the greeter refuses beyond */
 	struct sw_attach att[SW_MAX_ATTACH];
 	unsigned nattached;
 	unsigned first; /* the attachment that goes first on the port this pass */
@@ -120,6 +127,9 @@ static struct sw_attach *lookup(struct uroce_switch *sw, unsigned block)
 			return a;
 		sw->route[block] = 0;
 	}
+	if (sw->now < sw->no_owner_until[block])
+		return NULL;
+	sw->no_owner_until[block] = sw->now + SW_NO_OWNER_NS;
 	pid = sw->owner(sw->owner_arg, block);
 	if (pid <= 0)
 		return NULL;
@@ -128,6 +138,7 @@ static struct sw_attach *lookup(struct uroce_switch *sw, unsigned block)
 
 		if (a->used && a->m.connected && a->pid == pid) {
 			sw->route[block] = (uint8_t)(i + 1);
+			sw->no_owner_until[block] = 0;
 			return a;
 		}
 	}
@@ -162,9 +173,11 @@ static void forget(struct uroce_switch *sw, unsigned i)
 	struct sw_attach *a = &sw->att[i];
 
 	swlog(sw, "program %d (interface %u) detached", (int)a->pid, a->m.id);
+	sw->ctr[DP_CTR_dp_memif_bad_desc] += a->m.bad_desc;
 	dp_memif_close(&a->m);
 	a->used = false;
 	sw->nattached--;
+	atomic_fetch_sub(&sw->nprograms, 1);
 	for (unsigned b = 0; b < SW_BLOCKS; b++)
 		if (sw->route[b] == i + 1)
 			sw->route[b] = 0;
@@ -188,33 +201,36 @@ static void *greeter(void *arg)
 			continue;
 		for (;;) {
 			struct sw_ready *r = malloc(sizeof(*r));
+			/* the program is told why, and its open waits and retries */
+			const char *full = atomic_load(&sw->nprograms) >= SW_MAX_ATTACH
+						   ? "uroce: the device daemon has 64 programs attached"
+						   : NULL;
 			uint64_t one = 1;
 			int err;
 
 			if (!r)
 				break;
-			err = dp_memif_take(sw->listen_fd, sw->path, &r->m, &r->pid, sw->log,
+			err = dp_memif_take(sw->listen_fd, sw->path, &r->m, &r->pid, full, sw->log,
 					    sw->log_arg);
 			if (err) {
 				free(r);
 				if (err == -EAGAIN)
 					break;
-				swlog(sw, "a program's memif handshake failed: %s", strerror(-err));
-				continue;
+				if (err == -ECONNREFUSED) {
+					if (!full)
+						swlog(sw, "a program's memif handshake failed");
+					continue;
+				}
+				/* out of fds or memory: the connection waits in the
+				 * backlog, and we must not spin on it */
+				swlog(sw, "cannot take a program: %s", strerror(-err));
+				usleep(SW_ACCEPT_BACKOFF_US);
+				break;
 			}
+			atomic_fetch_add(&sw->nprograms, 1);
 			pthread_mutex_lock(&sw->ready_lock);
-			if (sw->nready < SW_MAX_ATTACH) {
-				sw->ready[sw->nready++] = r;
-				r = NULL;
-			}
+			sw->ready[sw->nready++] = r;
 			pthread_mutex_unlock(&sw->ready_lock);
-			if (r) {
-				swlog(sw, "program %d refused: too many programs attaching at once",
-				      (int)r->pid);
-				dp_memif_close(&r->m);
-				free(r);
-				continue;
-			}
 			/* a full counter needs no more: the switch looks anyway */
 			(void)!write(sw->ready_fd, &one, sizeof(one));
 		}
@@ -222,27 +238,25 @@ static void *greeter(void *arg)
 	return NULL;
 }
 
-/* Programs the greeter has ready: into free slots. */
+/* Programs the greeter has ready, oldest first: into free slots (there is
+ * one for each: the greeter counts them in nprograms). */
 static void take_new(struct uroce_switch *sw)
 {
 	uint64_t v;
 
-	if (read(sw->ready_fd, &v, sizeof(v)) < 0 && !sw->nready)
-		return;
+	(void)!read(sw->ready_fd, &v, sizeof(v));
 	pthread_mutex_lock(&sw->ready_lock);
-	while (sw->nready) {
-		struct sw_ready *r = sw->ready[--sw->nready];
+	for (unsigned k = 0; k < sw->nready; k++) {
+		struct sw_ready *r = sw->ready[k];
 		struct sw_attach *a = NULL;
 
 		for (unsigned i = 0; i < SW_MAX_ATTACH && !a; i++)
 			if (!sw->att[i].used)
 				a = &sw->att[i];
-		if (!a) {
-			/* its open then waits and retries, and says why */
-			swlog(sw, "program %d refused: %u programs attached already", (int)r->pid,
-			      SW_MAX_ATTACH);
+		if (!a) { /* cannot happen while nprograms counts right */
 			dp_memif_close(&r->m);
 			free(r);
+			atomic_fetch_sub(&sw->nprograms, 1);
 			continue;
 		}
 		a->m = r->m; /* the connection moves: regions, rings and fds */
@@ -254,7 +268,10 @@ static void take_new(struct uroce_switch *sw)
 		swlog(sw, "program %d attached (interface %u, ring %u)", (int)a->pid, a->m.id,
 		      a->m.ring_size);
 	}
+	sw->nready = 0;
 	pthread_mutex_unlock(&sw->ready_lock);
+	/* a new program may hold blocks asked about a moment ago */
+	memset(sw->no_owner_until, 0, sizeof(sw->no_owner_until));
 }
 
 static void upkeep(struct uroce_switch *sw, uint64_t now)
@@ -269,6 +286,8 @@ static void upkeep(struct uroce_switch *sw, uint64_t now)
 		if (!a->used)
 			continue;
 		dp_memif_upkeep(&a->m, now);
+		sw->ctr[DP_CTR_dp_memif_bad_desc] += a->m.bad_desc;
+		a->m.bad_desc = 0;
 		if (!a->m.connected)
 			forget(sw, i);
 	}
@@ -284,7 +303,7 @@ static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a, bool 
 {
 	unsigned n = 0;
 
-	while (n < DP_BURST) {
+	while (n < DP_BURST && dp_memif_rx_pending(&a->m)) {
 		const uint8_t *f;
 		uint8_t *buf;
 		uint32_t len, cap;
@@ -317,6 +336,7 @@ unsigned uroce_switch_pass(struct uroce_switch *sw, uint64_t now)
 	bool port_full = false;
 	unsigned moved;
 
+	sw->now = now;
 	upkeep(sw, now);
 	moved = uroce_dp_rx(sw->wire, from_wire, sw, DP_BURST, now);
 	/* programs take turns first on the port, so none can starve the rest */
@@ -356,12 +376,12 @@ int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns)
 	fd = uroce_dp_arm_wakeup_now(sw->wire);
 	if (fd == -EAGAIN)
 		return 0;
-	if (fd < 0)
+	if (fd == -1)
 		fd = uroce_dp_wait_fd(sw->wire);
 	if (fd >= 0)
 		p[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
-	else if (timeout_ns > SW_NAP_NS)
-		timeout_ns = SW_NAP_NS;
+	else if (fd != -ENOTCONN && timeout_ns > SW_NAP_NS)
+		timeout_ns = SW_NAP_NS; /* -ENOTCONN: a memif wire that reconnects by itself */
 	for (unsigned i = 0; i < SW_MAX_ATTACH; i++) {
 		struct sw_attach *a = &sw->att[i];
 
@@ -438,6 +458,7 @@ void uroce_switch_close(struct uroce_switch *sw)
 		dp_memif_close(&sw->ready[i]->m);
 		free(sw->ready[i]);
 	}
+	sw->nready = 0;
 	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
 		if (sw->att[i].used)
 			forget(sw, i);

@@ -26,6 +26,9 @@
 #include <sys/types.h>
 
 #define DP_MEMIF_MAX_REGIONS 4
+/* A uroce program's region for its two rings (2 x 2048 slots of 9.2 KB at
+ * MTU 9000 is 38 MB), with room to spare: what the device daemon maps. */
+#define DP_MEMIF_PROGRAM_REGION_MAX (256ull << 20)
 
 struct memif_ring;
 
@@ -81,13 +84,16 @@ void dp_memif_close(struct dp_memif *m);
  * take each waiting client into a dp_memif of its own, whatever interface
  * id it names (m->id says which), shaking hands at once. dp_memif_listen
  * returns the listening fd or -errno; dp_memif_take 0, -EAGAIN when nobody
- * waits, or -errno when the client was refused (told why). *pid is the
- * client's process (SO_PEERCRED). Then dp_memif_upkeep and the rest as for
+ * waits, -ECONNREFUSED when the client was refused (told why: `refuse`,
+ * when not NULL, refuses it before any setup), or another -errno when
+ * accepting failed. *pid is the client's process (SO_PEERCRED). A region
+ * a client of many hands over is at most DP_MEMIF_PROGRAM_REGION_MAX,
+ * sealed, and neither populated nor touched here. Then dp_memif_upkeep and the rest as for
  * one client; dp_memif_close when it has gone.
  */
 int dp_memif_listen(const char *path);
 int dp_memif_take(int listen_fd, const char *path, struct dp_memif *m, pid_t *pid,
-		  void (*log)(void *, const char *), void *log_arg);
+		  const char *refuse, void (*log)(void *, const char *), void *log_arg);
 
 /* Connection upkeep, at most every millisecond: a server takes a client, a
  * client reconnects, either notices its peer leave. */
@@ -96,6 +102,8 @@ void dp_memif_upkeep(struct dp_memif *m, uint64_t now);
 /* The next received frame, or NULL: in place in the shared buffer, valid
  * until dp_memif_rx_done(). */
 const uint8_t *dp_memif_rx_next(struct dp_memif *m, uint32_t *len);
+/* Whether the peer has published frames not read yet. */
+bool dp_memif_rx_pending(const struct dp_memif *m);
 /* Give the slots of the frames read back to the peer. */
 void dp_memif_rx_done(struct dp_memif *m);
 

@@ -29,7 +29,9 @@
 #include "touch.h"
 
 #define MSG_TIMEOUT_MS 1000 /* the most a handshake waits for each message */
+#define SETUP_TIMEOUT_NS 3000000000ull /* and for the whole setup */
 
+static uint64_t mono_ns(void);
 static void mlog(struct dp_memif *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void mlog(struct dp_memif *m, const char *fmt, ...)
@@ -139,20 +141,26 @@ static int map_region(struct dp_memif *m, int fd, uint64_t size)
 	int seals;
 	void *p;
 
-	if (m->nregions >= DP_MEMIF_MAX_REGIONS || !size || size > (1ull << 40))
+	if (m->nregions >= DP_MEMIF_MAX_REGIONS || !size ||
+	    size > (m->any_id ? DP_MEMIF_PROGRAM_REGION_MAX : 1ull << 40))
 		return -EINVAL;
 	/* a page past the end of the file, or a file the peer could shrink
 	 * later, would kill us with SIGBUS on the first touch (hugetlbfs files,
-	 * which DPDK's zero-copy clients pass, cannot be sealed: size only) */
+	 * which DPDK's zero-copy clients pass, cannot be sealed: size only; the
+	 * device daemon's clients are uroce programs, whose memfds are sealed) */
 	seals = fcntl(fd, F_GET_SEALS);
 	if (fstat(fd, &st) || (uint64_t)st.st_size < size ||
-	    (seals >= 0 && !(seals & F_SEAL_SHRINK)))
+	    (seals >= 0 && !(seals & F_SEAL_SHRINK)) || (m->any_id && seals < 0))
 		return -EINVAL;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+	/* the daemon populates nothing a program hands it: a sparse file
+	 * would make it allocate the whole size */
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | (m->any_id ? 0 : MAP_POPULATE),
+		 fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	/* the first touch of a page costs this VM a trip to the hypervisor (warm.c) */
-	dp_touch_pages(p, size);
+	if (!m->any_id)
+		dp_touch_pages(p, size);
 	m->region[m->nregions] = p;
 	m->region_size[m->nregions] = size;
 	m->region_fd[m->nregions] = fd;
@@ -345,7 +353,9 @@ static int server_setup_step(struct dp_memif *m)
 	case MSG_ADD_RING:
 		r = ring_at(m, msg.add_ring.region, msg.add_ring.offset,
 			    msg.add_ring.log2_ring_size);
+		/* one ring each way, once: a second would leak the first's eventfd */
 		if (!r || msg.add_ring.index != 0 ||
+		    ((msg.add_ring.flags & MEMIF_ADD_RING_FLAG_C2S) ? m->c2s != NULL : m->s2c != NULL) ||
 		    msg.add_ring.log2_ring_size > MEMIF_MAX_LOG2_RING ||
 		    (m->ring_size && m->ring_size != 1u << msg.add_ring.log2_ring_size))
 			break;
@@ -381,6 +391,8 @@ static int server_setup_step(struct dp_memif *m)
 static int server_handshake(struct dp_memif *m, int fd)
 {
 	struct memif_msg msg = {.type = MSG_HELLO};
+	unsigned steps;
+	uint64_t until;
 	int step;
 
 	m->ctl_fd = fd;
@@ -398,8 +410,14 @@ static int server_handshake(struct dp_memif *m, int fd)
 	}
 	if (msg_send_type(fd, MSG_ACK))
 		goto fail;
-	while ((step = server_setup_step(m)) == 0)
-		;
+	/* regions, two rings, CONNECT: a client that sends more, or takes
+	 * longer in all, is not setting up */
+	until = mono_ns() + SETUP_TIMEOUT_NS;
+	for (steps = 0; (step = server_setup_step(m)) == 0; steps++)
+		if (steps == DP_MEMIF_MAX_REGIONS + 2 || mono_ns() > until) {
+			msg_send_disconnect(fd, "uroce: setup too long");
+			goto fail;
+		}
 	if (step < 0)
 		goto fail;
 	m->c2s->flags |= MEMIF_RING_FLAG_MASK_INT; /* we poll what we receive on */
@@ -574,7 +592,7 @@ int dp_memif_listen(const char *path)
 }
 
 int dp_memif_take(int listen_fd, const char *path, struct dp_memif *m, pid_t *pid,
-		  void (*log)(void *, const char *), void *log_arg)
+		  const char *refuse, void (*log)(void *, const char *), void *log_arg)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -582,6 +600,11 @@ int dp_memif_take(int listen_fd, const char *path, struct dp_memif *m, pid_t *pi
 
 	if (fd < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	if (refuse) {
+		msg_send_disconnect(fd, refuse);
+		close(fd);
+		return -ECONNREFUSED;
+	}
 	init(m, 128, log, log_arg);
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	m->server = true;
@@ -589,10 +612,12 @@ int dp_memif_take(int listen_fd, const char *path, struct dp_memif *m, pid_t *pi
 	m->gather_cap = 16384;
 	m->gather = malloc(m->gather_cap);
 	if (!m->gather || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		int err = m->gather ? -errno : -ENOMEM;
+
 		free(m->gather);
 		m->gather = NULL;
 		close(fd);
-		return -ENOMEM;
+		return err == -EAGAIN ? -EIO : err;
 	}
 	*pid = cred.pid;
 	if (server_handshake(m, fd)) {

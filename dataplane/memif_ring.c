@@ -77,6 +77,14 @@ const uint8_t *dp_memif_rx_next(struct dp_memif *m, uint32_t *len)
 	return NULL;
 }
 
+bool dp_memif_rx_pending(const struct dp_memif *m)
+{
+	const struct memif_ring *r = m->server ? m->c2s : m->s2c;
+
+	return m->connected &&
+	       __atomic_load_n(m->server ? &r->head : &r->tail, __ATOMIC_ACQUIRE) != m->rx_last;
+}
+
 /* The ring we receive on, its producer's index, and the eventfd it signals. */
 static struct memif_ring *rx_ring(const struct dp_memif *m)
 {

@@ -906,7 +906,12 @@ int uroce_dp_arm_wakeup(struct uroce_dp *dp, uint64_t now)
 
 int uroce_dp_arm_wakeup_now(struct uroce_dp *dp)
 {
-	return dp->kind == DP_PORT_MEMIF ? dp_memif_arm(&dp->memif) : -1;
+	if (dp->kind != DP_PORT_MEMIF)
+		return -1;
+	/* a client whose server is gone reconnects at its next receive */
+	if (!dp->memif.server && !dp->memif.connected)
+		return -ENOTCONN;
+	return dp_memif_arm(&dp->memif);
 }
 
 void uroce_dp_disarm_wakeup(struct uroce_dp *dp)

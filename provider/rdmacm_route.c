@@ -30,6 +30,10 @@
 
 #define LISTEN_RETRIES 20
 #define LISTEN_RETRY_US 5000 /* 100 ms in all */
+#define LISTEN_RECENT_NS 200000000ull
+
+/* When a listener of this process last gave its port's name up (urcm_lock). */
+static uint64_t last_unlisten_ns;
 
 /* What crosses: the MAD's receive completion, then its GRH area and MAD. */
 struct urcm_fwd {
@@ -131,8 +135,11 @@ int urcm_route_listen(struct urcm_id *id, struct urcm_dev *dev)
 	/* A listener of ours just destroyed frees the name only when the CM
 	 * thread's poll lets go of its socket (urcm_route_unlisten kicks it):
 	 * perftest -R listens again on its port at once. Wait for that, a
-	 * few milliseconds, before saying the port is another program's. */
-	for (unsigned tries = 0; fd == -EADDRINUSE && tries < LISTEN_RETRIES; tries++) {
+	 * few milliseconds, before saying the port is another program's; a
+	 * port no listener of ours gave up lately is another's at once. */
+	for (unsigned tries = 0; fd == -EADDRINUSE && tries < LISTEN_RETRIES &&
+				 urcm_now() - last_unlisten_ns < LISTEN_RECENT_NS;
+	     tries++) {
 		usleep(LISTEN_RETRY_US);
 		fd = bound_socket(&a, len);
 	}
@@ -185,6 +192,7 @@ void urcm_route_unlisten(struct urcm_id *id)
 			/* the CM thread's poll still holds the socket, and its name
 			 * with it, until the poll returns */
 			urcm_kick();
+			last_unlisten_ns = urcm_now();
 		}
 }
 

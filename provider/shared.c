@@ -230,7 +230,7 @@ static void add_user(int32_t *pids, int *n, int32_t pid)
 /* The device daemon's keeper (tools/uroced.c) holds the device, but is not a program. */
 static int32_t keeper_pid(const char *devdir)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], comm[32];
 	int pid = 0;
 	FILE *f;
 
@@ -241,6 +241,14 @@ static int32_t keeper_pid(const char *devdir)
 			pid = 0;
 		fclose(f);
 	}
+	/* only while it runs: a pid reused by a program counts as the program */
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = pid > 0 ? fopen(path, "re") : NULL;
+	if (!f)
+		return 0;
+	if (!fgets(comm, sizeof(comm), f) || strncmp(comm, "uroce-keeper", 12))
+		pid = 0;
+	fclose(f);
 	return pid;
 }
 

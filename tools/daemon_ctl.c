@@ -51,9 +51,11 @@ int uroced_pid(const char *devdir)
 	return uroced_child_pid(devdir, "uroced.pid");
 }
 
+/* A pid file's pid, if that process runs and is one of ours (not a process
+ * that got the pid of a daemon that died without removing its file). */
 int uroced_child_pid(const char *devdir, const char *file)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], comm[32] = "";
 	FILE *f;
 	int pid = 0;
 
@@ -61,21 +63,30 @@ int uroced_child_pid(const char *devdir, const char *file)
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
-	if (fscanf(f, "%d", &pid) != 1 || pid <= 0 || kill(pid, 0))
+	if (fscanf(f, "%d", &pid) != 1 || pid <= 0)
 		pid = 0;
 	fclose(f);
-	return pid;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = pid ? fopen(path, "r") : NULL;
+	if (!f)
+		return 0;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	return !strncmp(comm, "uroce", 5) ? pid : 0;
 }
 
 int uroced_start(const char *name, const char *devdir, bool switched)
 {
 	char exe[PATH_MAX], sock[PATH_MAX], sys[PATH_MAX];
+	int status;
 	pid_t child;
 	int err = daemon_path(exe, sizeof(exe));
 
 	if (err)
 		return err;
 	snprintf(sock, sizeof(sock), "%s/uroced.sock", devdir);
+	unlink(sock); /* one left by a daemon that died would look ready */
 	child = fork();
 	if (child < 0)
 		return -errno;
@@ -93,14 +104,18 @@ int uroced_start(const char *name, const char *devdir, bool switched)
 			dup2(null, 0);
 			dup2(null, 1);
 			dup2(null, 2);
+			if (null > 2)
+				close(null);
 		}
 		/* a second fork: the supervisor is nobody's child, init reaps it */
-		if (fork())
-			_exit(0);
+		child = fork();
+		if (child)
+			_exit(child < 0 ? 1 : 0);
 		execl(exe, "uroced", name, (char *)NULL);
 		_exit(127);
 	}
-	waitpid(child, NULL, 0);
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -ECHILD;
 	if (!switched)
 		return 0; /* the keeper comes up by itself; nobody waits for it */
 	for (unsigned waited = 0; waited < READY_WAIT_MS; waited += 10) {

@@ -17,6 +17,7 @@
  * goes. All of them log to the device's directory, `uroced.log`.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -46,6 +47,10 @@
 #define RESTART_MAX 5		   /* crashes of a child within RESTART_WINDOW_S: not restarted */
 #define RESTART_WINDOW_S 60
 #define STOP_GRACE_MS 2000	   /* SIGTERM to SIGKILL */
+#define HEALTHY_NS 60000000000ull  /* a child up this long starts its backoff afresh */
+#define EXIT_GONE 3		   /* the switch's exit: its device is gone */
+
+static_assert(UROCE_QPN_BLOCKS == 4096, "dataplane/dev_switch.c's SW_BLOCKS");
 
 static char devdir[512];
 static char log_path[600];
@@ -112,14 +117,19 @@ static int holder(void *arg, unsigned block)
 	return uroce_shared_holder(arg, block);
 }
 
-/* The device is gone when `uroce link del` removed it or its interface went. */
-static bool device_gone(const char *name, const struct uroce_devconf *conf)
+/* The device directory we serve, to tell it from one a later `link add` made. */
+static ino_t devdir_ino(void)
 {
-	struct uroce_devconf now;
+	struct stat st;
 
-	if (uroce_devconf_load(name, &now))
-		return true;
-	return conf->netdev[0] && !if_nametoindex(conf->netdev);
+	return stat(devdir, &st) ? 0 : st.st_ino;
+}
+
+/* The device is gone when `uroce link del` removed it (perhaps to add
+ * another of the name) or its interface went. */
+static bool device_gone(const struct uroce_devconf *conf, ino_t ino)
+{
+	return devdir_ino() != ino || (conf->netdev[0] && !if_nametoindex(conf->netdev));
 }
 
 static void log_drops(const uint64_t *row_dp, struct uroce_dp *wire)
@@ -148,6 +158,8 @@ static int worker(const char *name)
 	struct uroce_dp *wire;
 	char sock[UROCE_DAEMON_SOCKET_MAX];
 	uint64_t last_busy = 0, next_check = 0;
+	ino_t ino = devdir_ino();
+	bool gone = false;
 	int err;
 
 	err = uroce_config_load(&cfg, name, &conf, config_report, NULL);
@@ -189,17 +201,19 @@ static int worker(const char *name)
 	while (!stop) {
 		uint64_t now = mono_ns();
 
-		if (uroce_switch_pass(sw, now)) {
-			last_busy = now;
-			continue;
-		}
+		/* before the frames: a port that is always busy still gets it */
 		if (now >= next_check) {
 			next_check = now + CHECK_NS;
 			uroce_dp_housekeeping(wire);
-			if (device_gone(name, &conf)) {
+			if (device_gone(&conf, ino)) {
 				logf_("%s is gone: stopping", name);
+				gone = true;
 				break;
 			}
+		}
+		if (uroce_switch_pass(sw, now)) {
+			last_busy = now;
+			continue;
 		}
 		if (now - last_busy < SPIN_NS)
 			continue;
@@ -210,7 +224,7 @@ static int worker(const char *name)
 	uroce_dp_close(wire);
 	uroce_shared_view_close(&view);
 	logf_("stopped");
-	return 0;
+	return gone ? EXIT_GONE : 0;
 }
 
 
@@ -245,8 +259,8 @@ struct child {
 	bool wanted;
 	pid_t pid;
 	unsigned backoff_ms;
-	uint64_t start_at;
-	time_t crashes[RESTART_MAX];
+	uint64_t start_at, started;
+	uint64_t crashes[RESTART_MAX]; /* mono_ns(): a clock step is no crash spell */
 	unsigned ncrash;
 };
 
@@ -278,11 +292,16 @@ static void start(struct child *c, const char *name)
 		return;
 	}
 	if (!pid) {
+		/* a supervisor that dies (killed, crashed) takes its children with it */
+		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+		if (getppid() == 1)
+			_exit(0);
 		if (!strcmp(c->what, "switch"))
 			_exit(worker(name));
 		run_keeper(name);
 	}
 	c->pid = pid;
+	c->started = mono_ns();
 	logf_("%s started: pid %d", c->what, (int)pid);
 	/* for `uroce link show`; and the keeper is not a program: `uroce stat` leaves it out */
 	write_pid(!strcmp(c->what, "keeper") ? "uroced.keeper" : "uroced.switch", pid);
@@ -291,23 +310,26 @@ static void start(struct child *c, const char *name)
 /* A child ended: 0 when it should not run again, 1 to restart it. */
 static int ended(struct child *c, int status)
 {
-	time_t now = time(NULL);
+	uint64_t now = mono_ns();
 
 	c->pid = 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == EXIT_GONE))
 		return 0;
+	if (now - c->started > HEALTHY_NS)
+		c->backoff_ms = 0;
 	if (WIFSIGNALED(status))
 		logf_("%s died of signal %d", c->what, WTERMSIG(status));
 	else
 		logf_("%s failed (exit %d)", c->what, WEXITSTATUS(status));
 	c->crashes[c->ncrash++ % RESTART_MAX] = now;
-	if (c->ncrash >= RESTART_MAX && now - c->crashes[c->ncrash % RESTART_MAX] < RESTART_WINDOW_S) {
+	if (c->ncrash >= RESTART_MAX &&
+	    now - c->crashes[c->ncrash % RESTART_MAX] < RESTART_WINDOW_S * 1000000000ull) {
 		logf_("the %s failed %u times within %d s: not restarted", c->what, RESTART_MAX,
 		      RESTART_WINDOW_S);
 		return 0;
 	}
 	/* at once, then backing off to 5 s */
-	c->start_at = mono_ns() + (uint64_t)c->backoff_ms * 1000000ull;
+	c->start_at = now + (uint64_t)c->backoff_ms * 1000000ull;
 	c->backoff_ms = c->backoff_ms ? (c->backoff_ms * 2 > 5000 ? 5000 : c->backoff_ms * 2) : 100;
 	return 1;
 }
@@ -351,7 +373,8 @@ static int supervise(const char *name)
 {
 	struct uroce_devconf conf;
 	struct child c[2] = {{.what = "switch"}, {.what = "keeper"}};
-	char self[600];
+	char self[600], sock[UROCE_DAEMON_SOCKET_MAX];
+	ino_t ino = devdir_ino();
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (uroce_devconf_load(name, &conf)) {
@@ -361,6 +384,7 @@ static int supervise(const char *name)
 	self[len > 0 ? len : 0] = 0;
 	snprintf(keeper_exe, sizeof(keeper_exe), "%.*s/uroce-keeper",
 		 (int)(strrchr(self, '/') ? strrchr(self, '/') - self : 0), self);
+	uroce_daemon_socket(devdir, sock, sizeof(sock));
 	c[0].wanted = uroce_port_wants_daemon(conf.port);
 	c[1].wanted = getenv("UROCED_NO_KEEPER") == NULL;
 	write_pid("uroced.pid", getpid());
@@ -374,7 +398,7 @@ static int supervise(const char *name)
 
 		for (unsigned i = 0; i < 2; i++) {
 			/* the keeper attaches through the switch: after it, once it listens */
-			if (i == 1 && c[0].wanted && !c[0].pid)
+			if (i == 1 && c[0].wanted && (!c[0].pid || access(sock, F_OK)))
 				continue;
 			if (c[i].wanted && !c[i].pid && now >= c[i].start_at)
 				start(&c[i], name);
@@ -383,11 +407,10 @@ static int supervise(const char *name)
 		for (unsigned i = 0; pid > 0 && i < 2; i++) {
 			if (c[i].pid != pid)
 				continue;
+			gone = i == 0 && WIFEXITED(status) && WEXITSTATUS(status) == EXIT_GONE;
 			c[i].wanted = ended(&c[i], status);
-			/* the switch ends well only when the device is gone */
-			gone = i == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 		}
-		if (gone || (round % 20 == 0 && device_gone(name, &conf))) {
+		if (gone || (round % 20 == 0 && device_gone(&conf, ino))) {
 			logf_("%s is gone: stopping", name);
 			break;
 		}

@@ -306,6 +306,7 @@ enum lie {
 	LIE_UNSEALED,	  /* a region the client could shrink under us */
 	LIE_REGION_SIZE,  /* a region larger than its file */
 	LIE_RING_OUTSIDE, /* a ring past the end of its region */
+	LIE_RING_TWICE,	  /* a second ring the same way (each leaked an eventfd) */
 };
 
 struct liar {
@@ -373,6 +374,11 @@ static void *liar_thread(void *arg)
 	if (send_msg(fd, &m, -1))
 		goto out;
 	t = recv_type(fd);
+	if (l->lie == LIE_RING_TWICE && t == MSG_ACK) {
+		if (send_msg(fd, &m, -1))
+			goto out;
+		t = recv_type(fd);
+	}
 last:
 	l->last_type = t;
 out:
@@ -493,7 +499,7 @@ int main(void)
 	tcase_add_test(tc, test_second_client_refused_then_replacement_taken);
 	tcase_add_test(tc, test_frames_built_in_the_ring);
 	tcase_add_test(tc, test_armed_interrupt);
-	tcase_add_loop_test(tc, test_lying_client_refused, LIE_WRONG_ID, LIE_RING_OUTSIDE + 1);
+	tcase_add_loop_test(tc, test_lying_client_refused, LIE_WRONG_ID, LIE_RING_TWICE + 1);
 	tcase_add_test(tc, test_client_without_server);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
