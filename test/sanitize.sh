@@ -33,14 +33,18 @@ mapfile -t progs < <(/usr/bin/python3 - "$bdir" "${suites[@]}" <<-'EOF'
 	bdir, suites = os.path.realpath(sys.argv[1]), sys.argv[2:]
 	with open(os.path.join(bdir, 'meson-info', 'intro-tests.json')) as f:
 	    tests = json.load(f)
+	with open(os.path.join(bdir, 'meson-info', 'intro-targets.json')) as f:
+	    built = {os.path.realpath(n) for t in json.load(f) for n in t['filename']}
 	seen = set()
 	for t in tests:
 	    if not any(s.split(':')[-1] in suites for s in t['suite']):
 	        continue
-	    exe = os.path.realpath(t['cmd'][0])
-	    if exe.startswith(bdir + os.sep) and exe not in seen:
-	        seen.add(exe)
-	        print(os.path.relpath(exe, bdir))
+	    # the program, and programs of ours it is given (a script's tool)
+	    for arg in t['cmd']:
+	        exe = os.path.realpath(os.path.join(bdir, arg))
+	        if exe in built and exe not in seen:
+	            seen.add(exe)
+	            print(os.path.relpath(exe, bdir))
 	EOF
 )
 [ ${#progs[@]} -gt 0 ] || { echo "sanitize: no tests in suites ${suites[*]}"; exit 1; }
