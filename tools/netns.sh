@@ -3,6 +3,7 @@
 # Source this file, then:
 #   ur_pair_up PREFIX SUBNET MTU [PORT_A PORT_B]   namespaces PREFIX-a/-b,
 #        interfaces PREFIXa0/PREFIXb0, addresses SUBNET.1/.2, devices uroce0
+#        (with the `uroce link add` options in $UR_LINK_OPTS, if set)
 #   ur_in PREFIX-a CMD...   run CMD in a namespace with the uroce environment
 #   ur_pair_down PREFIX     remove everything ur_pair_up made
 # UROCE must name the uroce binary. Safe under `set -e`.
@@ -37,8 +38,8 @@ ur_pair_up() {
 		ip -n "$p-a" link set "${p}a0" mtu "$mtu" up &&
 		ip -n "$p-b" link set "${p}b0" mtu "$mtu" up &&
 		ip -n "$p-a" link set lo up && ip -n "$p-b" link set lo up &&
-		ip netns exec "$p-a" "$UROCE" link add uroce0 netdev "${p}a0" port "$port_a" &&
-		ip netns exec "$p-b" "$UROCE" link add uroce0 netdev "${p}b0" port "$port_b"
+		ip netns exec "$p-a" "$UROCE" link add uroce0 netdev "${p}a0" port "$port_a" ${UR_LINK_OPTS:-} &&
+		ip netns exec "$p-b" "$UROCE" link add uroce0 netdev "${p}b0" port "$port_b" ${UR_LINK_OPTS:-}
 }
 
 # memif ports for a pair: a is the server, b the client, one socket in the filesystem
