@@ -76,6 +76,8 @@ void uroce_dp_loop_woken(struct uroce_dp *dp);
 /* Frames to our own MAC wait in the loopback ring: no fd will say so, pass again. */
 bool uroce_dp_loop_pending(const struct uroce_dp *dp);
 
+/* Frames the port can take now without waiting (memif: free slots). */
+unsigned uroce_dp_tx_space(const struct uroce_dp *dp);
 /* Transmit: borrow a frame buffer, fill it, give it back with its length (0 = unused). */
 int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie);
 void uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len);

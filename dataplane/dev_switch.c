@@ -36,6 +36,7 @@
 #define SW_BLOCKS 4096 /* QP number blocks (provider/shared.h, checked in tools/uroced.c) */
 #define SW_CTL_NS 1000000ull /* look at the control sockets every millisecond */
 #define SW_NO_OWNER_NS 1000000ull /* how long a block found without a holder stays so */
+#define SW_WIRE_HEADROOM 32 /* port slots programs leave to the daemon's own frames */
 #define SW_ACCEPT_BACKOFF_US 100000 /* after accept failed (no fds, no memory) */
 
 struct sw_attach {
@@ -309,7 +310,11 @@ static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a, bool 
 		uint32_t len, cap;
 		void *cookie;
 
-		if (uroce_dp_tx_get(sw->wire, &buf, &cap, &cookie)) {
+		/* the last slots are the daemon's own: its ARP and ND answers
+		 * (neigh.c) must not find the port full of programs' frames,
+		 * or a saturated link leaves the peer's programs unresolved */
+		if (uroce_dp_tx_space(sw->wire) <= SW_WIRE_HEADROOM ||
+		    uroce_dp_tx_get(sw->wire, &buf, &cap, &cookie)) {
 			*port_full = true;
 			break;
 		}

@@ -137,5 +137,7 @@ void dp_memif_tx_commit(struct dp_memif *m, uint32_t len);
 unsigned dp_memif_tx_publish(struct dp_memif *m);
 /* Connected, and no slot free to write. */
 bool dp_memif_tx_full(const struct dp_memif *m);
+/* Slots free to write (0 when not connected). */
+unsigned dp_memif_tx_space(const struct dp_memif *m);
 
 #endif

@@ -194,6 +194,11 @@ bool dp_memif_tx_full(const struct dp_memif *m)
 	return m->connected && !tx_room(m);
 }
 
+unsigned dp_memif_tx_space(const struct dp_memif *m)
+{
+	return m->connected ? tx_room(m) : 0;
+}
+
 unsigned dp_memif_tx_publish(struct dp_memif *m)
 {
 	struct memif_ring *r = tx_ring(m);

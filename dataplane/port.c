@@ -885,6 +885,12 @@ bool uroce_dp_loop_pending(const struct uroce_dp *dp)
 	return dp->nloop || dp->peer_wait.n;
 }
 
+unsigned uroce_dp_tx_space(const struct uroce_dp *dp)
+{
+	/* a DPDK port's queue says so only when a burst fails; mbufs abound */
+	return dp->memif_direct ? dp_memif_tx_space(&dp->memif) : UINT32_MAX;
+}
+
 int uroce_dp_wait_fd(struct uroce_dp *dp)
 {
 	return dp->wait_fd;

@@ -55,10 +55,12 @@ bool uroce_port_via_daemon(const struct uroce_devconf *conf, const char *devdir,
 	if (!conf->daemon || !uroce_port_wants_daemon(conf->port))
 		return false;
 	uroce_daemon_socket(devdir, sock, sizeof(sock));
-	/* any interface id: the daemon tells its programs apart by pid. 512
+	/* any interface id: the daemon tells its programs apart by pid. 1024
 	 * slots, not memif's 2048: the port drains every program's ring in
 	 * turn, and a deep ring only delays what waits behind a bulk sender's
-	 * frames (ARP requests behind 8 MB of WRITEs missed their 2 s) */
-	snprintf(port, len, "memif:role=client,id=%d,socket=%s,rsize=9", (int)getpid(), sock);
+	 * frames (ARP requests behind 8 MB of WRITEs missed their 2 s); not
+	 * 512 either: the same size receives, and ib_send_bw's burst of 1000
+	 * UD datagrams overflowed it */
+	snprintf(port, len, "memif:role=client,id=%d,socket=%s,rsize=10", (int)getpid(), sock);
 	return true;
 }
