@@ -153,7 +153,5 @@ void uroce_switch_close(struct uroce_switch *sw);
 unsigned uroce_switch_pass(struct uroce_switch *sw, uint64_t now_ns);
 /* Sleep until a frame or a program comes, at most timeout_ns. */
 int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns);
-/* The pids of the programs attached now. */
-unsigned uroce_switch_attached(const struct uroce_switch *sw, int *pids, unsigned max);
 
 #endif

@@ -77,7 +77,6 @@ struct uroce_switch {
 	uint64_t now;
 	atomic_uint nprograms; /* attached or handed over: the greeter refuses beyond */
 	struct sw_attach att[SW_MAX_ATTACH];
-	unsigned nattached;
 	unsigned first; /* the attachment that goes first on the port this pass */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
@@ -177,7 +176,6 @@ static void forget(struct uroce_switch *sw, unsigned i)
 	sw->ctr[DP_CTR_dp_memif_bad_desc] += a->m.bad_desc;
 	dp_memif_close(&a->m);
 	a->used = false;
-	sw->nattached--;
 	atomic_fetch_sub(&sw->nprograms, 1);
 	for (unsigned b = 0; b < SW_BLOCKS; b++)
 		if (sw->route[b] == i + 1)
@@ -247,6 +245,10 @@ static void take_new(struct uroce_switch *sw)
 
 	(void)!read(sw->ready_fd, &v, sizeof(v));
 	pthread_mutex_lock(&sw->ready_lock);
+	if (!sw->nready) {
+		pthread_mutex_unlock(&sw->ready_lock);
+		return;
+	}
 	for (unsigned k = 0; k < sw->nready; k++) {
 		struct sw_ready *r = sw->ready[k];
 		struct sw_attach *a = NULL;
@@ -264,7 +266,6 @@ static void take_new(struct uroce_switch *sw)
 		a->pid = r->pid;
 		a->used = true;
 		a->out = false;
-		sw->nattached++;
 		free(r);
 		swlog(sw, "program %d attached (interface %u, ring %u)", (int)a->pid, a->m.id,
 		      a->m.ring_size);
@@ -473,14 +474,4 @@ void uroce_switch_close(struct uroce_switch *sw)
 	close(sw->listen_fd);
 	unlink(sw->path);
 	free(sw);
-}
-
-unsigned uroce_switch_attached(const struct uroce_switch *sw, int *pids, unsigned max)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
-		if (sw->att[i].used && sw->att[i].m.connected && n < max)
-			pids[n++] = sw->att[i].pid;
-	return n;
 }
