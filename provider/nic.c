@@ -33,6 +33,7 @@ static void dp_log_line(void *arg, const char *line)
 static int open_dataplane(struct uroce_nic *nic)
 {
 	struct uroce_dp_config dc;
+
 	uroce_port_config(&nic->cfg, &nic->conf, &dc);
 	if (uroce_port_via_daemon(&nic->conf, nic->devdir, nic->dp_port, sizeof(nic->dp_port))) {
 		/* the daemon owns the port and answers for our addresses */
