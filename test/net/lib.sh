@@ -58,6 +58,19 @@ ur_pair_mode() {
 	done
 }
 
+# ur_listening NAMESPACE PORT: wait (up to 20 s) until a server there
+# listens on TCP port PORT (ucx_perftest's and fi_pingpong's out-of-band
+# socket). A fixed second was too short at a load average of 60: the
+# client's connect() was refused and the run failed for nothing of uroce's.
+ur_listening() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 fails=0
 ok() { echo "ok   $*"; }
 bad() {

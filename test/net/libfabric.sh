@@ -63,7 +63,7 @@ pp() {
 	ur_in "$p-a" timeout 60 fi_pingpong -p "$prov" -e rdm -B $port -S "$size" -I "$n" -c \
 		>"$log/$name.srv" 2>&1 &
 	spid=$!
-	sleep 1
+	ur_listening "$p-a" "$port"
 	ur_in "$p-b" timeout 60 fi_pingpong -p "$prov" -e rdm -P $port -S "$size" -I "$n" -c "$net.1" \
 		>"$log/$name.cli" 2>&1
 	rc_c=$?

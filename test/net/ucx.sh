@@ -62,7 +62,7 @@ pt() {
 	ur_in "$p-a" env $ea UCX_LOG_LEVEL=info timeout 60 unshare --ipc \
 		ucx_perftest -p $port >"$log/$name.srv" 2>&1 &
 	spid=$!
-	sleep 1
+	ur_listening "$p-a" "$port"
 	# shellcheck disable=SC2086
 	ur_in "$p-b" env $eb UCX_LOG_LEVEL=info timeout 60 unshare --ipc \
 		ucx_perftest "$net.1" -p $port -t "$t" -s "$size" -n "$n" -w 100 -f \
@@ -112,13 +112,13 @@ for spec in tag_bw:65536:1000 ucp_put_bw:65536:1000 stream_bw:65536:1000 \
 		bad "$t: uroce counted $((e1 - e0)) retransmissions, RNR NAKs, ACK timeouts" \
 			"or SENDs without a receive buffer"
 	else
-		ok "$t -s $size -n $n: $(field "$res" 3) us median, $(field "$res" 6) MB/s," \
+		ok "$t -s $size -n $n: $(field "$res" 2) us median, $(field "$res" 6) MB/s," \
 			"$(field "$res" 8) msg/s; lanes $lanes; uroce0 rx $got bytes;" \
 			"$fpm client frames per message"
 	fi
 	case $t in
 	*_bw) bw_u[$t]=$(field "$res" 6) ;;
-	*) lat_u[$t]=$(field "$res" 3) ;;
+	*) lat_u[$t]=$(field "$res" 2) ;;
 	esac
 done
 
@@ -127,10 +127,10 @@ for spec in tag_bw:65536:1000 ucp_put_bw:65536:1000 stream_bw:65536:1000 \
 	tag_lat:8:3000 ucp_put_lat:8:3000; do
 	IFS=: read -r t size n <<<"$spec"
 	pt "$t-tcp" tcp "$t" "$size" "$n" || continue
-	ok "$t over tcp: $(field "$res" 3) us median, $(field "$res" 6) MB/s, $(field "$res" 8) msg/s"
+	ok "$t over tcp: $(field "$res" 2) us median, $(field "$res" 6) MB/s, $(field "$res" 8) msg/s"
 	case $t in
 	*_bw) bw_t[$t]=$(field "$res" 6) ;;
-	*) lat_t[$t]=$(field "$res" 3) ;;
+	*) lat_t[$t]=$(field "$res" 2) ;;
 	esac
 done
 
@@ -138,6 +138,7 @@ done
 # ratios swing from 0.1 to 9 between runs (UCX's TCP reaches 1-3 GB/s on
 # the veth in a quiet moment, 0.1 GB/s in a busy one); see
 # docs/ucx-libfabric.md for measured medians.
+echo "     load average now $(cut -d' ' -f1-3 /proc/loadavg) (two cores)"
 for t in tag_bw ucp_put_bw stream_bw; do
 	[ -n "${bw_u[$t]:-}" ] && [ -n "${bw_t[$t]:-}" ] || continue
 	echo "     $t: uroce ${bw_u[$t]} MB/s, tcp ${bw_t[$t]} MB/s," \
