@@ -330,6 +330,26 @@ static void perftest_cmd(char *buf, size_t size, const struct compare_opts *o,
 }
 
 /*
+ * Wait until the perftest server in NS_B listens on its TCP port (perftest's
+ * default, 18515), at most 15 s, or until it exits. A fixed second was too
+ * short on a host at load 60: the client found nothing listening ("Unable
+ * to init the socket connection") and the cell was lost.
+ */
+static void wait_listening(pid_t server)
+{
+	for (int i = 0; i < 300; i++) {
+		siginfo_t si = {0};
+
+		/* (not reaped: perftest_pair's waitpid() takes its status) */
+		if (!waitid(P_PID, (id_t)server, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid)
+			return;
+		if (!sh("ip netns exec " NS_B " ss -Hltn 'sport = :18515' 2>/dev/null | grep -q ."))
+			return;
+		usleep(50000);
+	}
+}
+
+/*
  * Run TOOL's server in NS_B and its client in NS_A; the client's output
  * goes to parse(), line by line. 0 if both ended well.
  */
@@ -354,7 +374,7 @@ static int perftest_pair(const struct compare_opts *o, enum ur_retx_mode mode, d
 	}
 	if (server < 0)
 		return -1;
-	sleep(1); /* the server listens on its TCP port */
+	wait_listening(server);
 	perftest_cmd(cmd, sizeof(cmd), o, mode, loss, NS_A, NET ".2", tool, args);
 	p = popen(cmd, "r");
 	if (p) {

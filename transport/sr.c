@@ -298,18 +298,45 @@ static void rack_delivered(struct ur_qp *qp, uint32_t psn, bool have_fack, uint3
 	}
 }
 
+/*
+ * A PSN resent by a timeout and acknowledged together with originals above
+ * it that no SACK had reported: those arrived, and on a path that keeps
+ * order they went behind the original of the resent PSN, which most likely
+ * arrived too (a stalled responder, a stalled requester; a lost SACK would
+ * have to come with the loss). Taken as the resend's answer, its late
+ * transmission made RACK deem every packet sent before it lost: a spurious
+ * timeout resent the whole window. Its answer is no sample (RFC 8985 6.2
+ * step 2 ignores an ambiguous one; F-RTO, RFC 5682, reads the same evidence).
+ * A lost tail, where the timeout's resend is the one that arrives, is
+ * acknowledged alone (or with PSNs SACKed) and still leads RACK to the rest.
+ */
+static bool rto_resend_ambiguous(uint8_t f, bool orig_above)
+{
+	return (f & UR_SR_RTO) && orig_above;
+}
+
 void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
-	int32_t n = ur_psn_diff(to, from);
+	int32_t n = ur_psn_diff(to, from), top = -1;
 
 	if (n > (int32_t)sr->mask + 1)
 		n = (int32_t)sr->mask + 1;
+	/* the highest original acknowledged here that no SACK reported */
+	for (int32_t i = n - 1; i >= 0 && top < 0; i--)
+		if (!(sr->tx[ur_psn_add(from, (uint32_t)i) & sr->mask] &
+		      (UR_SR_SACKED | UR_SR_RETX)))
+			top = i;
 	for (int32_t i = 0; i < n; i++) {
 		uint32_t psn = ur_psn_add(from, (uint32_t)i);
+		uint8_t f = sr->tx[psn & sr->mask];
 
 		/* (a PSN SACKed before was delivered then) */
-		if (!(sr->tx[psn & sr->mask] & UR_SR_SACKED))
+		if (f & UR_SR_SACKED)
+			continue;
+		if (rto_resend_ambiguous(f, i < top))
+			ur_count(qp->dev, UR_CTR_sr_spurious_retx);
+		else
 			rack_delivered(qp, psn, sr->have_high, sr->high, now);
 	}
 }
@@ -359,7 +386,7 @@ static void detect_loss(struct ur_qp *qp, uint64_t now, bool have_newest, uint32
 			gone = ur_rack_lost(&sr->rack, sr->txtime[slot], sr->txseq[slot], wnd, now,
 					    &when);
 		if (gone) {
-			*f = (uint8_t)((*f & ~UR_SR_RESENT) | UR_SR_QUEUED);
+			*f = (uint8_t)((*f & ~(UR_SR_RESENT | UR_SR_RTO)) | UR_SR_QUEUED);
 			sr->nqueued++;
 			lost++;
 		}
@@ -460,7 +487,7 @@ static void timeout_resend(struct ur_qp *qp)
 	if (!(*f & UR_SR_QUEUED)) {
 		if (*f & UR_SR_SACKED)
 			sr->nsacked--;
-		*f = (uint8_t)((*f & ~(UR_SR_RESENT | UR_SR_SACKED)) | UR_SR_QUEUED);
+		*f = (uint8_t)((*f & ~(UR_SR_RESENT | UR_SR_SACKED)) | UR_SR_QUEUED | UR_SR_RTO);
 		sr->nqueued++;
 		ur_dev_schedule(qp->dev, qp);
 	}

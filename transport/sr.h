@@ -28,6 +28,9 @@ enum ur_sr_neg {
 /* lost by IRN's rule, not RACK's: its responder drops it when it comes early
  * (go-back-N framing, a READ or atomic request) */
 #define UR_SR_IRN 0x10
+/* resent by a timeout, which no later delivery pointed at: its answer is as
+ * likely the original's (a stalled peer) as its own */
+#define UR_SR_RTO 0x20
 /* responder, per PSN */
 #define UR_SR_GOT 0x1  /* arrived early and was placed */
 #define UR_SR_LAST 0x2 /* ...and ends its message: done[] says how */

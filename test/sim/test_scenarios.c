@@ -552,6 +552,67 @@ START_TEST(test_sr_rto_learns_stalls)
 }
 END_TEST
 
+/*
+ * Selective repeat with no loss, toward a receiver that is not scheduled for
+ * 20 ms once, far past any RTO the ~60 us path gave: the timeout fires and
+ * resends the oldest PSN while every original still waits at the receiver.
+ * The first ACK after the stall answers the originals, not that resend; taken
+ * as the resend's answer, it told RACK that every packet sent before it was
+ * lost, and the requester resent the whole window (a live ib_write_bw with no
+ * loss counted thousands of sr_reorder_lost and hundreds of duplicates).
+ * What the timeout resent may go again (the same stall may fire the timeout
+ * more than once), nothing else.
+ */
+START_TEST(test_sr_spurious_timeout_no_cascade)
+{
+	struct sim *s = sim_create(73);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim_flow *flow;
+	const struct sim_flow_stats *st;
+	uint64_t *ctr, *ctr_b;
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	fx_default_link(&link);
+	link.rate_bps = 10000000000ull;
+	link.prop_ps = 10 * SIM_PS_PER_US;
+	a = sim_add_node(s, &cfg, &link, &link, NULL);
+	b = sim_add_node(s, &cfg, &link, &link, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_RDMA_WRITE;
+	fc.msg_size = 65536;
+	fc.messages = 1000000;
+	fc.depth = 8;
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp); /* timeout 14: 67 ms */
+	fc.start_ps = SIM_PS_PER_S / 1000;
+	flow = sim_workload_add_flow(w, a, b, &fc);
+	ck_assert_ptr_nonnull(flow);
+	sim_run(s, 20 * SIM_PS_PER_S / 1000);
+	sim_node_stall(b, sim_now(s) + 20 * SIM_PS_PER_S / 1000);
+	sim_run(s, 60 * SIM_PS_PER_S / 1000);
+	st = sim_flow_stats(flow);
+	ctr = ur_dev_counters(sim_node_dev(a));
+	ctr_b = ur_dev_counters(sim_node_dev(b));
+	ck_assert(ur_qp_selective(sim_flow_src_qp(flow)));
+	ck_assert_uint_eq(st->errors, 0);
+	ck_assert_uint_eq(st->verify_failures, 0);
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 0);
+	ck_assert_uint_ge(ctr[UR_CTR_sr_timeouts], 1); /* the test's premise */
+	ck_assert_msg(ctr[UR_CTR_sr_reorder_lost] == 0, "%llu deemed lost with no loss",
+		      (unsigned long long)ctr[UR_CTR_sr_reorder_lost]);
+	ck_assert_uint_le(ctr[UR_CTR_retransmitted_packets], ctr[UR_CTR_sr_timeouts]);
+	ck_assert_uint_le(ctr_b[UR_CTR_duplicate_request], ctr[UR_CTR_sr_timeouts]);
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+END_TEST
+
 /* A selective-repeat pair, agreed before the test starts (RC, remote write). */
 static void fx_init_sr_agreed(struct fx *f, uint64_t seed, const struct sim_link_cfg *link,
 			      const struct sim_qp_params *qp)
@@ -1989,6 +2050,7 @@ static Suite *scenario_suite(void)
 	tcase_add_loop_test(tc, test_sr_every_opcode_intact_under_loss, 0,
 			    sizeof(all_ops) / sizeof(all_ops[0]));
 	tcase_add_test(tc, test_sr_rto_learns_stalls);
+	tcase_add_test(tc, test_sr_spurious_timeout_no_cascade);
 	tcase_add_test(tc, test_sr_total_loss_retry_exceeded_on_time);
 	tcase_add_test(tc, test_sr_sack_progress_is_an_answer);
 	suite_add_tcase(s, tc);
