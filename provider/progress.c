@@ -185,6 +185,9 @@ static unsigned run_pass(struct uroce_nic *nic, uint64_t now)
 	}
 	n += ur_dev_tx(nic->engine, now, TX_BURST);
 	uroce_dp_tx_flush(nic->dp, now);
+	/* whoever passes sees the daemon go: an application that keeps the
+	 * lock busy hears of it as soon as the progress thread would */
+	uroce_daemon_link_watch(nic, now);
 	return n;
 }
 
