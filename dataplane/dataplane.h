@@ -79,6 +79,8 @@ bool uroce_dp_loop_pending(const struct uroce_dp *dp);
 /* Whether the port's link is up: false only for a memif client whose
  * server is gone (the device daemon's attachment, until it reconnects). */
 bool uroce_dp_link_up(const struct uroce_dp *dp);
+/* A memif client's last try found nobody listening (no socket, or refused). */
+bool uroce_dp_peer_absent(const struct uroce_dp *dp);
 
 /* Frames the port can take now without waiting (memif: free slots). */
 unsigned uroce_dp_tx_space(const struct uroce_dp *dp);

@@ -9,12 +9,11 @@
  *    query_port says DOWN; QPs stay (the memif client reconnects every
  *    100 ms, RC retransmits what was lost); attached again:
  *    IBV_EVENT_PORT_ACTIVE;
- *  - no daemon for FATAL_AFTER_NS (its supervisor gave up, or `uroce link
- *    del`): IBV_EVENT_DEVICE_FATAL, every QP to the error state, so that
- *    its outstanding WRs complete with IBV_WC_WR_FLUSH_ERR, and every
- *    later verb that needs the device fails with EIO, as the kernel's
- *    commands do once a device is disassociated. Polling, arming CQs and
- *    destroying objects still work: a program can tidy up and close.
+ *  - nobody listening on the daemon's socket for FATAL_AFTER_NS (its
+ *    supervisor gave up, or `uroce link del`): IBV_EVENT_DEVICE_FATAL, every QP to the error state,
+ * so that its outstanding WRs complete with IBV_WC_WR_FLUSH_ERR, and every later verb that needs
+ * the device fails with EIO, as the kernel's commands do once a device is disassociated. Polling,
+ * arming CQs and destroying objects still work: a program can tidy up and close.
  *
  * Ports a program opens itself (af_packet, or `daemon off`) have no such
  * link: the port stays ACTIVE.
@@ -33,11 +32,11 @@ static bool attached_via_daemon(const struct uroce_nic *nic)
 	return nic->dp_port[0] != 0;
 }
 
-void uroce_daemon_link_init(struct uroce_nic *nic, uint64_t now)
+void uroce_daemon_link_init(struct uroce_nic *nic)
 {
 	uroce_link_init(&nic->ctxs);
 	nic->port_up = !attached_via_daemon(nic) || uroce_dp_link_up(nic->dp);
-	nic->down_since = now;
+	nic->absent_since = 0;
 }
 
 #define for_each_ctx(nic, c)                                                                       \
@@ -197,17 +196,20 @@ void uroce_daemon_link_watch(struct uroce_nic *nic, uint64_t now)
 	if (!attached_via_daemon(nic) || atomic_load_explicit(&nic->fatal, memory_order_relaxed))
 		return;
 	up = uroce_dp_link_up(nic->dp);
-	if (up == nic->port_up) {
-		if (!up && now - nic->down_since >= FATAL_AFTER_NS)
-			go_fatal(nic, now);
-		return;
+	if (up != nic->port_up) {
+		nic->port_up = up;
+		raise_all(nic, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
+		uroce_log(nic, 1, "device daemon %s",
+			  up ? "attached again: port active" : "gone: port down");
 	}
-	nic->port_up = up;
-	if (!up)
-		nic->down_since = now;
-	raise_all(nic, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
-	uroce_log(nic, 1, "device daemon %s",
-		  up ? "attached again: port active" : "gone: port down");
+	/* gone for good only when nobody listens: a daemon that is there but
+	 * slow to take us back (a loaded machine) is a link still coming up */
+	if (up || !uroce_dp_peer_absent(nic->dp))
+		nic->absent_since = 0;
+	else if (!nic->absent_since)
+		nic->absent_since = now;
+	else if (now - nic->absent_since >= FATAL_AFTER_NS)
+		go_fatal(nic, now);
 }
 
 int uroce_daemon_link_join(struct uroce_nic *nic, struct uroce_context *ctx)

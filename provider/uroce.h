@@ -85,7 +85,7 @@ struct uroce_nic {
 	/* the daemon's attachment as the port's link (daemon_link.c), under lock */
 	struct uroce_link ctxs;    /* the contexts open on it, for device-wide events */
 	bool port_up;              /* what query_port says, and the last event raised */
-	uint64_t down_since;       /* when the attachment went (port_up false) */
+	uint64_t absent_since;     /* since when nobody listens on the daemon's socket, or 0 */
 	atomic_bool fatal;         /* DEVICE_FATAL raised: verbs fail with EIO */
 };
 
@@ -302,7 +302,7 @@ void uroce_nic_put(struct uroce_nic *nic, struct uroce_context *ctx);
 
 /* daemon_link.c: the daemon's attachment as the port's link */
 /* At open: whether the port is up (the daemon's attachment, if any). */
-void uroce_daemon_link_init(struct uroce_nic *nic, uint64_t now);
+void uroce_daemon_link_init(struct uroce_nic *nic);
 /* Each pass, under nic->lock: PORT_ERR, PORT_ACTIVE, DEVICE_FATAL when it changed. */
 void uroce_daemon_link_watch(struct uroce_nic *nic, uint64_t now);
 /* A context that opens (0, PORT_ACTIVE raised if up) or closes, under nic->lock. */

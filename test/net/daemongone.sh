@@ -61,10 +61,10 @@ pids+=($gpid)
 wait_for "$log/gone" "outstanding on QP" 10 || bad "daemon_gone did not start: $(tail -3 "$log/gone")"
 
 echo "== b's switch killed mid-transfer"
-"${in_a[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 16 -p "$port" >"$log/crash.srv" 2>&1 &
+"${in_a[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 18 -p "$port" >"$log/crash.srv" 2>&1 &
 spid=$!
 sleep 1.5
-"${in_b[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 16 -p "$port" "$net.1" \
+"${in_b[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 18 -p "$port" "$net.1" \
 	>"$log/crash.cli" 2>&1 &
 cpid=$!
 sleep 3
@@ -82,6 +82,7 @@ if wait_for "$log/watch" "PORT_ERR" 3; then
 	else
 		bad "switch $w killed: no PORT_ACTIVE after PORT_ERR"
 		cat "$log/watch"
+		tail -n 25 "$(link_field 6)"
 	fi
 else
 	bad "switch $w killed: no PORT_ERR within 3 s"
@@ -133,7 +134,7 @@ fi
 wait "$gpid"
 rc=$?
 if [ "$rc" = 0 ]; then
-	ok "daemon_gone: $(grep -E 'flushed|EIO' "$log/gone" | sed 's/daemon_gone: //' | tr '\n' ';')"
+	ok "daemon_gone: $(grep -E '^daemon_gone: .*(flushed|EIO)' "$log/gone" | sed 's/daemon_gone: //' | tr '\n' ';')"
 else
 	bad "daemon_gone exited with $rc"
 	cat "$log/gone"
