@@ -84,7 +84,7 @@ struct uroce_nic {
 	_Atomic size_t dm_used;             /* device memory allocated (dm.c) */
 	/* the daemon's attachment as the port's link (daemon_link.c), under lock */
 	struct uroce_link ctxs;    /* the contexts open on it, for device-wide events */
-	bool port_up;              /* what query_port says, and the last event raised */
+	atomic_bool port_up;       /* what query_port says (read unlocked), the last event raised */
 	uint64_t absent_since;     /* since when nobody listens on the daemon's socket, or 0 */
 	atomic_bool fatal;         /* DEVICE_FATAL raised: verbs fail with EIO */
 };
