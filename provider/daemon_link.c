@@ -10,10 +10,12 @@
  *    100 ms, RC retransmits what was lost); attached again:
  *    IBV_EVENT_PORT_ACTIVE;
  *  - nobody listening on the daemon's socket for FATAL_AFTER_NS (its
- *    supervisor gave up, or `uroce link del`): IBV_EVENT_DEVICE_FATAL, every QP to the error state,
- * so that its outstanding WRs complete with IBV_WC_WR_FLUSH_ERR, and every later verb that needs
- * the device fails with EIO, as the kernel's commands do once a device is disassociated. Polling,
- * arming CQs and destroying objects still work: a program can tidy up and close.
+ *    supervisor gave up, or `uroce link del`): IBV_EVENT_DEVICE_FATAL,
+ *    every QP to the error state, so that its outstanding WRs complete
+ *    with IBV_WC_WR_FLUSH_ERR, and every later verb that needs the device
+ *    fails with EIO, as the kernel's commands do once a device is
+ *    disassociated. Polling, arming CQs and destroying objects still work:
+ *    a program can tidy up and close.
  *
  * Ports a program opens itself (af_packet, or `daemon off`) have no such
  * link: the port stays ACTIVE.
@@ -23,8 +25,9 @@
 
 #include "uroce.h"
 
-/* How long the daemon may be gone before the device is: longer than its
- * supervisor's restarts (at once, then backing off), as the design says */
+/* How long nobody may listen before the device is gone: the design's 5 s.
+ * A crashed switch is restarted at once (a few hundred ms here); repeated
+ * crashes back off to 5 s and can reach it (docs/daemon.md). */
 #define FATAL_AFTER_NS 5000000000ull
 
 static bool attached_via_daemon(const struct uroce_nic *nic)
@@ -39,16 +42,15 @@ void uroce_daemon_link_init(struct uroce_nic *nic)
 	nic->absent_since = 0;
 }
 
-#define for_each_ctx(nic, c)                                                                       \
-	for (struct uroce_link *l_ = (nic)->ctxs.next;                                             \
-	     l_ != &(nic)->ctxs && ((c) = to_type(l_, struct uroce_context, nic_link));            \
-	     l_ = l_->next)
+static struct uroce_context *ctx_of(struct uroce_link *l)
+{
+	return to_type(l, struct uroce_context, nic_link);
+}
 
 static void raise_all(struct uroce_nic *nic, enum ibv_event_type ev)
 {
-	struct uroce_context *c;
-
-	for_each_ctx(nic, c) uroce_async_event(c, ev, 1); /* element: the port number */
+	for (struct uroce_link *l = nic->ctxs.next; l != &nic->ctxs; l = l->next)
+		uroce_async_event(ctx_of(l), ev, 1); /* element: the port number */
 }
 
 /* ---- what a dead device answers: EIO, as a disassociated kernel device ---- */
@@ -169,12 +171,12 @@ static const struct verbs_context_ops dead_ops = {
 static void go_fatal(struct uroce_nic *nic, uint64_t now)
 {
 	struct ur_qp_attr err_state = {.qp_state = UR_QPS_ERR};
-	struct uroce_context *c;
 	unsigned nqp = 0;
 
 	atomic_store(&nic->fatal, true);
-	for_each_ctx(nic, c)
-	{
+	for (struct uroce_link *l = nic->ctxs.next; l != &nic->ctxs; l = l->next) {
+		struct uroce_context *c = ctx_of(l);
+
 		for (struct uroce_link *q = c->qps.next; q != &c->qps; q = q->next) {
 			struct uroce_qp *uqp = to_type(q, struct uroce_qp, link);
 
