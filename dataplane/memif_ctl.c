@@ -257,10 +257,7 @@ static int client_connect(struct dp_memif *m)
 	int err;
 
 	memcpy(sa.sun_path, m->path, sizeof(m->path));
-	/* non-blocking: a server that listens but does not take us (its
-	 * backlog full) must not stall the thread that reconnects, which
-	 * holds the engine's lock; replies are polled for with a timeout */
-	m->ctl_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	m->ctl_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (m->ctl_fd < 0)
 		return -errno;
 	if (connect(m->ctl_fd, (struct sockaddr *)&sa, sizeof(sa))) {
