@@ -76,6 +76,12 @@ void uroce_dp_loop_woken(struct uroce_dp *dp);
 /* Frames to our own MAC wait in the loopback ring: no fd will say so, pass again. */
 bool uroce_dp_loop_pending(const struct uroce_dp *dp);
 
+/* Whether the port's link is up: false only for a memif client whose
+ * server is gone (the device daemon's attachment, until it reconnects). */
+bool uroce_dp_link_up(const struct uroce_dp *dp);
+/* A memif client's last try found nobody listening (no socket, or refused). */
+bool uroce_dp_peer_absent(const struct uroce_dp *dp);
+
 /* Frames the port can take now without waiting (memif: free slots). */
 unsigned uroce_dp_tx_space(const struct uroce_dp *dp);
 /* Transmit: borrow a frame buffer, fill it, give it back with its length (0 = unused). */

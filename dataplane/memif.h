@@ -36,6 +36,7 @@ struct dp_memif {
 	bool server;
 	bool any_id;	      /* server of many clients: takes the id a client names */
 	bool connected;
+	int connect_err;      /* client: what its last connect found (0, or -errno) */
 	uint32_t id;	      /* the interface id both ends name */
 	char path[108];	      /* the control socket */
 	uint32_t bsize;	      /* the buffer size of rings we create (client) */

@@ -490,7 +490,7 @@ void dp_memif_upkeep(struct dp_memif *m, uint64_t now)
 		/* one of a daemon's many clients has no socket of its own to listen on */
 		if (m->listen_fd >= 0)
 			server_accept(m);
-	} else if (!m->connected && client_connect(m) == 0)
+	} else if (!m->connected && (m->connect_err = client_connect(m)) == 0)
 		mlog(m, "memif: connected to %s again", m->path);
 }
 
@@ -558,6 +558,7 @@ int dp_memif_open(struct dp_memif *m, const char *args, uint32_t bsize, unsigned
 	until = mono_ns() + (uint64_t)wait_ms * 1000000ull;
 	while ((err = client_connect(m)) && mono_ns() < until)
 		usleep(50000);
+	m->connect_err = err;
 	if (err)
 		mlog(m, "memif: no server on %s yet (%s): frames are dropped until one takes us",
 		     m->path, strerror(-err));

@@ -885,6 +885,19 @@ bool uroce_dp_loop_pending(const struct uroce_dp *dp)
 	return dp->nloop || dp->peer_wait.n;
 }
 
+bool uroce_dp_link_up(const struct uroce_dp *dp)
+{
+	return dp->kind != DP_PORT_MEMIF || dp->memif.server || dp->memif.connected;
+}
+
+bool uroce_dp_peer_absent(const struct uroce_dp *dp)
+{
+	int err = dp->memif.connect_err;
+
+	return dp->kind == DP_PORT_MEMIF && !dp->memif.server && !dp->memif.connected &&
+	       (err == -ENOENT || err == -ECONNREFUSED);
+}
+
 unsigned uroce_dp_tx_space(const struct uroce_dp *dp)
 {
 	/* a DPDK port's queue says so only when a burst fails; mbufs abound */

@@ -132,7 +132,8 @@ static int uroce_query_port(struct ibv_context *ibctx, uint8_t port, struct ibv_
 	if (port != 1)
 		return uroce_refuse(nic, EINVAL, "query_port",
 				    "port %u: the device has port 1 only", port);
-	attr->state = IBV_PORT_ACTIVE;
+	/* the daemon's attachment is the port's link (daemon_link.c) */
+	attr->state = nic->port_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	attr->max_mtu = IBV_MTU_4096;
 	attr->active_mtu = ur_mtu_enum(nic->active_mtu);
 	attr->gid_tbl_len = (int)nic->conf.ngids;
@@ -142,7 +143,7 @@ static int uroce_query_port(struct ibv_context *ibctx, uint8_t port, struct ibv_
 	attr->max_vl_num = 1;
 	attr->active_width = 2;  /* 4X */
 	attr->active_speed = 4;  /* QDR: a nominal 40 Gb/s, like Soft-RoCE shows a rate */
-	attr->phys_state = 5;    /* LinkUp */
+	attr->phys_state = nic->port_up ? 5 : 3; /* LinkUp, Disabled */
 	attr->link_layer = IBV_LINK_LAYER_ETHERNET;
 	return 0;
 }
@@ -177,9 +178,15 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev, int c
 		goto err_sock;
 	verbs_set_ops(&ctx->vctx, &uroce_ctx_ops);
 	ctx->vctx.context.num_comp_vectors = 1;
-	uroce_async_event(ctx, IBV_EVENT_PORT_ACTIVE, 1);
+	pthread_mutex_lock(&ctx->nic->lock);
+	err = uroce_daemon_link_join(ctx->nic, ctx);
+	pthread_mutex_unlock(&ctx->nic->lock);
+	if (err)
+		goto err_nic;
 	return &ctx->vctx;
 
+err_nic:
+	uroce_nic_put(ctx->nic, ctx);
 err_sock:
 	close(sv[0]);
 	close(sv[1]);
@@ -194,6 +201,9 @@ static void uroce_free_context(struct ibv_context *ibctx)
 {
 	struct uroce_context *ctx = to_uctx(ibctx);
 
+	pthread_mutex_lock(&ctx->nic->lock);
+	uroce_daemon_link_leave(ctx);
+	pthread_mutex_unlock(&ctx->nic->lock);
 	uroce_nic_put(ctx->nic, ctx);
 	close(ctx->async_wr);
 	verbs_uninit_context(&ctx->vctx);

@@ -106,6 +106,7 @@ static int nic_open(const char *name, struct uroce_nic **out)
 			  nic->conf.port, strerror(-err));
 		goto err_engine;
 	}
+	uroce_daemon_link_init(nic);
 	/* from here on the port takes only frames for our QP numbers */
 	uroce_shared_try_writer(&nic->shared);
 	err = uroce_steer_update(nic);

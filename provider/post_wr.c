@@ -331,6 +331,12 @@ static int wr_complete(struct ibv_qp_ex *ex)
 
 	check_current(uqp);
 	err = uqp->wr_err;
+	/* the device is gone (daemon_link.c): as its post_send, EIO */
+	if (!err && atomic_load_explicit(&to_unic(ex->qp_base.context)->fatal,
+					 memory_order_relaxed)) {
+		wr_fail(uqp, EIO, "the device is gone (IBV_EVENT_DEVICE_FATAL)");
+		err = EIO;
+	}
 	/* sends need RTS (or a state that flushes them); IBTA 10.8.1 */
 	if (!err && (st == UR_QPS_RESET || st == UR_QPS_INIT || st == UR_QPS_RTR)) {
 		wr_fail(uqp, EINVAL, "the QP is in %s: sends need RTS (IBTA 10.8.1)",

@@ -166,7 +166,11 @@ static unsigned run_pass(struct uroce_nic *nic, uint64_t now)
 	struct rx_arg a = {nic, now};
 	unsigned n;
 
-	n = uroce_dp_rx(nic->dp, rx_frame, &a, RX_BURST, now);
+	/* a dead device (daemon_link.c) takes nothing in, and its port does
+	 * not attach to a daemon that comes later */
+	n = atomic_load_explicit(&nic->fatal, memory_order_relaxed)
+		? 0
+		: uroce_dp_rx(nic->dp, rx_frame, &a, RX_BURST, now);
 	/* a burst of large frames takes tens of microseconds to take in: the
 	 * timers and the transmit stage (held ACKs start there) see that time */
 	if (n)
@@ -185,6 +189,9 @@ static unsigned run_pass(struct uroce_nic *nic, uint64_t now)
 	}
 	n += ur_dev_tx(nic->engine, now, TX_BURST);
 	uroce_dp_tx_flush(nic->dp, now);
+	/* whoever passes sees the daemon go: an application that keeps the
+	 * lock busy hears of it as soon as the progress thread would */
+	uroce_daemon_link_watch(nic, now);
 	return n;
 }
 

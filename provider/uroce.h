@@ -29,6 +29,11 @@ struct uroce_device {
 	char name[UROCE_NAME_MAX];
 };
 
+/* A list link: the objects a context holds in the shared engine. */
+struct uroce_link {
+	struct uroce_link *prev, *next;
+};
+
 /*
  * What a NIC is to its host: the device as this process holds it. Every
  * context the process opens on one device shares it (nic.c), as contexts
@@ -77,18 +82,20 @@ struct uroce_nic {
 	uint32_t limit[UROCE_OBJ_COUNT];    /* what query_device advertises, device-wide */
 	atomic_uint nobj[UROCE_OBJ_COUNT];  /* how many exist, in all contexts */
 	_Atomic size_t dm_used;             /* device memory allocated (dm.c) */
+	/* the daemon's attachment as the port's link (daemon_link.c), under lock */
+	struct uroce_link ctxs;    /* the contexts open on it, for device-wide events */
+	atomic_bool port_up;       /* what query_port says (read unlocked), the last event raised */
+	uint64_t absent_since;     /* since when nobody listens on the daemon's socket, or 0 */
+	atomic_bool fatal;         /* DEVICE_FATAL raised: verbs fail with EIO */
 };
 
-/* A list link: the objects a context holds in the shared engine. */
-struct uroce_link {
-	struct uroce_link *prev, *next;
-};
 
 /* One ibv_context: its verbs objects and event queue on a shared NIC. */
 struct uroce_context {
 	struct verbs_context vctx;
 	struct uroce_nic *nic;
 	int async_wr;              /* write end of the async event socket */
+	struct uroce_link nic_link; /* in nic->ctxs, under nic->lock */
 	/* what it holds in the engine, and what counts against the
 	 * device's limits, taken back if it closes with them (as the kernel
 	 * does at close): under nic->lock */
@@ -292,6 +299,15 @@ bool uroce_is_our_device(struct ibv_device *dev);
 int uroce_nic_get(const char *name, struct uroce_nic **out);
 /* A context that closes: takes back what it still held, then its share of the NIC. */
 void uroce_nic_put(struct uroce_nic *nic, struct uroce_context *ctx);
+
+/* daemon_link.c: the daemon's attachment as the port's link */
+/* At open: whether the port is up (the daemon's attachment, if any). */
+void uroce_daemon_link_init(struct uroce_nic *nic);
+/* Each pass, under nic->lock: PORT_ERR, PORT_ACTIVE, DEVICE_FATAL when it changed. */
+void uroce_daemon_link_watch(struct uroce_nic *nic, uint64_t now);
+/* A context that opens (0, PORT_ACTIVE raised if up) or closes, under nic->lock. */
+int uroce_daemon_link_join(struct uroce_nic *nic, struct uroce_context *ctx);
+void uroce_daemon_link_leave(struct uroce_context *ctx);
 
 /* limits.c */
 void uroce_limits_init(struct uroce_nic *nic);
