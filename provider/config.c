@@ -257,8 +257,6 @@ void uroce_config_parse(struct uroce_config *c, const struct uroce_devconf *dev,
 	c->no_steer = v && *v && strcmp(v, "0");
 	c->spin_ns = u64_var(io, "UROCE_SPIN_NS", UROCE_DEFAULT_SPIN_NS);
 	c->yield_after_ns = u64_var(io, "UROCE_YIELD_NS", UROCE_DEFAULT_YIELD_NS);
-	v = io->get(io->arg, "UROCE_RT");
-	c->rt = v && *v && strcmp(v, "0");
 	limits(c, io);
 }
 

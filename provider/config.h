@@ -62,7 +62,6 @@ struct uroce_config {
 	/* progress.c */
 	uint64_t spin_ns;	 /* UROCE_SPIN_NS */
 	uint64_t yield_after_ns; /* UROCE_YIELD_NS, 0: never yield */
-	bool rt;		 /* UROCE_RT=1: the progress thread wakes at SCHED_FIFO 1 */
 	/* limits.c: what query_device advertises; UROCE_LIMITS lowers them */
 	uint32_t limit[UROCE_OBJ_COUNT];
 };

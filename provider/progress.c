@@ -52,7 +52,6 @@
 #define COUNTER_FILE_NS 500000000ull  /* the hw_counters files are rewritten this often */
 #define CLOCK_EVERY_POLLS 16          /* an empty application poll reads the clock this seldom */
 #define TIMER_SLACK_NS 1000ul         /* the default 50 us would stretch paced gaps */
-#define RT_BUDGET_NS 2000000ull       /* UROCE_RT: at SCHED_FIFO this long after a wake-up */
 
 
 uint64_t uroce_now_ns(void)
@@ -362,32 +361,6 @@ static bool app_polls(struct uroce_nic *nic, uint64_t now)
 	       now - atomic_load_explicit(&nic->app_pass_ns, memory_order_relaxed) < APP_DRIVES_NS;
 }
 
-/*
- * UROCE_RT=1 (docs/progress-and-cpu.md): the thread that answers for the
- * process wakes at SCHED_FIFO 1, as a NIC answers while the host is busy,
- * so that a responder's ACKs do not wait behind every runnable thread of
- * a loaded machine (the QPs' peers would time out). A real-time thread
- * that kept the CPU would starve the machine: after RT_BUDGET_NS of work
- * without a sleep it drops to SCHED_OTHER, and goes back before it sleeps,
- * so every wake-up is served at once and bulk work shares the CPU.
- * Without the privilege (EPERM) it stays off.
- */
-static void rt_set(struct uroce_nic *nic, bool *rt_on, bool *rt_ok, bool on)
-{
-	struct sched_param sp = {.sched_priority = on ? 1 : 0};
-	int err;
-
-	if (!*rt_ok || *rt_on == on)
-		return;
-	err = pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &sp);
-	if (err) {
-		uroce_log(nic, 0, "UROCE_RT: cannot set SCHED_FIFO: %s; off", strerror(err));
-		*rt_ok = false;
-		return;
-	}
-	*rt_on = on;
-}
-
 static void *progress_thread(void *arg)
 {
 	struct uroce_nic *nic = arg;
@@ -400,8 +373,8 @@ static void *progress_thread(void *arg)
 	 * application is seen off its core, hundreds of times a second. Over
 	 * memif, where nothing wakes a nap early, longer first naps lost. */
 	uint64_t first_nap = no_fd ? BACKOFF_NS : FD_BACKOFF_NS, backoff = first_nap;
-	uint64_t spin_ns = nic->cfg.spin_ns, awake_since = uroce_now_ns();
-	bool loop_woken = false, rt_ok = nic->cfg.rt, rt_on = false;
+	uint64_t spin_ns = nic->cfg.spin_ns;
+	bool loop_woken = false;
 
 	prctl(PR_SET_TIMERSLACK, TIMER_SLACK_NS, 0, 0, 0);
 	uroce_dp_thread_register();
@@ -420,9 +393,7 @@ static void *progress_thread(void *arg)
 			 * wake-up each time. Look again shortly, and less often the
 			 * longer it keeps the lock: each nap costs a timer and a
 			 * system call, CPU the application and its peer need */
-			rt_set(nic, &rt_on, &rt_ok, true);
 			sleep_ns(backoff);
-			awake_since = uroce_now_ns();
 			if (backoff < (drives ? DRIVE_NAP_MAX_NS : BACKOFF_MAX_NS))
 				backoff *= 2;
 			continue;
@@ -476,8 +447,6 @@ static void *progress_thread(void *arg)
 			uroce_counters_write(nic, !nic->next_counter_write);
 			nic->next_counter_write = now + COUNTER_FILE_NS;
 		}
-		if (rt_on && now - awake_since > RT_BUDGET_NS)
-			rt_set(nic, &rt_on, &rt_ok, false);
 		if (moved || pending) {
 			busy_until = now + spin_ns;
 			continue;
@@ -500,9 +469,7 @@ static void *progress_thread(void *arg)
 			if (irq_fd == -EAGAIN)
 				continue; /* frames came meanwhile */
 		}
-		rt_set(nic, &rt_on, &rt_ok, true);
 		loop_woken = sleep_until(nic, now, deadline, now - busy_until, irq_fd);
-		awake_since = uroce_now_ns();
 	}
 	uroce_dp_thread_unregister();
 	return NULL;
