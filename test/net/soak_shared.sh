@@ -1,0 +1,18 @@
+#!/bin/bash
+# A short soak of shared devices (issue 25): 16 soak programs on each of
+# two devices at once, each with QPs of its own, every opcode mixed and
+# every byte checked, no loss injected, QP timeout 14 (67 ms). Any error
+# completion or wrong, missing or misordered byte in any of the 32
+# programs fails it. The long run is
+# `tools/soak --programs 16 --qps 4 --minutes 10 --loss 0 --reorder 0`.
+#   soak_shared.sh BUILD_DIR [SECONDS] [af_packet|memif]
+set -euo pipefail
+build=$(cd "$1" && pwd)
+secs=${2:-30}
+kind=${3:-af_packet}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+[ "$(id -u)" -eq 0 ] || { echo "soak_shared: SKIP: needs root"; exit 77; }
+ip netns list >/dev/null 2>&1 || { echo "soak_shared: SKIP: no network namespaces"; exit 77; }
+UROCE_BUILD=$build exec "$src/tools/soak" --programs 16 --qps 2 --seconds "$secs" \
+	--port "$kind" --loss 0 --reorder 0 --timeout 14 --report 10 --seed 1616 \
+	--prefix ursh$$ --net 10.96.$(($$ % 200 + 20))
