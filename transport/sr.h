@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "qp.h"
+#include "rtx.h"
 #include "sr_rack.h"
 
 enum ur_sr_neg {
@@ -111,14 +112,6 @@ void ur_sr_progress(struct ur_qp *qp, uint64_t now);
 void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now);
 bool ur_sr_retx_pending(const struct ur_qp *qp);
 bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn);
-/* How a request packet left: for the first time, again after a go-back (a
- * rewind), or as a selective retransmission. Only the first may be timed
- * (Karn's rule). */
-enum ur_sr_tx {
-	UR_SR_TX_FIRST,
-	UR_SR_TX_AGAIN,
-	UR_SR_TX_SELECTIVE,
-};
 void ur_sr_sent(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how, bool placeable,
 		uint64_t now);
 /* The reordering window of a packet outstanding ran out (sr.reo). */
