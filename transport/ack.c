@@ -52,7 +52,8 @@ static uint64_t ack_hold_max_ns(const struct ur_qp *qp)
 
 	if (qp->timeout_ns)
 		ns = UR_MIN(ns, qp->timeout_ns / 8);
-	ns = UR_MIN(ns, qp->rtx->ack_hold_cap_ns(qp));
+	if (qp->rtx->irn_rto)
+		ns = UR_MIN(ns, qp->dev->cfg.sr_rto_low_ns / 8);
 	return ns;
 }
 

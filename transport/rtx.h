@@ -68,8 +68,10 @@ struct ur_rtx {
 	/* packets that came early are held */
 	bool (*held_early)(const struct ur_qp *qp);
 	bool (*sack_due)(const struct ur_qp *qp);
-	/* the longest an ACK may be held (UINT64_MAX: no bound of this mode's) */
-	uint64_t (*ack_hold_cap_ns)(const struct ur_qp *qp);
+	/* IRN's retransmission timeout runs: an ACK is held for at most an
+	 * eighth of its shortest (ack.c; a flag, not a call: it is asked for
+	 * every message answered) */
+	bool irn_rto;
 
 	/* negotiation and the QP's life */
 	bool (*ctrl_pending)(const struct ur_qp *qp);

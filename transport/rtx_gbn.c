@@ -52,12 +52,6 @@ static bool none_ahead(struct ur_qp *qp, struct ur_recv_wqe *dst)
 	return false;
 }
 
-static uint64_t no_cap(const struct ur_qp *qp)
-{
-	(void)qp;
-	return UINT64_MAX;
-}
-
 const struct ur_rtx ur_rtx_gbn = {
     .name = "go-back-N",
     .retx_pending = no,
@@ -73,7 +67,6 @@ const struct ur_rtx ur_rtx_gbn = {
     .rwqe_taken_ahead = none_ahead,
     .held_early = no,
     .sack_due = no,
-    .ack_hold_cap_ns = no_cap,
     .ctrl_pending = no,
     .start = at,
     .reset = nothing,

@@ -72,7 +72,7 @@ void ur_sr_destroy(struct ur_qp *qp)
 }
 
 /* Back to a fresh connection (RESET): agreement is per connection. */
-void ur_sr_reset(struct ur_qp *qp)
+static void ur_sr_reset(struct ur_qp *qp)
 {
 	struct ur_sr *sr = qp->sr;
 	uint32_t win = sr->mask + 1;
@@ -100,7 +100,7 @@ void ur_sr_reset(struct ur_qp *qp)
 
 /* ---- negotiation ---- */
 
-void ur_sr_start(struct ur_qp *qp, uint64_t now)
+static void ur_sr_start(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 
@@ -182,7 +182,7 @@ void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
 	}
 }
 
-bool ur_sr_ctrl_pending(const struct ur_qp *qp)
+static bool ur_sr_ctrl_pending(const struct ur_qp *qp)
 {
 	return qp->sr->hello_due || qp->sr->agree_due;
 }
@@ -226,7 +226,7 @@ int ur_sr_emit_ctrl(struct ur_qp *qp, unsigned *budget)
 /* ---- requester ---- */
 
 /* PSNs [from, to) were acknowledged (or are to be sent afresh): forget them. */
-void ur_sr_forget(struct ur_qp *qp, uint32_t from, uint32_t to)
+static void ur_sr_forget(struct ur_qp *qp, uint32_t from, uint32_t to)
 {
 	struct ur_sr *sr = qp->sr;
 	int32_t n = ur_psn_diff(to, from);
@@ -307,7 +307,7 @@ static void rack_delivered(struct ur_qp *qp, uint32_t psn, bool have_fack, uint3
 	}
 }
 
-void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now)
+static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 	int32_t n = ur_psn_diff(to, from);
@@ -394,7 +394,7 @@ void ur_sr_reo_timer(struct ur_qp *qp, uint64_t now)
 	detect_loss(qp, now, false, 0);
 }
 
-void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
+static void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 	struct ur_requester *rq = &qp->req;
@@ -482,7 +482,7 @@ void ur_sr_retry(struct ur_qp *qp)
 	timeout_resend(qp);
 }
 
-void ur_sr_log_state(struct ur_qp *qp)
+static void ur_sr_log_state(struct ur_qp *qp)
 {
 	const struct ur_sr *sr = qp->sr;
 	const struct ur_requester *rq = &qp->req;
@@ -501,7 +501,7 @@ void ur_sr_log_state(struct ur_qp *qp)
 		   sr->rack.reo_mult, sr->rack.reordering_seen ? " (reordered)" : "");
 }
 
-bool ur_sr_retx_pending(const struct ur_qp *qp)
+static bool ur_sr_retx_pending(const struct ur_qp *qp)
 {
 	return qp->sr->nqueued;
 }
@@ -628,7 +628,7 @@ void ur_sr_sent(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how
 		arm_rto(qp);
 }
 
-void ur_sr_progress(struct ur_qp *qp, uint64_t now)
+static void ur_sr_progress(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 
@@ -747,7 +747,7 @@ struct ur_recv_wqe *ur_sr_rwqe(struct ur_qp *qp, uint32_t rseq)
 	return (struct ur_recv_wqe *)(sr->rwqes + (rseq & sr->mask) * sr->rwqe_stride);
 }
 
-void ur_sr_rwqe_taken(struct ur_qp *qp, uint32_t rseq, struct ur_recv_wqe *dst)
+static void ur_sr_rwqe_taken(struct ur_qp *qp, uint32_t rseq, struct ur_recv_wqe *dst)
 {
 	struct ur_sr *sr = qp->sr;
 
@@ -881,7 +881,7 @@ int ur_sr_advance(struct ur_qp *qp, uint32_t *rseq)
  * came early complete with a flush, in order, like every other posted one
  * (10.3.1.2), before the ones still in the queue.
  */
-void ur_sr_flush_rwqes(struct ur_qp *qp)
+static void ur_sr_flush_rwqes(struct ur_qp *qp)
 {
 	struct ur_sr *sr = qp->sr;
 	struct ur_responder *rs = &qp->resp;
@@ -974,17 +974,11 @@ static bool sack_due(const struct ur_qp *qp)
 	return qp->sr->sack_due;
 }
 
-/* an ACK held must never make IRN's shortest timeout run out */
-static uint64_t ack_hold_cap_ns(const struct ur_qp *qp)
-{
-	return qp->dev->cfg.sr_rto_low_ns / 8;
-}
-
 #define UR_RTX_SR_COMMON                                                                           \
 	.retx_pending = ur_sr_retx_pending, .window_full = window_full, .sent = ur_sr_sent,        \
 	.acked = acked, .progress = ur_sr_progress, .forget = ur_sr_forget,                        \
 	.sack_rx = ur_sr_sack_rx, .rwqe_taken_ahead = rwqe_taken_ahead,                            \
-	.held_early = held_early, .sack_due = sack_due, .ack_hold_cap_ns = ack_hold_cap_ns,        \
+	.held_early = held_early, .sack_due = sack_due, .irn_rto = true,        \
 	.ctrl_pending = ur_sr_ctrl_pending, .start = ur_sr_start, .reset = ur_sr_reset,            \
 	.stop_timers = stop_timers, .flush_rwqes = ur_sr_flush_rwqes
 
