@@ -378,8 +378,7 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 	}
 	if (qp->svc->acknowledged) {
 		arm_retx(qp);
-		qp->rtx->sent(qp, psn, consumed, first ? UR_SR_TX_FIRST : UR_SR_TX_AGAIN,
-			      w->sr && !wqe_is_rd_atomic(w), now);
+		qp->rtx->sent(qp, w, psn, consumed, first ? UR_SR_TX_FIRST : UR_SR_TX_AGAIN, now);
 	}
 	return 0;
 }
@@ -440,7 +439,7 @@ static int send_retransmission(struct ur_qp *qp, uint64_t now)
 			   &consumed, &last);
 	if (err)
 		return err;
-	ur_sr_sent(qp, psn, consumed, UR_SR_TX_SELECTIVE, w->sr, now);
+	ur_sr_sent(qp, w, psn, consumed, UR_SR_TX_SELECTIVE, now);
 	return 1;
 }
 

@@ -24,6 +24,7 @@
 struct ur_qp;
 struct ur_recv_wqe;
 struct ur_sack;
+struct ur_send_wqe;
 
 /* How a request packet left: for the first time, again after a go-back (a
  * rewind), or as a selective retransmission. Only the first may be timed
@@ -46,9 +47,9 @@ struct ur_rtx {
 	bool (*retx_pending)(const struct ur_qp *qp);
 	/* no new PSN fits either side's window */
 	bool (*window_full)(const struct ur_qp *qp);
-	/* a packet with PSNs [psn, psn + npsn) left */
-	void (*sent)(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how,
-		     bool placeable, uint64_t now);
+	/* a packet of `w` with PSNs [psn, psn + npsn) left */
+	void (*sent)(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn, uint32_t npsn,
+		     enum ur_sr_tx how, uint64_t now);
 	/* PSNs from qp->req.una up to `una` are acknowledged (before una moves) */
 	void (*acked)(struct ur_qp *qp, uint32_t una, uint64_t now);
 	/* ...and una moved: progress */

@@ -9,10 +9,10 @@ static bool no(const struct ur_qp *qp)
 	return false;
 }
 
-static void sent(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how, bool placeable,
-		 uint64_t now)
+static void sent(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn, uint32_t npsn,
+		 enum ur_sr_tx how, uint64_t now)
 {
-	(void)qp, (void)psn, (void)npsn, (void)how, (void)placeable, (void)now;
+	(void)qp, (void)w, (void)psn, (void)npsn, (void)how, (void)now;
 }
 
 static void at(struct ur_qp *qp, uint64_t now)

@@ -585,11 +585,14 @@ static void arm_rto(struct ur_qp *qp)
 	ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto_ns(qp, inflight));
 }
 
-/* A packet with PSNs [psn, psn + npsn) left (a READ request takes one per response). */
-void ur_sr_sent(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how, bool placeable,
-		uint64_t now)
+/* A packet of `w` with PSNs [psn, psn + npsn) left (a READ request takes one
+ * per response). Its responder places it early only if SR-framed and not a
+ * READ or atomic. */
+void ur_sr_sent(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn, uint32_t npsn,
+		enum ur_sr_tx how, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
+	bool placeable = w->sr && !wqe_is_rd_atomic(w);
 
 	++sr->txseq_next;
 	for (uint32_t i = 0; i < npsn && i <= sr->mask; i++) {

@@ -104,8 +104,8 @@ void ur_sr_hello_timer(struct ur_qp *qp, uint64_t now);
 
 /* requester: the selective resends (requester.c's send_retransmission) and IRN's timeout */
 bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn);
-void ur_sr_sent(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how, bool placeable,
-		uint64_t now);
+void ur_sr_sent(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn, uint32_t npsn,
+		enum ur_sr_tx how, uint64_t now);
 /* The reordering window of a packet outstanding ran out (sr.reo). */
 void ur_sr_reo_timer(struct ur_qp *qp, uint64_t now);
 /* IRN's retransmission timeout (the requester's ur_req_sr_rto_timer drives it) */
