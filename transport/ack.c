@@ -8,6 +8,7 @@
 #include "ack.h"
 #include "psn.h"
 #include "qp.h"
+#include "rtx.h"
 
 /*
  * Holding ACKs for the answer. Traffic goes both ways on this QP when its
@@ -51,7 +52,7 @@ static uint64_t ack_hold_max_ns(const struct ur_qp *qp)
 
 	if (qp->timeout_ns)
 		ns = UR_MIN(ns, qp->timeout_ns / 8);
-	if (qp->sr)
+	if (qp->rtx->irn_rto)
 		ns = UR_MIN(ns, qp->dev->cfg.sr_rto_low_ns / 8);
 	return ns;
 }

@@ -5,6 +5,7 @@
 #include "psn.h"
 #include "qp.h"
 #include "qp_error.h"
+#include "rtx.h"
 #include "sr.h"
 
 /* Send the pending ACK or NAK, or to a selective-repeat peer a SACK. */
@@ -16,7 +17,7 @@ int ur_ack_emit(struct ur_qp *qp)
 	const struct ur_opcode_info *op = ur_opcode_get(opcode);
 	bool is_ack = !rs->ack.pending || (rs->ack.syndrome & UR_AETH_TYPE_MASK) == UR_AETH_ACK;
 	/* to a selective-repeat peer, every ACK is a SACK: cumulative PSN plus bitmap */
-	bool sack = is_ack && ur_sr_on(qp);
+	bool sack = is_ack && qp->rtx->selective;
 	uint8_t syndrome = rs->ack.pending ? rs->ack.syndrome : UR_AETH_ACK | UR_AETH_CREDIT_INVALID;
 	uint32_t psn = sack ? ur_psn_add(rs->epsn, UR_PSN_MASK) : rs->ack.psn;
 	struct ur_pkt_out o;
@@ -31,7 +32,6 @@ int ur_ack_emit(struct ur_qp *qp)
 		ur_sr_fill_sack(qp, (struct ur_sack *)ur_pkt_ext(&o));
 		if (ur_sack_any((struct ur_sack *)ur_pkt_ext(&o)))
 			ur_count(qp->dev, UR_CTR_sr_sacks_sent);
-		qp->sr->sack_due = false;
 	}
 	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);
 	ur_count(qp->dev, is_ack ? UR_CTR_tx_acks : UR_CTR_tx_naks);

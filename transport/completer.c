@@ -11,9 +11,9 @@
 #include "qp.h"
 #include "qp_error.h"
 #include "requester.h"
+#include "rtx.h"
 #include "sg_copy.h"
 #include "sq_retire.h"
-#include "sr.h"
 #include "wr_opcode.h"
 
 static uint32_t wqe_last_psn(const struct ur_send_wqe *w)
@@ -62,14 +62,11 @@ static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
 
-	if (qp->sr)
-		ur_sr_acked(qp, rq->una, una, now);
-	ur_sr_forget(qp, rq->una, una);
+	qp->rtx->acked(qp, una, now);
 	rq->una = una;
 	rq->progress_ns = now;
 	rq->retry_left = qp->attr.retry_cnt;
-	if (qp->sr)
-		ur_sr_progress(qp, now);
+	qp->rtx->progress(qp, now);
 }
 
 /* Every request PSN up to and including `psn` was executed (9.7.5.2.1). */
@@ -249,8 +246,8 @@ static enum comp_state positive_ack(struct ur_qp *qp, const struct ur_pkt *pkt, 
 {
 	ur_count(qp->dev, UR_CTR_rx_acks);
 	ack_upto(qp, pkt->psn, now);
-	if (pkt->sr_ext && qp->sr)
-		ur_sr_sack_rx(qp, (const struct ur_sack *)pkt->sr_ext, now);
+	if (pkt->sr_ext)
+		qp->rtx->sack_rx(qp, (const struct ur_sack *)pkt->sr_ext, now);
 	return COMP_UPDATE;
 }
 

@@ -17,6 +17,7 @@
 #include "peer.h"
 #include "qp.h"
 #include "qp_error.h"
+#include "rtx.h"
 #include "sr.h"
 
 static const char *const state_names[UR_QPS_COUNT] = {"RESET", "INIT", "RTR", "RTS",
@@ -392,8 +393,7 @@ static void reset_state(struct ur_qp *qp)
 	ur_cc_reset(qp);
 	qp->error_logged = false;
 	qp->resp.rq_taken = qp->resp.rq_done = 0;
-	if (qp->sr)
-		ur_sr_reset(qp);
+	qp->rtx->reset(qp);
 }
 
 static void enter_rtr(struct ur_qp *qp)
@@ -420,7 +420,7 @@ static void enter_rts(struct ur_qp *qp, enum ur_qp_state from, uint64_t now)
 		rq->retry_left = qp->attr.retry_cnt;
 		rq->rnr_left = qp->attr.rnr_retry;
 		rq->progress_ns = now;
-		ur_sr_start(qp, now);
+		qp->rtx->start(qp, now);
 	}
 	ur_dev_schedule(qp->dev, qp);
 }
@@ -556,6 +556,7 @@ int ur_qp_create(struct ur_dev *dev, struct ur_qp_init *init, struct ur_qp **out
 	qp->qpn = init->qpn;
 	qp->type = init->type;
 	qp->svc = ur_service_of(init->type);
+	qp->rtx = &ur_rtx_gbn; /* sr.c installs its own (ur_sr_create) */
 	qp->pd = init->pd;
 	qp->xrcd = init->xrcd;
 	qp->scq = init->send_cq;
@@ -697,5 +698,5 @@ void ur_qp_set_dmac(struct ur_qp *qp, const uint8_t dmac[6])
 
 bool ur_qp_selective(const struct ur_qp *qp)
 {
-	return ur_sr_on(qp);
+	return qp->rtx->selective;
 }

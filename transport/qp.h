@@ -35,6 +35,7 @@ enum ur_qp_timer_kind {
 };
 
 struct ur_sr;
+struct ur_rtx;
 
 /* An RDMA READ or atomic the responder owes a response to, or can replay (9.7.5.1.2). */
 struct ur_resp_res {
@@ -159,6 +160,7 @@ struct ur_qp {
 	bool error_logged;      /* first error explained once */
 	const struct ur_av *ud_av; /* UD: where the packet being built goes (the WQE's AH) */
 	struct ur_sr *sr;       /* selective repeat, on devices that run it (RC only) */
+	const struct ur_rtx *rtx; /* the retransmission mode's operations (rtx.h) */
 };
 
 struct ur_srq {

@@ -8,8 +8,8 @@
 #include "qp.h"
 #include "qp_error.h"
 #include "recv_wqe.h"
+#include "rtx.h"
 #include "sq_retire.h"
-#include "sr.h"
 
 /* The QP's own timers (congestion control and selective repeat keep theirs). */
 void ur_qp_cancel_timers(struct ur_qp *qp)
@@ -34,8 +34,7 @@ void ur_rq_flush(struct ur_qp *qp)
 	qp->cc.cnp_due = false;
 	if (rs->have_rwqe)
 		ur_resp_complete_recv(qp, UR_WC_WR_FLUSH_ERR, UR_WC_RECV, 0, NULL);
-	if (qp->sr)
-		ur_sr_flush_rwqes(qp);
+	qp->rtx->flush_rwqes(qp);
 	if (qp->srq)
 		return;
 	/* (selective repeat's WQEs taken ahead are flushed above: each one
@@ -57,11 +56,7 @@ void ur_qp_to_error(struct ur_qp *qp, bool fatal)
 	ur_dev_account(dev, qp);
 	ur_qp_cancel_timers(qp);
 	ur_cc_stop(qp);
-	if (qp->sr) {
-		ur_timer_cancel(&dev->timers, &qp->sr->hello_timer);
-		ur_timer_cancel(&dev->timers, &qp->sr->rto);
-		ur_timer_cancel(&dev->timers, &qp->sr->reo);
-	}
+	qp->rtx->stop_timers(qp);
 	ur_dev_unschedule(dev, qp);
 	ur_peer_uncap(qp);
 	qp->resp.error = false;

@@ -14,6 +14,7 @@
 #include "psn.h"
 #include "qp.h"
 #include "requester.h"
+#include "rtx.h"
 #include "sg_copy.h"
 #include "sq_retire.h"
 #include "sr.h"
@@ -98,7 +99,7 @@ bool ur_req_has_work(struct ur_qp *qp)
 
 	if (st != UR_QPS_RTS && st != UR_QPS_SQD)
 		return false;
-	if (ur_sr_retx_pending(qp) && !rq->rnr_wait)
+	if (qp->rtx->retx_pending(qp) && !rq->rnr_wait)
 		return true;
 	if (rq->rnr_wait || rq->wqe == sq_prod(qp))
 		return false;
@@ -107,9 +108,7 @@ bool ur_req_has_work(struct ur_qp *qp)
 	if (qp->svc->acknowledged &&
 	    ur_psn_diff(rq->psn, rq->una) >= (int32_t)qp->dev->cfg.max_inflight)
 		return false;
-	/* selective repeat: never beyond what either side's PSN maps cover */
-	if (qp->sr && ur_psn_diff(rq->psn, rq->una) >= (int32_t)UR_MIN(qp->sr->mask + 1,
-									  qp->sr->peer_window ? qp->sr->peer_window : UINT32_MAX))
+	if (qp->rtx->window_full(qp))
 		return false;
 	/* nor beyond this QP's share of its peer's receive ring */
 	return ur_dev_room(qp->dev, qp);
@@ -226,7 +225,7 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 	 */
 	if (!w->started) {
 		w->started = 1;
-		w->sr = ur_sr_on(qp);
+		w->sr = qp->rtx->selective;
 	}
 	/* messages that consume a receive WQE at the responder are numbered by rseq */
 	w->rseq = rq->rseq_next;
@@ -379,9 +378,7 @@ static int send_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint64_t now)
 	}
 	if (qp->svc->acknowledged) {
 		arm_retx(qp);
-		if (qp->sr)
-			ur_sr_sent(qp, psn, consumed, first ? UR_SR_TX_FIRST : UR_SR_TX_AGAIN,
-				   w->sr && !wqe_is_rd_atomic(w), now);
+		qp->rtx->sent(qp, w, psn, consumed, first ? UR_SR_TX_FIRST : UR_SR_TX_AGAIN, now);
 	}
 	return 0;
 }
@@ -442,7 +439,7 @@ static int send_retransmission(struct ur_qp *qp, uint64_t now)
 			   &consumed, &last);
 	if (err)
 		return err;
-	ur_sr_sent(qp, psn, consumed, UR_SR_TX_SELECTIVE, w->sr, now);
+	ur_sr_sent(qp, w, psn, consumed, UR_SR_TX_SELECTIVE, now);
 	return 1;
 }
 
@@ -463,7 +460,7 @@ int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 {
 	struct ur_requester *rq = &qp->req;
 
-	while (*budget && ur_sr_retx_pending(qp) && !rq->rnr_wait &&
+	while (*budget && qp->rtx->retx_pending(qp) && !rq->rnr_wait &&
 	       (qp_state(qp) == UR_QPS_RTS || qp_state(qp) == UR_QPS_SQD)) {
 		int err;
 
@@ -551,7 +548,7 @@ void ur_req_rewind(struct ur_qp *qp, uint32_t psn)
 	w->state = UR_WQE_ACTIVE;
 	rq->rseq_next = w->rseq + (ur_wr_has(w->opcode, UR_WRF_RECV) ? 1 : 0);
 	/* everything from here on goes again in full: no SACK state survives */
-	ur_sr_forget(qp, ur_psn_diff(psn, w->first_psn) >= 0 ? psn : w->first_psn, rq->psn);
+	qp->rtx->forget(qp, ur_psn_diff(psn, w->first_psn) >= 0 ? psn : w->first_psn, rq->psn);
 	rq->wqe = idx;
 	rq->psn = ur_psn_diff(psn, w->first_psn) >= 0 ? psn : w->first_psn;
 	rq->off = (uint32_t)ur_psn_diff(rq->psn, w->first_psn) * qp->mtu;
@@ -597,21 +594,19 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 			   "response PSN %#x, %u READs/atomics out, READ gap %d",
 			   qp->qpn, rq->psn, w->opcode, w->state, w->first_psn, w->npkts,
 			   w->resp_psn, rq->rd_out, rq->read_gap);
-		ur_sr_log_state(qp);
+		qp->rtx->log_state(qp);
 		ur_comp_wqe_error(qp, w, UR_WC_RETRY_EXC_ERR);
 		return;
 	}
 	rq->retry_left--;
 	ur_dev_log(qp->dev, "qp %#x: local ACK timeout at PSN %#x (next %#x, %u retries left%s)",
 		   qp->qpn, rq->una, rq->psn, rq->retry_left,
-		   ur_sr_on(qp) ? ", selective repeat" : "");
+		   qp->rtx->retry_note);
 	rq->progress_ns = now;
 	/* a retry need not resend what the responder has; READs and atomics
 	 * are asked for again from there, as in go-back-N */
-	if (ur_sr_on(qp) && !ur_req_psn_is_rd_atomic(qp, rq->una) &&
-	    !ur_req_psn_is_gbn(qp, rq->una))
-		ur_sr_retry(qp);
-	else
+	if (ur_req_psn_is_rd_atomic(qp, rq->una) || ur_req_psn_is_gbn(qp, rq->una) ||
+	    !qp->rtx->resend_missing(qp))
 		ur_req_rewind(qp, rq->una);
 	ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);
 }

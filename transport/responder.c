@@ -15,6 +15,7 @@
 #include "qp_error.h"
 #include "recv_wqe.h"
 #include "responder.h"
+#include "rtx.h"
 #include "sr.h"
 #include "uc.h"
 #include "ud.h"
@@ -65,14 +66,8 @@ static bool take_rwqe(struct ur_qp *qp)
 {
 	struct ur_responder *rs = &qp->resp;
 
-	/*
-	 * Selective repeat may have taken this message's WQE from the queue
-	 * already, for a later message that came early: a message that began
-	 * before the agreement (go-back-N framing) still uses the next in order.
-	 */
-	if (qp->sr && rs->rq_taken != rs->rq_done)
-		ur_sr_rwqe_taken(qp, rs->rq_done, rs->rwqe);
-	else if (!ur_resp_take_rwqe(qp, rs->rwqe))
+	/* selective repeat may have taken this message's WQE already (rtx.h) */
+	if (!qp->rtx->rwqe_taken_ahead(qp, rs->rwqe) && !ur_resp_take_rwqe(qp, rs->rwqe))
 		return false;
 	rs->have_rwqe = true;
 	rs->msg_off = 0;
@@ -278,7 +273,7 @@ static enum ur_resp_state check_qp(struct ur_qp *qp, struct resp_pkt *rx)
 		return UR_RESP_ERR_UNSUPPORTED;
 	if (rx->pkt->sr_ext) {
 		/* selective repeat only from a peer that agreed to it (RC only) */
-		if (!ur_sr_on(qp))
+		if (!qp->rtx->selective)
 			return UR_RESP_ERR_UNSUPPORTED;
 		rx->sreth = (const struct ur_sreth *)rx->pkt->sr_ext;
 	}
@@ -945,6 +940,6 @@ void ur_resp_rx(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 		}
 	}
 	/* a go-back-N packet in order may be what early SR packets waited for */
-	if (rx.catch_up && qp->sr && qp->sr->nearly)
+	if (rx.catch_up && qp->rtx->held_early(qp))
 		complete_early(qp);
 }

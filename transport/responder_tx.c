@@ -13,6 +13,7 @@
 #include "psn.h"
 #include "requester.h"
 #include "responder.h"
+#include "rtx.h"
 #include "sr.h"
 
 /* A READ response waits for the pacer; the pace timer schedules the QP again. */
@@ -117,11 +118,11 @@ bool ur_resp_has_work(struct ur_qp *qp)
 {
 	const struct ur_resp_res *res = res_ready(qp);
 
-	if (qp->cc.cnp_due || (qp->sr && ur_sr_ctrl_pending(qp)))
+	if (qp->cc.cnp_due || qp->rtx->ctrl_pending(qp))
 		return true;
 	if (res)
 		return res->kind != UR_KIND_READ_REQ || !paced(qp);
-	return ack_due(qp) || (qp->sr && qp->sr->sack_due);
+	return ack_due(qp) || qp->rtx->sack_due(qp);
 }
 
 static int emit_read_response(struct ur_qp *qp, struct ur_resp_res *res)
@@ -215,7 +216,7 @@ int ur_resp_emit(struct ur_qp *qp, unsigned *budget)
 	if (rs->ack.pending && rs->ack.hold_until == UR_TIME_NEVER)
 		ur_ack_hold_start(qp);
 
-	if (ur_sr_ctrl_pending(qp)) {
+	if (qp->rtx->ctrl_pending(qp)) {
 		err = ur_sr_emit_ctrl(qp, budget);
 		if (err)
 			return err;
@@ -244,7 +245,7 @@ int ur_resp_emit(struct ur_qp *qp, unsigned *budget)
 				return err;
 			if (!res->pending)
 				ur_resp_skip_finished(rs);
-		} else if (ack_due(qp) || (qp->sr && qp->sr->sack_due)) {
+		} else if (ack_due(qp) || qp->rtx->sack_due(qp)) {
 			err = ur_ack_emit(qp);
 			if (err)
 				return err;

@@ -40,7 +40,17 @@ int ur_sr_create(struct ur_qp *qp)
 	sr->reo.kind = UR_TIMER_SR_REO;
 	ur_rack_reset(&sr->rack);
 	qp->sr = sr;
+	qp->rtx = &ur_rtx_sr_gbn;
 	return 0;
+}
+
+static void stop_timers(struct ur_qp *qp)
+{
+	struct ur_sr *sr = qp->sr;
+
+	ur_timer_cancel(&qp->dev->timers, &sr->hello_timer);
+	ur_timer_cancel(&qp->dev->timers, &sr->rto);
+	ur_timer_cancel(&qp->dev->timers, &sr->reo);
 }
 
 void ur_sr_destroy(struct ur_qp *qp)
@@ -49,9 +59,7 @@ void ur_sr_destroy(struct ur_qp *qp)
 
 	if (!sr)
 		return;
-	ur_timer_cancel(&qp->dev->timers, &sr->hello_timer);
-	ur_timer_cancel(&qp->dev->timers, &sr->rto);
-	ur_timer_cancel(&qp->dev->timers, &sr->reo);
+	stop_timers(qp);
 	free(sr->tx);
 	free(sr->txseq);
 	free(sr->txtime);
@@ -60,17 +68,16 @@ void ur_sr_destroy(struct ur_qp *qp)
 	free(sr->rwqes);
 	free(sr);
 	qp->sr = NULL;
+	qp->rtx = &ur_rtx_gbn;
 }
 
 /* Back to a fresh connection (RESET): agreement is per connection. */
-void ur_sr_reset(struct ur_qp *qp)
+static void ur_sr_reset(struct ur_qp *qp)
 {
 	struct ur_sr *sr = qp->sr;
 	uint32_t win = sr->mask + 1;
 
-	ur_timer_cancel(&qp->dev->timers, &sr->hello_timer);
-	ur_timer_cancel(&qp->dev->timers, &sr->rto);
-	ur_timer_cancel(&qp->dev->timers, &sr->reo);
+	stop_timers(qp);
 	memset(sr->tx, 0, win);
 	memset(sr->rx, 0, win);
 	sr->neg = 0;
@@ -88,15 +95,16 @@ void ur_sr_reset(struct ur_qp *qp)
 	sr->rtt_win_ns = 0;
 	sr->backoff = 0;
 	sr->peer_window = 0;
+	qp->rtx = &ur_rtx_sr_gbn;
 }
 
 /* ---- negotiation ---- */
 
-void ur_sr_start(struct ur_qp *qp, uint64_t now)
+static void ur_sr_start(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 
-	if (!sr || sr->neg)
+	if (sr->neg)
 		return;
 	sr->neg = UR_SR_ASKING;
 	sr->hello_due = true;
@@ -128,6 +136,7 @@ static void agree(struct ur_qp *qp, uint32_t peer_window)
 
 	if (sr->neg != UR_SR_AGREED) {
 		sr->neg = UR_SR_AGREED;
+		qp->rtx = &ur_rtx_sr;
 		ur_timer_cancel(&qp->dev->timers, &sr->hello_timer);
 		ur_count(qp->dev, UR_CTR_sr_negotiated);
 		ur_dev_log(qp->dev, "qp %#x: selective repeat agreed with qp %#x (peer window %u)",
@@ -173,9 +182,9 @@ void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
 	}
 }
 
-bool ur_sr_ctrl_pending(const struct ur_qp *qp)
+static bool ur_sr_ctrl_pending(const struct ur_qp *qp)
 {
-	return qp->sr && (qp->sr->hello_due || qp->sr->agree_due);
+	return qp->sr->hello_due || qp->sr->agree_due;
 }
 
 int ur_sr_emit_ctrl(struct ur_qp *qp, unsigned *budget)
@@ -217,12 +226,12 @@ int ur_sr_emit_ctrl(struct ur_qp *qp, unsigned *budget)
 /* ---- requester ---- */
 
 /* PSNs [from, to) were acknowledged (or are to be sent afresh): forget them. */
-void ur_sr_forget(struct ur_qp *qp, uint32_t from, uint32_t to)
+static void ur_sr_forget(struct ur_qp *qp, uint32_t from, uint32_t to)
 {
 	struct ur_sr *sr = qp->sr;
 	int32_t n = ur_psn_diff(to, from);
 
-	if (!sr || n <= 0)
+	if (n <= 0)
 		return;
 	if ((uint32_t)n > sr->mask + 1)
 		n = (int32_t)sr->mask + 1;
@@ -315,7 +324,7 @@ static bool rto_resend_ambiguous(uint8_t f, bool orig_above)
 	return (f & UR_SR_RTO) && orig_above;
 }
 
-void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now)
+static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 	int32_t n = ur_psn_diff(to, from), top = -1;
@@ -412,7 +421,7 @@ void ur_sr_reo_timer(struct ur_qp *qp, uint64_t now)
 	detect_loss(qp, now, false, 0);
 }
 
-void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
+static void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 	struct ur_requester *rq = &qp->req;
@@ -500,13 +509,11 @@ void ur_sr_retry(struct ur_qp *qp)
 	timeout_resend(qp);
 }
 
-void ur_sr_log_state(struct ur_qp *qp)
+static void ur_sr_log_state(struct ur_qp *qp)
 {
 	const struct ur_sr *sr = qp->sr;
 	const struct ur_requester *rq = &qp->req;
 
-	if (!ur_sr_on(qp))
-		return;
 	ur_dev_log(qp->dev,
 		   "qp %#x: selective repeat: oldest PSN %s%s%s, %u queued, highest SACKed %s%#x, "
 		   "srtt %llu us, rttvar %llu us, backoff %u, peer window %u, RNR wait %d, "
@@ -521,9 +528,9 @@ void ur_sr_log_state(struct ur_qp *qp)
 		   sr->rack.reo_mult, sr->rack.reordering_seen ? " (reordered)" : "");
 }
 
-bool ur_sr_retx_pending(const struct ur_qp *qp)
+static bool ur_sr_retx_pending(const struct ur_qp *qp)
 {
-	return qp->sr && qp->sr->nqueued;
+	return qp->sr->nqueued;
 }
 
 /* The oldest PSN queued for retransmission; takes it off the queue. */
@@ -605,14 +612,15 @@ static void arm_rto(struct ur_qp *qp)
 	ur_timer_arm(&qp->dev->timers, &sr->rto, sr->rto_base_ns + rto_ns(qp, inflight));
 }
 
-/* A packet with PSNs [psn, psn + npsn) left (a READ request takes one per response). */
-void ur_sr_sent(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how, bool placeable,
-		uint64_t now)
+/* A packet of `w` with PSNs [psn, psn + npsn) left (a READ request takes one
+ * per response). Its responder places it early only if SR-framed and not a
+ * READ or atomic. */
+void ur_sr_sent(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn, uint32_t npsn,
+		enum ur_sr_tx how, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
+	bool placeable = w->sr && !wqe_is_rd_atomic(w);
 
-	if (!sr)
-		return;
 	++sr->txseq_next;
 	for (uint32_t i = 0; i < npsn && i <= sr->mask; i++) {
 		uint32_t slot = ur_psn_add(psn, i) & sr->mask;
@@ -650,7 +658,7 @@ void ur_sr_sent(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how
 		arm_rto(qp);
 }
 
-void ur_sr_progress(struct ur_qp *qp, uint64_t now)
+static void ur_sr_progress(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 
@@ -769,7 +777,7 @@ struct ur_recv_wqe *ur_sr_rwqe(struct ur_qp *qp, uint32_t rseq)
 	return (struct ur_recv_wqe *)(sr->rwqes + (rseq & sr->mask) * sr->rwqe_stride);
 }
 
-void ur_sr_rwqe_taken(struct ur_qp *qp, uint32_t rseq, struct ur_recv_wqe *dst)
+static void ur_sr_rwqe_taken(struct ur_qp *qp, uint32_t rseq, struct ur_recv_wqe *dst)
 {
 	struct ur_sr *sr = qp->sr;
 
@@ -903,7 +911,7 @@ int ur_sr_advance(struct ur_qp *qp, uint32_t *rseq)
  * came early complete with a flush, in order, like every other posted one
  * (10.3.1.2), before the ones still in the queue.
  */
-void ur_sr_flush_rwqes(struct ur_qp *qp)
+static void ur_sr_flush_rwqes(struct ur_qp *qp)
 {
 	struct ur_sr *sr = qp->sr;
 	struct ur_responder *rs = &qp->resp;
@@ -938,4 +946,85 @@ void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s)
 	for (unsigned i = 0; sr->nearly && i < n; i++)
 		if (sr->rx[(base + 1 + i) & sr->mask] & UR_SR_GOT)
 			ur_sack_set_bit(s, i);
+	sr->sack_due = false;
 }
+
+/* ---- the operations tables (rtx.h) ---- */
+
+/* never beyond what either side's PSN maps cover */
+static bool window_full(const struct ur_qp *qp)
+{
+	const struct ur_sr *sr = qp->sr;
+
+	return ur_psn_diff(qp->req.psn, qp->req.una) >=
+	       (int32_t)UR_MIN(sr->mask + 1, sr->peer_window ? sr->peer_window : UINT32_MAX);
+}
+
+static void acked(struct ur_qp *qp, uint32_t una, uint64_t now)
+{
+	ur_sr_acked(qp, qp->req.una, una, now);
+	ur_sr_forget(qp, qp->req.una, una);
+}
+
+static bool resend_missing(struct ur_qp *qp)
+{
+	ur_sr_retry(qp);
+	return true;
+}
+
+static bool go_back(struct ur_qp *qp)
+{
+	(void)qp;
+	return false;
+}
+
+static void nothing(struct ur_qp *qp)
+{
+	(void)qp;
+}
+
+/* A message that began before the agreement (go-back-N framing) still uses
+ * the next WQE in order, which selective repeat may have taken already for
+ * a later message that came early. */
+static bool rwqe_taken_ahead(struct ur_qp *qp, struct ur_recv_wqe *dst)
+{
+	if (qp->resp.rq_taken == qp->resp.rq_done)
+		return false;
+	ur_sr_rwqe_taken(qp, qp->resp.rq_done, dst);
+	return true;
+}
+
+static bool held_early(const struct ur_qp *qp)
+{
+	return qp->sr->nearly;
+}
+
+static bool sack_due(const struct ur_qp *qp)
+{
+	return qp->sr->sack_due;
+}
+
+#define UR_RTX_SR_COMMON                                                                           \
+	.retx_pending = ur_sr_retx_pending, .window_full = window_full, .sent = ur_sr_sent,        \
+	.acked = acked, .progress = ur_sr_progress, .forget = ur_sr_forget,                        \
+	.sack_rx = ur_sr_sack_rx, .rwqe_taken_ahead = rwqe_taken_ahead,                            \
+	.held_early = held_early, .sack_due = sack_due, .irn_rto = true,        \
+	.ctrl_pending = ur_sr_ctrl_pending, .start = ur_sr_start, .reset = ur_sr_reset,            \
+	.stop_timers = stop_timers, .flush_rwqes = ur_sr_flush_rwqes
+
+const struct ur_rtx ur_rtx_sr_gbn = {
+    .name = "go-back-N (selective repeat not agreed)",
+    .resend_missing = go_back,
+    .retry_note = "",
+    .log_state = nothing,
+    UR_RTX_SR_COMMON,
+};
+
+const struct ur_rtx ur_rtx_sr = {
+    .name = "selective repeat",
+    .selective = true,
+    .resend_missing = resend_missing,
+    .retry_note = ", selective repeat",
+    .log_state = ur_sr_log_state,
+    UR_RTX_SR_COMMON,
+};

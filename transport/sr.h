@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "qp.h"
+#include "rtx.h"
 #include "sr_rack.h"
 
 enum ur_sr_neg {
@@ -89,9 +90,10 @@ struct ur_sr {
 	bool sack_due;
 };
 
+/* Both install their operations table (rtx.h); the operations the roles
+ * call through qp->rtx are sr.c's own. */
 int ur_sr_create(struct ur_qp *qp);
 void ur_sr_destroy(struct ur_qp *qp);
-void ur_sr_reset(struct ur_qp *qp);
 
 static inline bool ur_sr_on(const struct ur_qp *qp)
 {
@@ -99,31 +101,14 @@ static inline bool ur_sr_on(const struct ur_qp *qp)
 }
 
 /* negotiation */
-void ur_sr_start(struct ur_qp *qp, uint64_t now);
 void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now);
-bool ur_sr_ctrl_pending(const struct ur_qp *qp);
 int ur_sr_emit_ctrl(struct ur_qp *qp, unsigned *budget);
 void ur_sr_hello_timer(struct ur_qp *qp, uint64_t now);
 
-/* requester */
-void ur_sr_forget(struct ur_qp *qp, uint32_t from, uint32_t to);
-/* PSNs [from, to) were cumulatively acknowledged (before ur_sr_forget()). */
-void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now);
-/* The cumulative ACK moved forward (qp->req.una is the new value). */
-void ur_sr_progress(struct ur_qp *qp, uint64_t now);
-void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now);
-bool ur_sr_retx_pending(const struct ur_qp *qp);
+/* requester: the selective resends (requester.c's send_retransmission) and IRN's timeout */
 bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn);
-/* How a request packet left: for the first time, again after a go-back (a
- * rewind), or as a selective retransmission. Only the first may be timed
- * (Karn's rule). */
-enum ur_sr_tx {
-	UR_SR_TX_FIRST,
-	UR_SR_TX_AGAIN,
-	UR_SR_TX_SELECTIVE,
-};
-void ur_sr_sent(struct ur_qp *qp, uint32_t psn, uint32_t npsn, enum ur_sr_tx how, bool placeable,
-		uint64_t now);
+void ur_sr_sent(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn, uint32_t npsn,
+		enum ur_sr_tx how, uint64_t now);
 /* The reordering window of a packet outstanding ran out (sr.reo). */
 void ur_sr_reo_timer(struct ur_qp *qp, uint64_t now);
 /* IRN's retransmission timeout (the requester's ur_req_sr_rto_timer drives it) */
@@ -132,8 +117,6 @@ void ur_sr_rto_defer(struct ur_qp *qp, uint64_t now, uint32_t inflight);
 void ur_sr_rto_backoff(struct ur_qp *qp, uint64_t now, uint32_t inflight);
 /* Resend what the responder has not SACKed, from the oldest PSN. */
 void ur_sr_retry(struct ur_qp *qp);
-/* Log the requester's selective-repeat state (a QP about to fail on its retries). */
-void ur_sr_log_state(struct ur_qp *qp);
 
 /*
  * responder: the PSN decision and where the data lands for SR-framed
@@ -152,8 +135,5 @@ void ur_sr_fail_rwqe(struct ur_qp *qp, struct ur_sr_done *d, uint32_t ahead, uin
 		     enum ur_wc_status status);
 int ur_sr_advance(struct ur_qp *qp, uint32_t *rseq);
 void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s);
-void ur_sr_flush_rwqes(struct ur_qp *qp);
-/* Hand the receive WQE taken ahead for message `rseq` to the go-back-N path. */
-void ur_sr_rwqe_taken(struct ur_qp *qp, uint32_t rseq, struct ur_recv_wqe *dst);
 
 #endif
