@@ -282,7 +282,7 @@ int exp_spray_report(const char *dir, bool plot)
 	struct csv c = {0};
 	struct cell *cells = NULL;
 	unsigned ncell = 0, both = 0;
-	int cpath, ccc, cpfc, cmode, cfrac, cx, cretx, cgood, cp99, cdone;
+	int cpath, ccc, cpfc, cmode, cfrac, cx, cretx, cgood, cp99, cdone, cerr, cflows, cok;
 	char path[1024], pcsv[1024], icsv[1024], b1[32], b2[32], b3[32], b4[8];
 	FILE *pf = NULL, *irn = NULL;
 	int rc = -1;
@@ -300,6 +300,9 @@ int exp_spray_report(const char *dir, bool plot)
 	cgood = column(c.header, "goodput_gbps");
 	cp99 = column(c.header, "fct_p99_us");
 	cdone = column(c.header, "done_us");
+	cerr = column(c.header, "errors");
+	cflows = column(c.header, "flows");
+	cok = column(c.header, "flows_done");
 	cells = calloc(c.n, sizeof(*cells));
 	if (!cells || cpath < 0 || ccc < 0 || cpfc < 0 || cmode < 0)
 		goto out;
@@ -353,6 +356,20 @@ int exp_spray_report(const char *dir, bool plot)
 			cells[i].cc, num(s, cgood), num(g, cgood),
 			num(g, cgood) > 0 ? num(s, cgood) / num(g, cgood) : 0, num(s, cp99),
 			num(g, cp99), num(s, cdone), num(g, cdone));
+	}
+	/* a merged sweep has no table: its failed runs are named here */
+	for (unsigned i = 0; i < c.n && cerr >= 0 && cflows >= 0 && cok >= 0; i++) {
+		const char *r = c.rows[i];
+		char b5[16];
+
+		if (num(r, cerr) > 0 || num(r, cok) < num(r, cflows))
+			printf("!! run %s (%s %s pfc %s %s): %.0f error completions, %.0f of %.0f "
+			       "flows unfinished\n",
+			       field(r, 0, b5, sizeof(b5)), field(r, (unsigned)cpath, b1, sizeof(b1)),
+			       field(r, (unsigned)ccc, b2, sizeof(b2)),
+			       field(r, (unsigned)cpfc, b3, sizeof(b3)),
+			       field(r, (unsigned)cmode, b4, sizeof(b4)), num(r, cerr),
+			       num(r, cflows) - num(r, cok), num(r, cflows));
 	}
 	if (fclose(pf) | fclose(irn)) {
 		pf = irn = NULL;
