@@ -369,7 +369,7 @@ int exp_incast(int argc, char **argv)
 			}
 			exp_progress_done(o.quiet);
 			run_args(&o, k, o.n[i], args, sizeof(args));
-			fprintf(f, "%u,%s,%u,%.4f,%.5f,%.5f,%.5f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.5f,%.1f,%.1f,%.1f,%llu,"
+			fprintf(f, "%u,%s,%u,%.4f,%.5f,%.5f,%.5f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.5f,%.3f,%.3f,%.3f,%llu,"
 				   "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s\n",
 				run, conf_names[k], o.n[i], r->goodput_gbps, r->goodput_fraction,
 				r->utilisation, r->jain, (unsigned long long)r->drops,
