@@ -8,8 +8,14 @@
  *   pfc    no congestion control, go-back-N, PFC (lossless)
  * and reports goodput, link utilisation, Jain's fairness, drops,
  * retransmissions, CNPs, pauses and the bottleneck queue.
+ *
+ * The runs are numbered (config, then N); `--shard i/N` runs those whose
+ * number is i modulo N, every CSV row starts with its run's number and
+ * ends with its parameters, and `uroce-lab experiment merge` joins the
+ * shards' three CSVs into the unsharded ones, then reports (exp_sweep.c).
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,21 +27,22 @@
 #define NCONF 4
 
 static const char *const conf_names[NCONF] = {"dcqcn", "gbn", "sr", "pfc"};
-static const char *const conf_desc[NCONF] = {
-	"DCQCN + ECN, go-back-N", "no CC, go-back-N", "no CC, selective repeat", "no CC, PFC",
-};
 
 struct incast_opts {
 	unsigned n[MAX_N];
 	unsigned nn;
 	bool conf[NCONF];
 	struct sim_incast_cfg base;
+	char dcqcn_spec[256]; /* the --dcqcn options given, joined: for the rows' args */
+	unsigned shard, nshards;
+	bool no_plot;
 	const char *out;
 	bool quiet;
 };
 
 struct series {
 	FILE *f;
+	unsigned run;
 	const char *conf;
 	unsigned n;
 };
@@ -64,8 +71,12 @@ static void usage(FILE *f)
 		"                     'nvidia' (NVIDIA's documented defaults), then knobs by\n"
 		"                     mlx5 name, e.g. nvidia,rpg_byte_reset=0 (see README)\n"
 		"  --seed S           (1)\n"
-		"  --out DIR          where incast.csv, incast-queue.csv, incast.png go\n"
-		"                     (./uroce-experiments)\n"
+		"  --shard I/N        run only the runs (config, then N, numbered from 0)\n"
+		"                     numbered I modulo N; `uroce-lab experiment merge --out\n"
+		"                     DIR S0/incast.csv S1/incast.csv...` joins the shards\n"
+		"  --out DIR          where incast.csv, incast-flows.csv, incast-queue.csv,\n"
+		"                     incast.png go (./uroce-experiments)\n"
+		"  --no-plot          no incast.png (no gnuplot needed)\n"
 		"  --quiet            no progress on stderr\n");
 }
 
@@ -73,7 +84,8 @@ static void sample(void *arg, const struct sim_incast_sample *s)
 {
 	struct series *se = arg;
 
-	fprintf(se->f, "%s,%u,%.3f,%.1f\n", se->conf, se->n, (double)s->t_ps / SIM_PS_PER_US,
+	fprintf(se->f, "%u,%s,%u,%.3f,%.1f\n", se->run, se->conf, se->n,
+		(double)s->t_ps / SIM_PS_PER_US,
 		(double)s->queue_bytes / 1024);
 }
 
@@ -107,12 +119,12 @@ static bool parse_confs(const char *arg, bool *conf)
 	return exp_parse_names(arg, conf_names, NCONF, conf);
 }
 
-static int write_plot(const struct incast_opts *o, const char *csv, const char *qcsv,
-		      unsigned nmax)
+int exp_incast_plot(const char *dir, const char *csv, const char *qcsv, uint64_t rate_bps,
+		    uint64_t kmax, unsigned nmax)
 {
 	char script[8192], png[1024];
 
-	snprintf(png, sizeof(png), "%s/incast.png", o->out);
+	snprintf(png, sizeof(png), "%s/incast.png", dir);
 	snprintf(script, sizeof(script),
 		 "set terminal pngcairo size 1500,520 font ',10'\n"
 		 "set output '%s'\n"
@@ -124,26 +136,58 @@ static int write_plot(const struct incast_opts *o, const char *csv, const char *
 		 "set xrange [1.6:%u]\n"
 		 "set ylabel 'goodput / lossless goodput'\nset yrange [0:1.05]\n"
 		 "set key bottom left\n"
-		 "plot for [c in 'dcqcn gbn sr pfc'] '%s' using (strcol(1) eq c ? $2 : 1/0):4 "
+		 "plot for [c in 'dcqcn gbn sr pfc'] '%s' using (strcol(2) eq c ? $3 : 1/0):5 "
 		 "with linespoints lw 2 title c\n"
 		 "set ylabel \"Jain's fairness index\"\nset yrange [0:1.05]\n"
-		 "plot for [c in 'dcqcn gbn sr pfc'] '%s' using (strcol(1) eq c ? $2 : 1/0):6 "
+		 "plot for [c in 'dcqcn gbn sr pfc'] '%s' using (strcol(2) eq c ? $3 : 1/0):7 "
 		 "with linespoints lw 2 title c\n"
 		 "unset logscale x\nset xtics auto\nset xrange [*:*]\n"
 		 "set xlabel 'time (ms)'\nset ylabel 'bottleneck queue (KB, log), N = %u'\n"
 		 "set logscale y\nset yrange [1:*]\nset key bottom right\n"
 		 "set arrow from graph 0, first %.0f to graph 1, first %.0f nohead dt 2 lc 'gray'\n"
 		 "set label 'K_{max}' at graph 0.85, first %.0f offset 0,0.7 tc 'gray'\n"
-		 "plot for [c in 'dcqcn gbn sr pfc'] '%s' using (strcol(1) eq c ? $3/1000 : 1/0):($4 + 1) "
+		 "plot for [c in 'dcqcn gbn sr pfc'] '%s' using (strcol(2) eq c ? $4/1000 : 1/0):($5 + 1) "
 		 "with lines lw 1 title c\n"
 		 "unset multiplot\n",
-		 png, (double)o->base.rate_bps / 1e9, nmax * 3 / 2, csv, csv, nmax,
-		 (double)o->base.bottleneck.ecn_kmax / 1024, (double)o->base.bottleneck.ecn_kmax / 1024,
-		 (double)o->base.bottleneck.ecn_kmax / 1024, qcsv);
+		 png, (double)rate_bps / 1e9, nmax * 3 / 2, csv, csv, nmax, (double)kmax / 1024,
+		 (double)kmax / 1024, (double)kmax / 1024, qcsv);
 	if (exp_gnuplot(script))
 		return -1;
 	printf("plot: %s\n", png);
 	return 0;
+}
+
+/* The options that run one row alone (quoted when a --dcqcn spec brings commas). */
+static void run_args(const struct incast_opts *o, unsigned conf, unsigned n, char *buf,
+		     size_t len)
+{
+	const struct sim_incast_cfg *b = &o->base;
+	char dcqcn[300] = "";
+	bool quote = strchr(o->dcqcn_spec, ',') != NULL;
+
+	if (o->dcqcn_spec[0])
+		snprintf(dcqcn, sizeof(dcqcn), " --dcqcn %s", o->dcqcn_spec);
+	snprintf(buf, len,
+		 "%s--configs %s --senders %u --rate %" PRIu64 "bps --rtt %" PRIu64
+		 "ps --mtu %u --msg-size %u --depth %u --duration %" PRIu64 "ps --warmup %" PRIu64
+		 "ps --buffer %" PRIu64 " --kmin %" PRIu64 " --kmax %" PRIu64
+		 " --pmax %.17g --xoff %" PRIu64 " --xon %" PRIu64 "%s --seed %" PRIu64 "%s",
+		 quote ? "\"" : "", conf_names[conf], n, b->rate_bps, b->rtt_ps, b->mtu,
+		 b->msg_size, b->depth, b->duration_ps, b->warmup_ps, b->bottleneck.buffer_bytes,
+		 b->bottleneck.ecn_kmin, b->bottleneck.ecn_kmax, b->bottleneck.ecn_pmax, b->pfc_xoff,
+		 b->pfc_xon, dcqcn, b->seed, quote ? "\"" : "");
+}
+
+static bool parse_shard(const char *arg, unsigned *i, unsigned *n)
+{
+	unsigned a, b;
+	char end;
+
+	if (sscanf(arg, "%u/%u%c", &a, &b, &end) != 2 || !b || a >= b)
+		return false;
+	*i = a;
+	*n = b;
+	return true;
 }
 
 int exp_incast(int argc, char **argv)
@@ -159,15 +203,16 @@ int exp_incast(int argc, char **argv)
 		{"xon", required_argument, NULL, 'X'},     {"dcqcn", required_argument, NULL, 'd'},
 		{"seed", required_argument, NULL, 'S'},    {"out", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+		{"shard", required_argument, NULL, 'I'},   {"no-plot", no_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
 	struct incast_opts o = {.n = {2, 4, 8, 16}, .nn = 4, .conf = {true, true, true, true},
-				.out = "uroce-experiments"};
+				.nshards = 1, .out = "uroce-experiments"};
 	struct sim_incast_cfg *b = &o.base;
-	struct sim_incast_result res[NCONF][MAX_N];
-	char csv[1024], qcsv[1024], fcsv[1024];
+	struct sim_incast_result res;
+	char csv[1024], qcsv[1024], fcsv[1024], args[1024];
 	FILE *f, *qf, *ff;
-	unsigned nmax = 0;
+	unsigned nmax = 0, run = 0, nruns = 0;
 	uint64_t v;
 	int c, rc = 0;
 
@@ -228,7 +273,18 @@ int exp_incast(int argc, char **argv)
 			ok = parse_size(optarg, &b->pfc_xon);
 			break;
 		case 'd':
-			ok = exp_dcqcn_spec(b, optarg);
+			ok = exp_dcqcn_spec(b, optarg) &&
+			     strlen(o.dcqcn_spec) + strlen(optarg) + 2 < sizeof(o.dcqcn_spec);
+			if (ok) /* later specs apply over earlier ones, as one list does */
+				snprintf(o.dcqcn_spec + strlen(o.dcqcn_spec),
+					 sizeof(o.dcqcn_spec) - strlen(o.dcqcn_spec), "%s%s",
+					 o.dcqcn_spec[0] ? "," : "", optarg);
+			break;
+		case 'I':
+			ok = parse_shard(optarg, &o.shard, &o.nshards);
+			break;
+		case 'P':
+			o.no_plot = true;
 			break;
 		case 'S':
 			ok = parse_u64(optarg, &b->seed);
@@ -269,32 +325,34 @@ int exp_incast(int argc, char **argv)
 		fclose(qf);
 		return 1;
 	}
-	fprintf(ff, "config,senders,flow,goodput_gbps\n");
-	fprintf(f, "config,senders,goodput_gbps,goodput_fraction,utilisation,jain,drops,retx_packets,"
-		   "timeouts,ce_marked,cnps_sent,cnps_handled,pauses,paused_fraction,queue_max_kb,"
-		   "queue_p99_kb,queue_mean_kb,errors\n");
-	fprintf(qf, "config,senders,t_us,queue_kb\n");
+	fprintf(ff, "%s\n", EXP_INCAST_FLOWS_CSV_HEADER);
+	fprintf(f, "%s\n", EXP_INCAST_CSV_HEADER);
+	fprintf(qf, "%s\n", EXP_INCAST_QUEUE_CSV_HEADER);
 
+	for (unsigned k = 0; k < NCONF; k++)
+		nruns += o.conf[k] ? o.nn : 0;
 	printf("incast to one receiver: %.0f Gb/s links, RTT %.1f us, MTU %u, %u KB WRITEs x %u "
 	       "per flow, %.1f ms (averages after %.1f ms)\n"
 	       "bottleneck: %.0f KB drop-tail buffer, RED ECN K_min %.0f KB, K_max %.0f KB, "
-	       "P_max %.2f; PFC XOFF %.0f KB, XON %.0f KB\n\n",
+	       "P_max %.2f; PFC XOFF %.0f KB, XON %.0f KB",
 	       (double)b->rate_bps / 1e9, (double)b->rtt_ps / SIM_PS_PER_US, b->mtu,
 	       b->msg_size / 1024, b->depth, (double)b->duration_ps / 1e9,
 	       (double)b->warmup_ps / 1e9, (double)b->bottleneck.buffer_bytes / 1024,
 	       (double)b->bottleneck.ecn_kmin / 1024, (double)b->bottleneck.ecn_kmax / 1024,
 	       b->bottleneck.ecn_pmax, (double)b->pfc_xoff / 1024, (double)b->pfc_xon / 1024);
-	printf("%-6s %3s %9s %8s %6s %6s %8s %8s %6s %8s %8s %7s %9s %9s %9s\n", "config", "N",
-	       "goodput", "of max", "util", "Jain", "drops", "retx", "t/outs", "CE", "CNPs",
-	       "pauses", "qmax KB", "q p99 KB", "qmean KB");
+	if (o.nshards > 1)
+		printf("; shard %u/%u of %u runs", o.shard, o.nshards, nruns);
+	printf("\n\n");
 	for (unsigned k = 0; k < NCONF; k++) {
 		if (!o.conf[k])
 			continue;
-		for (unsigned i = 0; i < o.nn; i++) {
+		for (unsigned i = 0; i < o.nn; i++, run++) {
 			struct sim_incast_cfg cfg = *b;
-			struct sim_incast_result *r = &res[k][i];
-			struct series se = {qf, conf_names[k], o.n[i]};
+			struct sim_incast_result *r = &res;
+			struct series se = {qf, run, conf_names[k], o.n[i]};
 
+			if (run % o.nshards != o.shard)
+				continue;
 			configure(&cfg, k);
 			cfg.senders = o.n[i];
 			if (o.n[i] == nmax) {
@@ -310,57 +368,29 @@ int exp_incast(int argc, char **argv)
 				goto out;
 			}
 			exp_progress_done(o.quiet);
-			printf("%-6s %3u %6.1f Gb %7.1f%% %5.1f%% %6.3f %8llu %8llu %6llu %8llu %8llu %7llu %9.0f %9.0f %9.0f\n",
-			       conf_names[k], o.n[i], r->goodput_gbps, 100 * r->goodput_fraction,
-			       100 * r->utilisation, r->jain, (unsigned long long)r->drops,
-			       (unsigned long long)r->retx_packets, (unsigned long long)r->timeouts,
-			       (unsigned long long)r->marked, (unsigned long long)r->cnps,
-			       (unsigned long long)r->pauses, (double)r->queue_max / 1024,
-			       (double)r->queue_p99 / 1024, (double)r->queue_mean / 1024);
-			fflush(stdout);
-			fprintf(f, "%s,%u,%.4f,%.5f,%.5f,%.5f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.5f,%.1f,%.1f,%.1f,%llu\n",
-				conf_names[k], o.n[i], r->goodput_gbps, r->goodput_fraction,
+			run_args(&o, k, o.n[i], args, sizeof(args));
+			fprintf(f, "%u,%s,%u,%.4f,%.5f,%.5f,%.5f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.5f,%.3f,%.3f,%.3f,%llu,"
+				   "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s\n",
+				run, conf_names[k], o.n[i], r->goodput_gbps, r->goodput_fraction,
 				r->utilisation, r->jain, (unsigned long long)r->drops,
 				(unsigned long long)r->retx_packets, (unsigned long long)r->timeouts,
 				(unsigned long long)r->marked, (unsigned long long)r->cnps,
 				(unsigned long long)r->cnps_handled, (unsigned long long)r->pauses,
 				r->paused_fraction, (double)r->queue_max / 1024,
 				(double)r->queue_p99 / 1024, (double)r->queue_mean / 1024,
-				(unsigned long long)r->errors);
+				(unsigned long long)r->errors, b->rate_bps, b->bottleneck.ecn_kmax, b->seed,
+				args);
 			for (unsigned j = 0; j < o.n[i]; j++)
-				fprintf(ff, "%s,%u,%u,%.4f\n", conf_names[k], o.n[i], j + 1,
+				fprintf(ff, "%u,%s,%u,%u,%.4f\n", run, conf_names[k], o.n[i], j + 1,
 					r->flow_gbps[j]);
-			if (r->errors)
-				printf("       !! %llu error completions\n", (unsigned long long)r->errors);
 		}
-	}
-	printf("\n");
-	for (unsigned k = 0; k < NCONF; k++)
-		if (o.conf[k])
-			printf("  %-6s %s\n", conf_names[k], conf_desc[k]);
-	printf("goodput: bytes the receiver placed after warm-up; of max: of the lossless goodput\n"
-	       "of the link; util: bottleneck busy time; Jain over per-flow goodput (messages\n"
-	       "each flow completed after warm-up); queue p99\n"
-	       "and mean after warm-up, qmax over the whole run (the first burst included).\n");
-	if (o.conf[0]) {
-		bool pass = true;
-
-		for (unsigned i = 0; i < o.nn; i++) {
-			const struct sim_incast_result *r = &res[0][i];
-
-			pass &= !r->drops && r->utilisation >= 0.90 && r->jain >= 0.95 && !r->errors;
-		}
-		printf("DCQCN: %s (no drops, utilisation >= 90%%, Jain >= 0.95 at every N)\n",
-		       pass ? "all hold" : "NOT all hold");
 	}
 out:
-	fclose(f);
-	fclose(qf);
-	fclose(ff);
-	if (!rc) {
-		printf("csv: %s, %s, %s\n", csv, fcsv, qcsv);
-		if (write_plot(&o, csv, qcsv, nmax))
-			rc = 1;
-	}
-	return rc;
+	if (fclose(f) | fclose(qf) | fclose(ff))
+		rc = 1;
+	if (rc)
+		return rc;
+	printf("csv: %s, %s, %s\n", csv, fcsv, qcsv);
+	/* the table comes from the CSV, as a merge of shards prints it */
+	return exp_incast_report(o.out, o.nshards == 1 && !o.no_plot, o.nshards == 1) ? 1 : 0;
 }

@@ -80,6 +80,9 @@ static void usage(FILE *f)
 		"                       --flow-size to its ring neighbour per step, each step\n"
 		"                       waiting for its slowest flow) (permutation)\n"
 		"  --all-to-all         --workload all-to-all\n"
+		"  --flows-per-host K   permutation: K random permutations at once, every host\n"
+		"                       sending and receiving K flows, each its own QP pair\n"
+		"                       (1; 64 hosts x 64 = 4,096 flows)\n"
 		"  --flow-size S        bytes per flow; allreduce: per host per step (256K)\n"
 		"  --msg-size S         RDMA WRITEs of this size (64K), --depth N outstanding (4)\n"
 		"  --mtu N              (4096)\n"
@@ -161,21 +164,26 @@ static unsigned plan_runs(const struct spray_opts *o, struct spray_run *runs)
 static void run_args(const struct spray_opts *o, const struct spray_run *r, char *buf, size_t len)
 {
 	const struct sim_permutation_cfg *b = &o->base;
+	char per_host[32] = "";
 
+	/* only when set: the rows of one flow per host keep the args they had */
+	if (b->flows_per_host > 1)
+		snprintf(per_host, sizeof(per_host), " --flows-per-host %u", b->flows_per_host);
 	snprintf(buf, len,
 		 "--workload %s --hosts-per-leaf %u --leaves %u --spines %u --rate %" PRIu64
 		 "bps --fabric-rate %" PRIu64 "bps --hop %" PRIu64 "ps --skew %" PRIu64
 		 "ps --buffer %" PRIu64 " --kmin %" PRIu64 " --kmax %" PRIu64
 		 " --pmax %.17g --flow-size %" PRIu64 " --msg-size %u --depth %u --mtu %u"
 		 " --xoff %" PRIu64 " --xon %" PRIu64 "%s%s%s --paths %s --cc %s --pfc-modes %s"
-		 " --modes %s --seed %" PRIu64 " --start %" PRIu64 "ps",
+		 " --modes %s --seed %" PRIu64 " --start %" PRIu64 "ps%s",
 		 work_names[o->work], b->topo.hosts_per_leaf, b->topo.leaves, b->topo.spines,
 		 b->topo.host_rate_bps, b->topo.fabric_rate_bps, b->topo.hop_ps, b->topo.skew_ps,
 		 b->topo.queue.buffer_bytes, b->ecn_kmin, b->ecn_kmax, b->ecn_pmax, b->flow_bytes,
 		 b->msg_size, b->depth, b->mtu, b->topo.pfc_xoff, b->topo.pfc_xon,
 		 b->shift ? " --shift" : "", b->rank_order ? " --rank-order" : "",
 		 b->verify ? " --verify" : "", sim_path_policy_name(paths[r->path]),
-		 cc_names[r->cc], pfc_names[r->pfc], mode_names[r->mode], b->seed, b->start_ps);
+		 cc_names[r->cc], pfc_names[r->pfc], mode_names[r->mode], b->seed, b->start_ps,
+		 per_host);
 }
 
 static int parse_opts(int argc, char **argv, struct spray_opts *o)
@@ -205,6 +213,7 @@ static int parse_opts(int argc, char **argv, struct spray_opts *o)
 	    {"workload", required_argument, NULL, 'W'},
 	    {"start", required_argument, NULL, 'T'},
 	    {"all-to-all", no_argument, NULL, 'A'},
+	    {"flows-per-host", required_argument, NULL, 'K'},
 	    {"pfc", no_argument, NULL, 'f'},
 	    {"pfc-modes", required_argument, NULL, 'g'},
 	    {"xoff", required_argument, NULL, 'X'},
@@ -312,6 +321,10 @@ static int parse_opts(int argc, char **argv, struct spray_opts *o)
 		case 'A':
 			o->work = 1;
 			break;
+		case 'K':
+			ok = parse_u64(optarg, &v) && v && v <= 4096;
+			b->flows_per_host = (unsigned)v;
+			break;
 		case 'f':
 			o->pfc[0] = false;
 			o->pfc[1] = true;
@@ -364,11 +377,13 @@ static int parse_opts(int argc, char **argv, struct spray_opts *o)
 	    b->topo.hosts_per_leaf * b->topo.leaves < 2 || b->flow_bytes < b->msg_size ||
 	    b->flow_bytes % b->msg_size || b->ecn_kmin > b->ecn_kmax ||
 	    b->topo.pfc_xon > b->topo.pfc_xoff || (b->shift && b->topo.leaves < 2) ||
-	    (b->shift && b->rank_order)) {
+	    (b->shift && b->rank_order) ||
+	    (b->flows_per_host > 1 && (o->work || b->shift || b->rank_order))) {
 		fprintf(stderr,
 			"uroce-lab experiment spray: inconsistent options (at most 254 hosts;"
 			" the flow size a multiple of the message size; --shift needs 2 leaves"
-			" and excludes --rank-order)\n");
+			" and excludes --rank-order; --flows-per-host is for random"
+			" permutations)\n");
 		return 2;
 	}
 	return -1;
@@ -378,14 +393,15 @@ static void print_row(const struct spray_run *run, const struct sim_permutation_
 		      bool allreduce, double dt)
 {
 	printf("%-12s %-5s %-3s %-4s %5u/%-5u %5.0f Gb %6.1f%% %8.1f %8.1f %6.2f %5.3f %8llu %6llu "
-	       "%6llu %6llu %7llu %7.0f %7.1f %6.2f",
+	       "%6llu %6llu %7llu %7.0f %7.1f %4llu %6.2f",
 	       sim_path_policy_name(paths[run->path]), cc_names[run->cc], pfc_names[run->pfc],
 	       mode_names[run->mode], r->completed, r->flows, r->goodput_gbps,
 	       100 * r->goodput_fraction, (double)r->fct_p50_ps / SIM_PS_PER_US,
 	       (double)r->fct_p99_ps / SIM_PS_PER_US, (double)r->fct_p99_ps / r->ideal_fct_ps,
 	       r->jain, (unsigned long long)r->retx_packets, (unsigned long long)r->nak_seq,
 	       (unsigned long long)r->timeouts, (unsigned long long)r->drops,
-	       (unsigned long long)r->pauses, (double)r->queue_max / 1024, r->queue_hot / 1024, dt);
+	       (unsigned long long)r->pauses, (double)r->queue_max / 1024, r->queue_hot / 1024,
+	       (unsigned long long)r->errors, dt);
 	if (allreduce)
 		printf(" %3u %8.1f us", r->steps, (double)r->done_ps / SIM_PS_PER_US);
 	printf("\n");
@@ -528,7 +544,7 @@ int exp_spray(int argc, char **argv)
 	struct sim_permutation_cfg *b = &o.base;
 	struct spray_run runs[NCC * NPFC * NPATH * NMODE];
 	struct spray_job *jobs = NULL;
-	char csv[1024];
+	char csv[1024], cycles[64];
 	FILE *f;
 	uint64_t events = 0, ideal_ps = 0;
 	double t_all = wall_s();
@@ -576,6 +592,7 @@ int exp_spray(int argc, char **argv)
 		goto done;
 	}
 	fprintf(f, "%s\n", EXP_SPRAY_CSV_HEADER);
+	snprintf(cycles, sizeof(cycles), "%u random cycles (flows per host), ", b->flows_per_host);
 	printf("%s on a leaf-spine: %u leaves x %u hosts, %u spines; hosts %.0f Gb/s, "
 	       "fabric %.0f Gb/s, %.1f us per hop, +%.2f us per spine up; %.0f KB per queue\n"
 	       "%s%.0f KB %s as %u KB WRITEs x %u outstanding, MTU %u, seed %llu, start %.0f us",
@@ -583,20 +600,21 @@ int exp_spray(int argc, char **argv)
 	       (double)b->topo.host_rate_bps / 1e9, (double)b->topo.fabric_rate_bps / 1e9,
 	       (double)b->topo.hop_ps / SIM_PS_PER_US, (double)b->topo.skew_ps / SIM_PS_PER_US,
 	       (double)b->topo.queue.buffer_bytes / 1024,
-	       b->shift	       ? "host i -> i + hosts-per-leaf, "
-	       : b->rank_order ? "host i -> i + 1, "
-	       : o.work != 1   ? "a random cycle, "
-			       : "",
+	       b->shift			 ? "host i -> i + hosts-per-leaf, "
+	       : b->rank_order		 ? "host i -> i + 1, "
+	       : b->flows_per_host > 1 ? cycles
+	       : o.work != 1		 ? "a random cycle, "
+					 : "",
 	       (double)b->flow_bytes / 1024, o.work == 2 ? "per host per step" : "flows",
 	       b->msg_size / 1024, b->depth, b->mtu, (unsigned long long)b->seed,
 	       (double)b->start_ps / SIM_PS_PER_US);
 	if (o.nshards > 1)
 		printf("; shard %u/%u of %u runs", o.shard, o.nshards, nruns);
 	printf("\n\n%-12s %-5s %-3s %-4s %11s %8s %7s %8s %8s %6s %5s %8s %6s %6s %6s %7s %7s %7s "
-	       "%6s%s\n",
+	       "%4s %6s%s\n",
 	       "path", "cc", "pfc", "mode", "done", "goodput", "of max", "p50 us", "p99 us",
 	       "p99/id", "Jain", "retx", "NAKs", "t/outs", "drops", "pauses", "qmax KB", "qhot KB",
-	       "wall s", o.work == 2 ? " steps  all-reduce" : "");
+	       "err", "wall s", o.work == 2 ? " steps  all-reduce" : "");
 	for (unsigned i = 0; i < nruns; i++) {
 		const struct spray_run *run = &jobs[i].run;
 		const struct spray_opts *ro = jobs[i].o;
@@ -636,7 +654,8 @@ int exp_spray(int argc, char **argv)
 	       "max: of the hosts' line rate after headers; p50/p99: flow completion times\n"
 	       "(all-reduce: each flow's time in each step); p99/id: over one flow alone on an\n"
 	       "idle fabric (%.1f us); Jain over the flows' bytes/FCT; NAKs: sequence-error NAKs\n"
-	       "(go-back-N); qmax: the deepest queue; qhot: the largest time-averaged queue.\n"
+	       "(go-back-N); qmax: the deepest queue; qhot: the largest time-averaged queue;\n"
+	       "err: error completions (a flow that ends in one is not done).\n"
 	       "%u runs, %llu events in %.2f s: %.2f M events/s\n",
 	       (double)ideal_ps / SIM_PS_PER_US, ran, (unsigned long long)events, t_all,
 	       t_all > 0 ? events / t_all / 1e6 : 0);

@@ -136,6 +136,62 @@ static int by_run(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Rows by run, in file order within a run (qsort is not stable: a run has many). */
+struct keyed_row {
+	unsigned long run;
+	unsigned idx;
+	char *row;
+};
+
+static int by_run_then_idx(const void *a, const void *b)
+{
+	const struct keyed_row *x = a, *y = b;
+
+	if (x->run != y->run)
+		return x->run < y->run ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * An incast shard's other CSVs (per flow, queue samples) sit beside its
+ * incast.csv: join them too, rows of a run kept in their order.
+ */
+static int merge_sibling(const char *out, const char *name, char **inputs, int n)
+{
+	struct csv c = {0};
+	struct keyed_row *k = NULL;
+	char path[1024];
+	FILE *f;
+	int rc = -1;
+
+	for (int i = 0; i < n; i++) {
+		const char *slash = strrchr(inputs[i], '/');
+		int dlen = slash ? (int)(slash - inputs[i]) + 1 : 0;
+
+		snprintf(path, sizeof(path), "%.*s%s", dlen, inputs[i], name);
+		if (csv_read(&c, path))
+			goto out;
+	}
+	if (!(k = calloc(c.n ? c.n : 1, sizeof(*k))))
+		goto out;
+	for (unsigned i = 0; i < c.n; i++)
+		k[i] = (struct keyed_row){strtoul(c.rows[i], NULL, 10), i, c.rows[i]};
+	qsort(k, c.n, sizeof(*k), by_run_then_idx);
+	if (!(f = exp_open(out, name, path, sizeof(path))))
+		goto out;
+	fprintf(f, "%s\n", c.header);
+	for (unsigned i = 0; i < c.n; i++)
+		fprintf(f, "%s\n", k[i].row);
+	if (fclose(f))
+		goto out;
+	printf("merged %u rows: %s\n", c.n, path);
+	rc = 0;
+out:
+	free(k);
+	csv_free(&c);
+	return rc;
+}
+
 static void merge_usage(FILE *f)
 {
 	fprintf(
@@ -144,8 +200,10 @@ static void merge_usage(FILE *f)
 	    "\n"
 	    "Join the CSVs of a sweep's shards (--shard i/N) into DIR/NAME, NAME the\n"
 	    "shards' file name, rows in run order: the CSV the unsharded sweep writes.\n"
-	    "Every run must be there exactly once. For spray.csv, then print the\n"
-	    "report and draw the plot as the unsharded sweep does. (--out: ./uroce-experiments)\n");
+	    "Every run must be there exactly once. For spray.csv and incast.csv, then\n"
+	    "print the report and draw the plot as the unsharded sweep does; incast.csv\n"
+	    "brings the incast-flows.csv and incast-queue.csv beside each shard's.\n"
+	    "(--out: ./uroce-experiments)\n");
 }
 
 int exp_merge(int argc, char **argv)
@@ -211,6 +269,13 @@ int exp_merge(int argc, char **argv)
 	rc = 0;
 	if (!strcmp(c.header, EXP_SPRAY_CSV_HEADER) && !strcmp(name, "spray.csv"))
 		rc = exp_spray_report(out, plot) ? 1 : 0;
+	if (!strcmp(c.header, EXP_INCAST_CSV_HEADER) && !strcmp(name, "incast.csv"))
+		rc = merge_sibling(out, "incast-flows.csv", argv + optind, argc - optind) ||
+				     merge_sibling(out, "incast-queue.csv", argv + optind,
+						   argc - optind) ||
+				     exp_incast_report(out, plot, true)
+			 ? 1
+			 : 0;
 out:
 	csv_free(&c);
 	return rc;
@@ -282,7 +347,7 @@ int exp_spray_report(const char *dir, bool plot)
 	struct csv c = {0};
 	struct cell *cells = NULL;
 	unsigned ncell = 0, both = 0;
-	int cpath, ccc, cpfc, cmode, cfrac, cx, cretx, cgood, cp99, cdone;
+	int cpath, ccc, cpfc, cmode, cfrac, cx, cretx, cgood, cp99, cdone, cerr, cflows, cok;
 	char path[1024], pcsv[1024], icsv[1024], b1[32], b2[32], b3[32], b4[8];
 	FILE *pf = NULL, *irn = NULL;
 	int rc = -1;
@@ -300,6 +365,9 @@ int exp_spray_report(const char *dir, bool plot)
 	cgood = column(c.header, "goodput_gbps");
 	cp99 = column(c.header, "fct_p99_us");
 	cdone = column(c.header, "done_us");
+	cerr = column(c.header, "errors");
+	cflows = column(c.header, "flows");
+	cok = column(c.header, "flows_done");
 	cells = calloc(c.n, sizeof(*cells));
 	if (!cells || cpath < 0 || ccc < 0 || cpfc < 0 || cmode < 0)
 		goto out;
@@ -354,6 +422,20 @@ int exp_spray_report(const char *dir, bool plot)
 			num(g, cgood) > 0 ? num(s, cgood) / num(g, cgood) : 0, num(s, cp99),
 			num(g, cp99), num(s, cdone), num(g, cdone));
 	}
+	/* a merged sweep has no table: its failed runs are named here */
+	for (unsigned i = 0; i < c.n && cerr >= 0 && cflows >= 0 && cok >= 0; i++) {
+		const char *r = c.rows[i];
+		char b5[16];
+
+		if (num(r, cerr) > 0 || num(r, cok) < num(r, cflows))
+			printf("!! run %s (%s %s pfc %s %s): %.0f error completions, %.0f of %.0f "
+			       "flows unfinished\n",
+			       field(r, 0, b5, sizeof(b5)), field(r, (unsigned)cpath, b1, sizeof(b1)),
+			       field(r, (unsigned)ccc, b2, sizeof(b2)),
+			       field(r, (unsigned)cpfc, b3, sizeof(b3)),
+			       field(r, (unsigned)cmode, b4, sizeof(b4)), num(r, cerr),
+			       num(r, cflows) - num(r, cok), num(r, cflows));
+	}
 	if (fclose(pf) | fclose(irn)) {
 		pf = irn = NULL;
 		goto out;
@@ -367,6 +449,83 @@ out:
 	if (irn)
 		fclose(irn);
 	free(cells);
+	csv_free(&c);
+	return rc;
+}
+
+static const char *const incast_conf[] = {"dcqcn", "gbn", "sr", "pfc"};
+static const char *const incast_desc[] = {
+    "DCQCN + ECN, go-back-N", "no CC, go-back-N", "no CC, selective repeat", "no CC, PFC"};
+
+int exp_incast_report(const char *dir, bool plot, bool whole)
+{
+	static const char *const cols[] = {
+	    "config",	"senders",   "goodput_gbps", "goodput_fraction", "utilisation",
+	    "jain",	"drops",     "retx_packets", "timeouts",	 "ce_marked",
+	    "cnps_sent", "pauses",    "queue_max_kb", "queue_p99_kb",	 "queue_mean_kb",
+	    "errors",	"rate_bps",  "kmax_bytes",
+	};
+	enum { CONF, N, GOOD, FRAC, UTIL, JAIN, DROPS, RETX, TOUTS, CE, CNPS, PAUSES, QMAX, QP99,
+	       QMEAN, ERR, RATE, KMAX, NCOL };
+	struct csv c = {0};
+	int col[NCOL];
+	char path[1024], qpath[1024], conf[16];
+	bool seen[4] = {false}, dcqcn = false, pass = true;
+	unsigned nmax = 0;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "%s/incast.csv", dir);
+	snprintf(qpath, sizeof(qpath), "%s/incast-queue.csv", dir);
+	if (csv_read(&c, path))
+		goto out;
+	for (unsigned i = 0; i < NCOL; i++)
+		if ((col[i] = column(c.header, cols[i])) < 0) {
+			fprintf(stderr, "uroce-lab experiment: %s has no column %s\n", path,
+				cols[i]);
+			goto out;
+		}
+	printf("%-6s %3s %9s %8s %6s %6s %8s %8s %6s %8s %8s %7s %9s %9s %9s\n", "config", "N",
+	       "goodput", "of max", "util", "Jain", "drops", "retx", "t/outs", "CE", "CNPs",
+	       "pauses", "qmax KB", "q p99 KB", "qmean KB");
+	for (unsigned i = 0; i < c.n; i++) {
+		const char *r = c.rows[i];
+
+		field(r, (unsigned)col[CONF], conf, sizeof(conf));
+		for (unsigned k = 0; k < 4; k++)
+			seen[k] |= !strcmp(conf, incast_conf[k]);
+		if ((unsigned)num(r, col[N]) > nmax)
+			nmax = (unsigned)num(r, col[N]);
+		printf("%-6s %3.0f %6.1f Gb %7.1f%% %5.1f%% %6.3f %8.0f %8.0f %6.0f %8.0f %8.0f %7.0f "
+		       "%9.0f %9.0f %9.0f\n",
+		       conf, num(r, col[N]), num(r, col[GOOD]), 100 * num(r, col[FRAC]),
+		       100 * num(r, col[UTIL]), num(r, col[JAIN]), num(r, col[DROPS]),
+		       num(r, col[RETX]), num(r, col[TOUTS]), num(r, col[CE]), num(r, col[CNPS]),
+		       num(r, col[PAUSES]), num(r, col[QMAX]), num(r, col[QP99]),
+		       num(r, col[QMEAN]));
+		if (num(r, col[ERR]) > 0)
+			printf("       !! %.0f error completions\n", num(r, col[ERR]));
+		if (!strcmp(conf, "dcqcn")) {
+			dcqcn = true;
+			pass &= !num(r, col[DROPS]) && num(r, col[UTIL]) >= 0.90 &&
+				num(r, col[JAIN]) >= 0.95 && !num(r, col[ERR]);
+		}
+	}
+	printf("\n");
+	for (unsigned k = 0; k < 4; k++)
+		if (seen[k])
+			printf("  %-6s %s\n", incast_conf[k], incast_desc[k]);
+	printf("goodput: bytes the receiver placed after warm-up; of max: of the lossless goodput\n"
+	       "of the link; util: bottleneck busy time; Jain over per-flow goodput (messages\n"
+	       "each flow completed after warm-up); queue p99\n"
+	       "and mean after warm-up, qmax over the whole run (the first burst included).\n");
+	if (whole && dcqcn)
+		printf("DCQCN: %s (no drops, utilisation >= 90%%, Jain >= 0.95 at every N)\n",
+		       pass ? "all hold" : "NOT all hold");
+	rc = 0;
+	if (plot && c.n)
+		rc = exp_incast_plot(dir, path, qpath, (uint64_t)num(c.rows[0], col[RATE]),
+				     (uint64_t)num(c.rows[0], col[KMAX]), nmax);
+out:
 	csv_free(&c);
 	return rc;
 }

@@ -15,6 +15,10 @@ int exp_spray(int argc, char **argv);
 int exp_merge(int argc, char **argv);
 /* From DIR/spray.csv: the GBN/SR pivot, IRN's ratio and (with `plot`) the plot. 0 or -1. */
 int exp_spray_report(const char *dir, bool plot);
+/* The incast table from DIR/incast.csv; with `whole`, DCQCN's verdict; the plot. */
+int exp_incast_report(const char *dir, bool plot, bool whole);
+int exp_incast_plot(const char *dir, const char *csv, const char *qcsv, uint64_t rate_bps,
+		    uint64_t kmax, unsigned nmax);
 
 /* spray.csv's columns: the run's number first, its exact options last. */
 #define EXP_SPRAY_CSV_HEADER                                                                       \
@@ -24,6 +28,14 @@ int exp_spray_report(const char *dir, bool plot);
 	"pauses,queue_max_kb,queue_mean_kb,queue_hot_kb,errors,sim_us,events,hosts_per_leaf,"      \
 	"leaves,spines,host_bps,skew_ps,buffer_bytes,flow_bytes,xoff_bytes,msg_size,depth,seed,"   \
 	"start_us,args"
+
+/* `uroce-lab experiment incast`'s CSVs: each row starts with its run's number. */
+#define EXP_INCAST_CSV_HEADER                                                                      \
+	"run,config,senders,goodput_gbps,goodput_fraction,utilisation,jain,drops,retx_packets,"    \
+	"timeouts,ce_marked,cnps_sent,cnps_handled,pauses,paused_fraction,queue_max_kb,"           \
+	"queue_p99_kb,queue_mean_kb,errors,rate_bps,kmax_bytes,seed,args"
+#define EXP_INCAST_FLOWS_CSV_HEADER "run,config,senders,flow,goodput_gbps"
+#define EXP_INCAST_QUEUE_CSV_HEADER "run,config,senders,t_us,queue_kb"
 
 /* Create `dir` (and its parents); 0 or -1 with a message. */
 int exp_mkdir(const char *dir);

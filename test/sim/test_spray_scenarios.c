@@ -162,6 +162,33 @@ START_TEST(test_all_to_all_delivers)
 }
 END_TEST
 
+/* K random permutations at once: K flows from and to every host, all delivered. */
+START_TEST(test_flows_per_host)
+{
+	struct sim_permutation_cfg c;
+	struct sim_permutation_result one, r;
+
+	sim_permutation_cfg_default(&c);
+	c.topo.path = SIM_PATH_SPRAY_RR;
+	c.mode = UR_RETX_SR;
+	c.flow_bytes = c.msg_size = 16 * 1024;
+	c.verify = true;
+	ck_assert_int_eq(sim_permutation_run(&c, &one), 0);
+	c.flows_per_host = 1; /* the same as unset: one permutation */
+	ck_assert_int_eq(sim_permutation_run(&c, &r), 0);
+	ck_assert(!memcmp(&one, &r, sizeof(r)));
+	c.flows_per_host = 3;
+	ck_assert_int_eq(sim_permutation_run(&c, &r), 0);
+	ck_assert_uint_eq(r.flows, 16 * 3);
+	ck_assert_uint_eq(r.completed, r.flows);
+	ck_assert_uint_eq(r.errors + r.verify_failures, 0);
+	/* three times the bytes through the same host links: it takes longer */
+	ck_assert_uint_gt(r.done_ps, 2 * one.done_ps);
+	c.shift = true; /* fixed permutations have no K random ones */
+	ck_assert_int_eq(sim_permutation_run(&c, &r), -1);
+}
+END_TEST
+
 /* 2:1 oversubscribed, small buffers: ECMP drops and SR times out; PFC loses nothing. */
 START_TEST(test_pfc_makes_the_fabric_lossless)
 {
@@ -293,6 +320,7 @@ static Suite *spray_suite(void)
 	tcase_add_test(tc, test_spraying_reorders_gbn_more_than_sr);
 	tcase_add_test(tc, test_sr_tolerates_two_path_reordering);
 	tcase_add_test(tc, test_all_to_all_delivers);
+	tcase_add_test(tc, test_flows_per_host);
 	tcase_add_test(tc, test_pfc_makes_the_fabric_lossless);
 	tcase_add_test(tc, test_spray_repeats_bit_for_bit);
 	tcase_add_test(tc, test_ring_allreduce);

@@ -185,7 +185,7 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 	struct sim_flow **ring_flows = NULL;
 	struct ur_dev_config cfg;
 	struct sim_flow_cfg fc;
-	unsigned n, *dst = NULL;
+	unsigned n, *dst = NULL, per_host = c->flows_per_host ? c->flows_per_host : 1;
 	struct sim *s;
 	int err = -1;
 
@@ -218,17 +218,13 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 	if (!ls || !w)
 		goto out;
 	n = sim_leafspine_nhosts(ls);
-	dst = calloc(n, sizeof(*dst));
+	dst = calloc((size_t)n * per_host, sizeof(*dst));
 	if (!dst || n < 2)
 		goto out;
-	if (c->shift || c->rank_order) {
-		for (unsigned i = 0; i < n; i++)
-			dst[i] = (i + (c->shift ? topo.hosts_per_leaf : 1)) % n;
-	} else {
-		derangement(dst, n, c->seed ^ 0x7065726dull);
-	}
 	if (c->shift && topo.leaves < 2)
 		goto out; /* every host would send to itself */
+	if (per_host > 1 && (c->shift || c->rank_order || c->all_to_all || c->allreduce))
+		goto out; /* several flows per host are random permutations */
 	memset(&fc, 0, sizeof(fc));
 	fc.qp_type = UR_QPT_RC;
 	fc.opcode = UR_WR_RDMA_WRITE;
@@ -240,6 +236,18 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 	ring_flows = calloc(n, sizeof(*ring_flows));
 	if (!ring_flows)
 		goto out;
+	/* permutation k of host i is dst[k * n + i]; the first is the one a
+	 * single permutation has always used */
+	for (unsigned k = 0; k < per_host; k++) {
+		unsigned *d = dst + (size_t)k * n;
+
+		if (c->shift || c->rank_order) {
+			for (unsigned i = 0; i < n; i++)
+				d[i] = (i + (c->shift ? topo.hosts_per_leaf : 1)) % n;
+		} else {
+			derangement(d, n, c->seed ^ 0x7065726dull ^ (0x9e3779b97f4a7c15ull * k));
+		}
+	}
 	fc.verify = c->verify;
 	fc.start_ps = c->start_ps;
 	sim_qp_params_default(&fc.qp);
@@ -247,10 +255,11 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 	fc.qp.timeout = c->timeout;
 	fc.qp.tclass = 106; /* DSCP 26 with ECT(0): the RoCE class, ECN-capable */
 	for (unsigned i = 0; i < n; i++) {
-		for (unsigned j = 0; j < n; j++) {
+		for (unsigned j = 0; j < (c->all_to_all && !c->allreduce ? n : per_host); j++) {
 			/* all-to-all: host i's flows in the order i+1, i+2, ... so
 			 * that no host is everyone's first destination */
-			unsigned d = c->all_to_all && !c->allreduce ? (i + 1 + j) % n : dst[i];
+			unsigned d = c->all_to_all && !c->allreduce ? (i + 1 + j) % n
+								    : dst[(size_t)j * n + i];
 
 			if (d == i)
 				continue;
@@ -258,8 +267,6 @@ int sim_permutation_run(const struct sim_permutation_cfg *c, struct sim_permutat
 							      sim_leafspine_host(ls, d), &fc);
 			if (!ring_flows[i])
 				goto out;
-			if (!c->all_to_all || c->allreduce)
-				break;
 		}
 	}
 	if (c->allreduce && !(ring = sim_ring_create(w, ring_flows, n, 2 * (n - 1),

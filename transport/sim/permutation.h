@@ -31,6 +31,10 @@ struct sim_permutation_cfg {
 	bool shift;	 /* host i sends to i + hosts_per_leaf: no two flows share a
 			  * link under SIM_PATH_PINNED (a reference with no collisions) */
 	bool all_to_all; /* every host sends a flow to every other host instead */
+	/* Permutation: this many random permutations at once (0 or 1: one), each
+	 * host sending one flow (its own QP pair) in each, so every host sends and
+	 * receives this many flows; 64 hosts x 64 give 4,096 flows. */
+	unsigned flows_per_host;
 	bool allreduce;	 /* a ring all-reduce instead: flow_bytes is each step's chunk */
 	bool rank_order; /* the ring (or permutation) is host i -> i + 1, not a random cycle */
 	bool verify;	 /* pattern every byte and check it at the receiver */
