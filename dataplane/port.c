@@ -55,7 +55,9 @@ static void fd_snapshot(unsigned char *map)
 	while (d && (e = readdir(d))) {
 		int fd = atoi(e->d_name);
 
-		if (e->d_name[0] != '.' && fd >= 0 && fd < MAX_FDS)
+		/* not the listing's own fd: the next socket may get its number
+		 * (AF_XDP's did, and was never found) */
+		if (e->d_name[0] != '.' && fd >= 0 && fd < MAX_FDS && fd != dirfd(d))
 			map[fd] = 1;
 	}
 	if (d)
