@@ -142,7 +142,7 @@ static uint32_t frame_room(unsigned eth_mtu)
  * lines, 4032 bytes, is the most. The kernel puts 256 bytes of XDP
  * headroom in front of the frame, which leaves 3456 bytes of frame: a
  * RoCE frame at path MTU 2048 (about 2.1 KB), never one at 4096. With a
- * room of 4096 (any MTU above 2942) the socket failed ("Failed to create
+ * room of 4096 (any MTU above 2990) the socket failed ("Failed to create
  * umem") and the port never came up.
  */
 #define XDP_ROOM 3712u
@@ -356,11 +356,10 @@ static int open_dpdk_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg
 		return -EIO;
 	}
 	rte_eth_promiscuous_enable(dp->port_id);
-	if (!strcmp(cfg->port, "tap")) {
-		dp->wait_fd = find_new_tun(before);
-	}
-	/* the PMD makes its socket at queue setup, not when the vdev is made:
+	/* the PMDs make their fds at queue setup, not when the vdev is made:
 	 * looked for any earlier, the switch found none and napped, polling */
+	if (!strcmp(cfg->port, "tap"))
+		dp->wait_fd = find_new_tun(before);
 	if (!strcmp(cfg->port, "af_xdp"))
 		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
 	return 0;

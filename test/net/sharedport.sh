@@ -109,7 +109,7 @@ wait "${cpids[0]}" "${spids[0]}" 2>/dev/null
 if [ $alive = $((n - 1)) ]; then
 	ok "one client killed, the other $alive pairs finished (together $total MB/s)"
 else
-	bad "one client killed: only $alive of the other $((n - 1)) pairs finished"
+	bad "one client killed: only $alive of the other $((n - 1)) pairs finished (together $total MB/s)"
 	for side in a b; do
 		ip netns exec "$p-$side" "$UROCE" stat uroce0 | sed "s/^/  $side: /"
 		tail -n 30 "$(devlog "$p-$side")" | sed "s/^/  $side: /"
@@ -132,12 +132,12 @@ echo "== rping through the daemons"
 ur_in "$p-a" timeout 60 rping -s -a "$net.1" -p $((port + 21)) -C 20 >"$log/rping.srv" 2>&1 &
 spid=$!
 sleep 3 # rping listens on uroce's CM, not on a socket ss shows
-if ur_in "$p-b" timeout 60 rping -c -a "$net.1" -p $((port + 21)) -C 20 -v >"$log/rping.cli" 2>&1 &&
+if ur_in "$p-b" env UROCE_DEBUG=1 timeout 60 rping -c -a "$net.1" -p $((port + 21)) -C 20 -v >"$log/rping.cli" 2>&1 &&
 	wait $spid && [ "$(grep -c 'ping data' "$log/rping.cli")" -eq 20 ]; then
 	ok "rping: 20 pings"
 else
 	bad "rping"
-	tail -n 5 "$log/rping.cli" "$log/rping.srv"
+	tail -n 15 "$log/rping.cli" "$log/rping.srv"
 fi
 
 # The port is gone until the new switch is up and the programs have
