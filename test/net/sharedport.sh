@@ -49,7 +49,7 @@ else
 	exit 1
 fi
 # the switches own their ports (a port that cannot start leaves none)
-for t in $(seq 100); do
+for _ in $(seq 100); do
 	[ "$(worker_pid "$p-a")" -gt 1 ] && [ "$(worker_pid "$p-b")" -gt 1 ] &&
 		grep -q "programs attach at" "$(devlog "$p-a")" "$(devlog "$p-b")" && break
 	sleep 0.2
@@ -67,9 +67,9 @@ fi
 # its device, and a client that came too early found nobody ("Couldn't
 # connect")
 listening() {
-	local ns=$1 t q up
+	local ns=$1 q up
 	shift
-	for t in $(seq 150); do
+	for _ in $(seq 150); do
 		up=$(ip netns exec "$ns" ss -Hltn)
 		for q in "$@"; do
 			grep -q ":$q " <<<"$up" || { sleep 0.2; continue 2; }
@@ -86,7 +86,8 @@ for i in $(seq 0 $((n - 1))); do
 		>"$log/multi$i.srv" 2>&1 &
 	spids[i]=$!
 done
-listening "$p-a" $(seq $port $((port + n - 1)))
+# shellcheck disable=SC2046 # one port a word
+listening "$p-a" $(seq "$port" $((port + n - 1)))
 for i in $(seq 0 $((n - 1))); do
 	ur_in "$p-b" timeout 90 ib_write_bw -d uroce0 -x 1 -D 6 -p $((port + i)) "$ctl" \
 		>"$log/multi$i.cli" 2>&1 &
