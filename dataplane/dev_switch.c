@@ -276,8 +276,12 @@ static void take_new(struct uroce_switch *sw)
 	memset(sw->no_owner_until, 0, sizeof(sw->no_owner_until));
 }
 
+static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a, bool *port_full);
+
 static void upkeep(struct uroce_switch *sw, uint64_t now)
 {
+	bool full = false;
+
 	if (now < sw->next_ctl_ns)
 		return;
 	sw->next_ctl_ns = now + SW_CTL_NS;
@@ -287,6 +291,13 @@ static void upkeep(struct uroce_switch *sw, uint64_t now)
 
 		if (!a->used)
 			continue;
+		/* what a program sent just before it left (the ACK of the last
+		 * SEND it received, which its peer waits for) goes out before its
+		 * ring goes: dropped, the peer's QP retried into a program gone
+		 * and ended in RETRY_EXC_ERR (rping's server, status 12). One
+		 * burst, as a pass gives each program: the turns stay fair */
+		if (!full && dp_memif_rx_pending(&a->m))
+			from_program(sw, a, &full);
 		dp_memif_upkeep(&a->m, now);
 		sw->ctr[DP_CTR_dp_memif_bad_desc] += a->m.bad_desc;
 		a->m.bad_desc = 0;

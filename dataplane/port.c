@@ -55,7 +55,9 @@ static void fd_snapshot(unsigned char *map)
 	while (d && (e = readdir(d))) {
 		int fd = atoi(e->d_name);
 
-		if (e->d_name[0] != '.' && fd >= 0 && fd < MAX_FDS)
+		/* not the listing's own fd: the next socket may get its number
+		 * (AF_XDP's did, and was never found) */
+		if (e->d_name[0] != '.' && fd >= 0 && fd < MAX_FDS && fd != dirfd(d))
 			map[fd] = 1;
 	}
 	if (d)
@@ -84,6 +86,31 @@ static int find_new_socket(const unsigned char *before, int domain)
 	return found;
 }
 
+/*
+ * The tap PMD's queue: a /dev/net/tun fd opened since the snapshot (its
+ * keep-alive fd, opened with the vdev, is older). Readable when the
+ * kernel side sent a frame, it lets the switch sleep as on AF_XDP.
+ */
+static int find_new_tun(const unsigned char *before)
+{
+	unsigned char after[MAX_FDS];
+	int found = -1;
+
+	fd_snapshot(after);
+	for (int fd = 0; fd < MAX_FDS; fd++) {
+		char link[64], target[32];
+		ssize_t n;
+
+		if (!after[fd] || before[fd])
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0 && (target[n] = 0, !strcmp(target, "/dev/net/tun")))
+			found = fd;
+	}
+	return found;
+}
+
 /* Frame buffer large enough for anything the interface can deliver. */
 static uint32_t frame_room(unsigned eth_mtu)
 {
@@ -107,12 +134,27 @@ static uint32_t frame_room(unsigned eth_mtu)
 #define AFP_ROCE_FRAMESZ 4608u
 #define AFP_FRAMECNT 4096u
 
+/*
+ * af_xdp's PMD hands the mbuf pool to the kernel as the socket's UMEM, one
+ * chunk per mbuf, and a chunk must fit in a page (4096 bytes; larger only
+ * on hugepages): pool header (64) + mbuf (128) + headroom (128) + room,
+ * and the mempool pads an object to an odd number of cache lines, so 63
+ * lines, 4032 bytes, is the most. The kernel puts 256 bytes of XDP
+ * headroom in front of the frame, which leaves 3456 bytes of frame: a
+ * RoCE frame at path MTU 2048 (about 2.1 KB), never one at 4096. With a
+ * room of 4096 (any MTU above 2990) the socket failed ("Failed to create
+ * umem") and the port never came up.
+ */
+#define XDP_ROOM 3712u
+
 static uint32_t port_room(const struct uroce_dp_config *cfg)
 {
 	uint32_t room = frame_room(cfg->eth_mtu);
 
 	if (!strcmp(cfg->port, "af_packet") && room > AFP_ROCE_FRAMESZ)
 		room = AFP_ROCE_FRAMESZ;
+	if (!strcmp(cfg->port, "af_xdp") && room > XDP_ROOM)
+		room = XDP_ROOM;
 	return room;
 }
 
@@ -129,7 +171,11 @@ static int make_vdev(struct uroce_dp *dp, const struct uroce_dp_config *cfg, cha
 	} else if (!strcmp(port, "tap")) {
 		snprintf(dp->vdev_name, sizeof(dp->vdev_name), "net_tap_ur%d_%u", (int)getpid(),
 			 seq++);
-		snprintf(args, len, "iface=%s", cfg->netdev);
+		/* the device's MAC, which is the interface's: the PMD would give
+		 * the interface a random one, and the device would seem stale */
+		snprintf(args, len, "iface=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", cfg->netdev,
+			 cfg->mac[0], cfg->mac[1], cfg->mac[2], cfg->mac[3], cfg->mac[4],
+			 cfg->mac[5]);
 	} else {
 		return -EINVAL;
 	}
@@ -282,9 +328,8 @@ static int open_dpdk_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg
 		dp->vdev_name[0] = 0;
 		return -ENODEV;
 	}
-	if (!strcmp(cfg->port, "af_xdp"))
-		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
 
+	fd_snapshot(before); /* for the queue's fd, made from here on */
 	memset(&conf, 0, sizeof(conf));
 	rte_eth_dev_info_get(dp->port_id, &info);
 	/* software ports take what the interface delivers; a NIC needs its MTU set */
@@ -300,11 +345,23 @@ static int open_dpdk_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg
 	if (!err)
 		err = rte_eth_dev_start(dp->port_id);
 	if (err) {
-		dp_log(dp, "cannot start DPDK port %s: %s", cfg->port, strerror(err < 0 ? -err : err));
+		/* the PMD's own reason is in DPDK's log, which the daemon drops */
+		bool big = !strcmp(cfg->port, "af_xdp") && cfg->eth_mtu + 14 > XDP_ROOM - 256;
+
+		dp_log(dp, "cannot start DPDK port %s: %s%s", cfg->port, strerror(err < 0 ? -err : err),
+		       big ? " (an AF_XDP frame holds 3456 bytes, and XDP on a veth or most NICs "
+			     "refuses an MTU above about 3.5 KB: make the interface's MTU 3442 or less)"
+			   : "");
 		close_dpdk_port(dp);
 		return -EIO;
 	}
 	rte_eth_promiscuous_enable(dp->port_id);
+	/* the PMDs make their fds at queue setup, not when the vdev is made:
+	 * looked for any earlier, the switch found none and napped, polling */
+	if (!strcmp(cfg->port, "tap"))
+		dp->wait_fd = find_new_tun(before);
+	if (!strcmp(cfg->port, "af_xdp"))
+		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
 	return 0;
 }
 

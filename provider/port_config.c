@@ -28,8 +28,13 @@ void uroce_port_config(const struct uroce_config *cfg, const struct uroce_devcon
 	dc->eth_mtu = conf->netdev_mtu;
 	for (unsigned i = 0; i < conf->ngids && i < UROCE_DP_MAX_ADDRS; i++)
 		memcpy(dc->addrs[dc->naddrs++], conf->gids[i].raw, 16);
-	/* memif has no kernel behind it to answer ARP for our addresses */
-	dc->answer_neigh = !strncmp(conf->port, "memif", 5);
+	/* Only af_packet leaves the kernel its frames, and the kernel answers
+	 * ARP and ND for the interface's addresses. memif has no kernel
+	 * behind it; AF_XDP's program (DPDK's) hands every frame of the
+	 * queue, ARP too, to the socket, so the kernel sees none; a tap's
+	 * kernel side is the wire, and a NIC under DPDK has no kernel driver:
+	 * the port answers, with the device's MAC, which is the interface's. */
+	dc->answer_neigh = strcmp(conf->port, "af_packet") != 0;
 	dc->seed = cfg->seed;
 	dc->debug = cfg->debug;
 	dc->keep_dpdk_log = cfg->debug_set;

@@ -440,6 +440,35 @@ static bool device_is_stale(const struct uroce_devconf *d)
 	       memcmp(mac, d->mac, 6) != 0;
 }
 
+/*
+ * A PCI port needs the NIC there and bound to a driver DPDK's PMDs can use
+ * (vfio-pci, or uio): refused here, at once and with the reason, rather
+ * than by the daemon's switch failing to start five times.
+ */
+static int check_pci(const char *bdf)
+{
+	char path[PATH_MAX], drv[PATH_MAX + 16];
+	/* sysfs names the domain; `pci:03:00.0` has none */
+	const char *dom = strchr(bdf, ':') == strrchr(bdf, ':') ? "0000:" : "", *d;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s%s", dom, bdf);
+	if (access(path, F_OK)) {
+		fprintf(stderr, "uroce link add: no PCI device %s (%s)\n", bdf, path);
+		return 1;
+	}
+	snprintf(drv, sizeof(drv), "%s/driver", path);
+	n = readlink(drv, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = 0;
+	d = strrchr(path, '/') ? strrchr(path, '/') + 1 : "none";
+	if (strcmp(d, "vfio-pci") && strcmp(d, "uio_pci_generic") && strcmp(d, "igb_uio")) {
+		fprintf(stderr, "uroce link add: PCI device %s has driver %s, not vfio-pci "
+			"(bind it: dpdk-devbind.py --bind=vfio-pci %s)\n", bdf, d, bdf);
+		return 1;
+	}
+	return 0;
+}
+
 static int link_add(int argc, char **argv)
 {
 	struct uroce_devconf c = {0}, existing;
@@ -529,6 +558,8 @@ static int link_add(int argc, char **argv)
 			c.netdev);
 		return 1;
 	}
+	if (!strncmp(c.port, "pci:", 4) && check_pci(c.port + 4))
+		return 1;
 	if (!c.max_mtu)
 		c.max_mtu = 4096;
 	c.speed_mbps = netdev_speed(c.netdev);
@@ -569,6 +600,13 @@ static int link_add(int argc, char **argv)
 	}
 	if (c.daemon) {
 		err = uroced_start(name, dir, uroce_port_wants_daemon(c.port));
+		if (err == -ENODEV) {
+			fprintf(stderr, "uroce link add: %s's daemon cannot open port %s on %s:\n",
+				name, c.port, c.netdev);
+			uroced_port_errors(dir, stderr);
+			link_del(name, true);
+			return 1;
+		}
 		if (err == -ETIMEDOUT)
 			fprintf(stderr, "uroce link add: %s's daemon is not up yet (its port waits for "
 				"its peer?); programs wait for it. See %s/uroced.log\n", name, dir);

@@ -76,6 +76,44 @@ int uroced_child_pid(const char *devdir, const char *file)
 	return !strncmp(comm, "uroce", 5) ? pid : 0;
 }
 
+/* The supervisor's log says it gave the switch up (tools/uroced.c). */
+static bool switch_given_up(const char *devdir)
+{
+	char path[PATH_MAX], line[512];
+	bool up = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/uroced.log", devdir);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!up && fgets(line, sizeof(line), f))
+		up = strstr(line, "the switch failed") && strstr(line, "not restarted");
+	fclose(f);
+	return up;
+}
+
+void uroced_port_errors(const char *devdir, FILE *out)
+{
+	char path[PATH_MAX], line[512], last[512] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/uroced.log", devdir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	/* the first start's lines: every later one says the same */
+	while (fgets(line, sizeof(line), f) && !strstr(line, "failed (exit")) {
+		char *msg = strstr(line, "]: ");
+
+		if (msg && strstr(msg, "cannot") && strcmp(msg, last)) {
+			fprintf(out, "  %s", msg + 3);
+			snprintf(last, sizeof(last), "%s", msg);
+		}
+	}
+	fclose(f);
+}
+
 int uroced_start(const char *name, const char *devdir, bool switched)
 {
 	char exe[PATH_MAX], sock[PATH_MAX], sys[PATH_MAX];
@@ -121,6 +159,10 @@ int uroced_start(const char *name, const char *devdir, bool switched)
 	for (unsigned waited = 0; waited < READY_WAIT_MS; waited += 10) {
 		if (!access(sock, F_OK))
 			return 0;
+		/* a port that fails at each start (no such NIC, an MTU AF_XDP
+		 * cannot take) is given up in about 2 s: no use waiting on */
+		if (waited % 100 == 0 && switch_given_up(devdir))
+			return -ENODEV;
 		sleep_ms(10);
 	}
 	return -ETIMEDOUT;

@@ -1,8 +1,9 @@
 #!/bin/bash
 # A port only one process can open, shared by every program through the
 # device daemon (issue 25; tools/uroced.c, dataplane/dev_switch.c): two
-# namespaces whose uroce devices are joined by memif, each device's port
-# held by its uroced.
+# namespaces whose uroce devices are joined by memif, AF_XDP on a veth
+# pair or taps (test/net/lib.sh, ur_test_pair), each device's port held by
+# its uroced.
 #  - 8 ib_write_bw pairs at once between the namespaces, one client killed
 #    mid-transfer: the other 7 finish;
 #  - server and client on one device (frames from process to process);
@@ -10,14 +11,20 @@
 #  - the daemon's worker killed mid-transfer: its supervisor starts another,
 #    the programs attach again and the transfer completes;
 #  - `uroce link del` stops the daemon.
-#   sharedport.sh BUILD_DIR
+#   sharedport.sh BUILD_DIR [memif|af_xdp|tap]     (memif)
 # Exit 77 (skip) without root or network namespaces.
 set -u
 source "$(dirname "$0")/lib.sh" "$1"
 ur_need perftest ib_write_bw
 ur_need rdmacm-utils rping
 
-ur_test_pair sp memif
+kind=${2:-memif}
+case $kind in
+memif | af_xdp | tap) ;;
+*) echo "usage: sharedport.sh BUILD_DIR [memif|af_xdp|tap]"; exit 2 ;;
+esac
+ur_test_pair sp "$kind"
+echo "== port $kind"
 
 bw_re='^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
 
@@ -41,6 +48,36 @@ else
 	bad "no daemon after link add: '$da' '$db'"
 	exit 1
 fi
+# the switches own their ports (a port that cannot start leaves none)
+for _ in $(seq 100); do
+	[ "$(worker_pid "$p-a")" -gt 1 ] && [ "$(worker_pid "$p-b")" -gt 1 ] &&
+		grep -q "programs attach at" "$(devlog "$p-a")" "$(devlog "$p-b")" && break
+	sleep 0.2
+done
+if [ "$(worker_pid "$p-a")" -gt 1 ] && [ "$(worker_pid "$p-b")" -gt 1 ]; then
+	ok "both switches hold their $kind ports: $(grep -h " up (" "$(devlog "$p-a")" | head -1 | cut -d' ' -f3-)"
+else
+	bad "a switch did not start on its $kind port"
+	tail -n 8 "$(devlog "$p-a")" "$(devlog "$p-b")"
+	exit 1
+fi
+
+# listening NAMESPACE PORT...: wait until perftest servers listen on every
+# PORT (30 s at most): on a loaded machine a server takes seconds to open
+# its device, and a client that came too early found nobody ("Couldn't
+# connect")
+listening() {
+	local ns=$1 q up
+	shift
+	for _ in $(seq 150); do
+		up=$(ip netns exec "$ns" ss -Hltn)
+		for q in "$@"; do
+			grep -q ":$q " <<<"$up" || { sleep 0.2; continue 2; }
+		done
+		return 0
+	done
+	return 1
+}
 
 echo "== 8 ib_write_bw pairs through the daemons, one client killed"
 n=8
@@ -49,14 +86,15 @@ for i in $(seq 0 $((n - 1))); do
 		>"$log/multi$i.srv" 2>&1 &
 	spids[i]=$!
 done
-sleep 3
+# shellcheck disable=SC2046 # one port a word
+listening "$p-a" $(seq "$port" $((port + n - 1)))
 for i in $(seq 0 $((n - 1))); do
-	ur_in "$p-b" timeout 90 ib_write_bw -d uroce0 -x 1 -D 6 -p $((port + i)) "$net.1" \
+	ur_in "$p-b" timeout 90 ib_write_bw -d uroce0 -x 1 -D 6 -p $((port + i)) "$ctl" \
 		>"$log/multi$i.cli" 2>&1 &
 	cpids[i]=$!
 done
 sleep 5
-pkill -KILL -f "ib_write_bw -d uroce0 -x 1 -D 6 -p $port $net.1"
+pkill -KILL -f "ib_write_bw -d uroce0 -x 1 -D 6 -p $port $ctl"
 alive=0
 total=0
 for i in $(seq 1 $((n - 1))); do
@@ -72,7 +110,7 @@ wait "${cpids[0]}" "${spids[0]}" 2>/dev/null
 if [ $alive = $((n - 1)) ]; then
 	ok "one client killed, the other $alive pairs finished (together $total MB/s)"
 else
-	bad "one client killed: only $alive of the other $((n - 1)) pairs finished"
+	bad "one client killed: only $alive of the other $((n - 1)) pairs finished (together $total MB/s)"
 	for side in a b; do
 		ip netns exec "$p-$side" "$UROCE" stat uroce0 | sed "s/^/  $side: /"
 		tail -n 30 "$(devlog "$p-$side")" | sed "s/^/  $side: /"
@@ -82,8 +120,8 @@ fi
 echo "== server and client on one device"
 ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 2 -p $((port + 20)) >"$log/one.srv" 2>&1 &
 spid=$!
-sleep 1.5
-if ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 2 -p $((port + 20)) "$net.1" \
+listening "$p-a" $((port + 20))
+if ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 2 -p $((port + 20)) "$ctl" \
 	>"$log/one.cli" 2>&1 && wait $spid && grep -Eq "$bw_re" "$log/one.cli"; then
 	ok "ib_write_bw in one namespace: $(grep -E "$bw_re" "$log/one.cli" | tr -s ' \t' ' ')"
 else
@@ -94,13 +132,13 @@ fi
 echo "== rping through the daemons"
 ur_in "$p-a" timeout 60 rping -s -a "$net.1" -p $((port + 21)) -C 20 >"$log/rping.srv" 2>&1 &
 spid=$!
-sleep 1.5
-if ur_in "$p-b" timeout 60 rping -c -a "$net.1" -p $((port + 21)) -C 20 -v >"$log/rping.cli" 2>&1 &&
+sleep 3 # rping listens on uroce's CM, not on a socket ss shows
+if ur_in "$p-b" env UROCE_DEBUG=1 timeout 60 rping -c -a "$net.1" -p $((port + 21)) -C 20 -v >"$log/rping.cli" 2>&1 &&
 	wait $spid && [ "$(grep -c 'ping data' "$log/rping.cli")" -eq 20 ]; then
 	ok "rping: 20 pings"
 else
 	bad "rping"
-	tail -n 5 "$log/rping.cli" "$log/rping.srv"
+	tail -n 15 "$log/rping.cli" "$log/rping.srv"
 fi
 
 # The port is gone until the new switch is up and the programs have
@@ -109,13 +147,14 @@ fi
 echo "== the daemon's worker killed mid-transfer"
 ur_in "$p-a" timeout 90 ib_write_bw -d uroce0 -x 1 -D 8 -u 16 -p $((port + 30)) >"$log/crash.srv" 2>&1 &
 spid=$!
-sleep 1.5
-ur_in "$p-b" timeout 90 ib_write_bw -d uroce0 -x 1 -D 8 -u 16 -p $((port + 30)) "$net.1" \
+listening "$p-a" $((port + 30))
+ur_in "$p-b" timeout 90 ib_write_bw -d uroce0 -x 1 -D 8 -u 16 -p $((port + 30)) "$ctl" \
 	>"$log/crash.cli" 2>&1 &
 cpid=$!
 sleep 3
 w=$(worker_pid "$p-a")
-kill -KILL "$w"
+# no switch (pid 0): `kill 0` would kill this script's own process group
+[ "${w:-0}" -gt 1 ] && kill -KILL "$w"
 if wait $cpid && wait $spid && grep -Eq "$bw_re" "$log/crash.cli"; then
 	ok "worker $w killed: restarted, transfer completed: $(grep -E "$bw_re" "$log/crash.cli" | tr -s ' \t' ' ')"
 else
