@@ -67,11 +67,8 @@ uint64_t uroce_now_ns(void)
 static int host_tx_get(void *host, struct ur_txbuf *b)
 {
 	struct uroce_nic *nic = host;
-	int err = uroce_dp_tx_get(nic->dp, &b->data, &b->cap, &b->cookie);
 
-	if (err)
-		nic->port_full = true; /* the progress thread naps rather than spin on it */
-	return err;
+	return uroce_dp_tx_get(nic->dp, &b->data, &b->cap, &b->cookie);
 }
 
 static void host_tx_put(void *host, struct ur_txbuf *b, uint32_t len)
@@ -392,7 +389,7 @@ static void *progress_thread(void *arg)
 	while (!atomic_load(&nic->stop)) {
 		uint64_t now, deadline;
 		unsigned moved;
-		bool pending, polls, drives, port_full;
+		bool pending, polls, drives;
 
 		now = uroce_now_ns();
 		polls = app_polls(nic, now);
@@ -417,7 +414,6 @@ static void *progress_thread(void *arg)
 		/* the clock is read under the lock: the engine must never see time go back */
 		now = uroce_now_ns();
 		last_pass = now;
-		nic->port_full = false;
 		moved = run_pass(nic, now);
 		/*
 		 * A housekeeping pass amid a memif application's driving: nap on
@@ -431,7 +427,6 @@ static void *progress_thread(void *arg)
 			backoff = first_nap;
 		uroce_neigh_poll(nic, now);
 		pending = ur_dev_tx_pending(nic->engine) || uroce_dp_loop_pending(nic->dp);
-		port_full = nic->port_full;
 		deadline = ur_dev_next_deadline(nic->engine);
 		/* Sleeping past the ACK timeout would make each first send
 		 * after a lull wake us to arm its retransmit timer. */
@@ -458,18 +453,6 @@ static void *progress_thread(void *arg)
 			 * program killed before we opened counted becomes final */
 			uroce_counters_write(nic, !nic->next_counter_write);
 			nic->next_counter_write = now + COUNTER_FILE_NS;
-		}
-		if (pending && port_full) {
-			/* Frames wait for the port's buffers (a memif ring the
-			 * daemon has not emptied): spinning on would take the
-			 * CPU from the one who frees them. 16 soak programs on
-			 * each side of a memif pair through uroced, 2 cores:
-			 * their engines asked for a buffer 297 M times in 90 s
-			 * while the switch waited to run, and every QP ran out
-			 * of retries (docs/testing.md). */
-			busy_until = now + spin_ns;
-			sleep_ns(NAP_MIN_NS);
-			continue;
 		}
 		if (moved || pending) {
 			busy_until = now + spin_ns;

@@ -61,7 +61,6 @@ struct uroce_nic {
 	_Atomic uint64_t app_pass_ns; /* when an application thread last ran a pass */
 	atomic_bool events_used;      /* a CQ was armed: the application may block */
 	unsigned timers_deferred;     /* passes the timers waited for the ring to drain */
-	bool port_full;               /* a transmission found the port without a buffer */
 
 	uint32_t next_pd;
 	struct uroce_xrcd_dom *xrcds; /* open XRC domains (xrcd.c), under lock */
