@@ -97,13 +97,25 @@ static void swlog(struct uroce_switch *sw, const char *fmt, ...)
 	sw->log(sw->log_arg, line);
 }
 
-/* Copy one frame into an attachment's ring; a full ring drops it, counted. */
+/*
+ * Copy one frame into an attachment's ring, leaving `keep` slots free; a
+ * full ring drops it, counted. RoCE frames leave DP_NEIGH_SLOTS to ARP and
+ * ND: a program too busy to empty its ring must still find the answer to
+ * its neighbour request there when it runs, or it gives up on the peer
+ * (8 pairs through the daemons: one to three clients' QPs failed so,
+ * `dp_neigh_failed` 3-6, at loads 10-15).
+ */
 static void to_program(struct uroce_switch *sw, struct sw_attach *a, const uint8_t *f,
-		       uint32_t len)
+		       uint32_t len, unsigned keep)
 {
 	uint32_t cap;
-	uint8_t *buf = dp_memif_tx_reserve(&a->m, len, &cap);
+	uint8_t *buf;
 
+	if (dp_memif_tx_space(&a->m) <= keep) {
+		sw->ctr[DP_CTR_dp_switch_full]++;
+		return;
+	}
+	buf = dp_memif_tx_reserve(&a->m, len, &cap);
 	if (buf) {
 		memcpy(buf, f, len);
 		dp_memif_tx_commit(&a->m, len);
@@ -155,7 +167,7 @@ static void from_wire(void *arg, const uint8_t *f, uint32_t len)
 		sw->ctr[DP_CTR_dp_switch_no_owner]++;
 		return;
 	}
-	to_program(sw, a, f, len);
+	to_program(sw, a, f, len, DP_NEIGH_SLOTS);
 }
 
 /* ARP and ND from the wire: every program resolves its own neighbours. */
@@ -165,7 +177,7 @@ static void neigh_from_wire(void *arg, const uint8_t *f, uint32_t len)
 
 	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
 		if (sw->att[i].used && sw->att[i].m.connected)
-			to_program(sw, &sw->att[i], f, len);
+			to_program(sw, &sw->att[i], f, len, 0);
 }
 
 static void forget(struct uroce_switch *sw, unsigned i)

@@ -16,6 +16,7 @@
 #include "peer_wait.h"
 
 #define DP_BURST 64
+#define DP_NEIGH_SLOTS 16 /* memif slots the engine's frames leave to ARP and ND (port.c) */
 /* Loopback frames in flight: a few transmit passes' worth, as a port's ring
  * holds frames its reader has not taken yet. */
 #define DP_LOOP_SLOTS 1024

@@ -751,11 +751,22 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 #define MEMIF_PUBLISH_EVERY 16
 static const char memif_lent_marker;
 
-int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie)
+/*
+ * A buffer for a frame, leaving `keep` of memif's slots free: the engine's
+ * frames leave DP_NEIGH_SLOTS to ARP and ND (dp_tx_raw), or a ring kept
+ * full by a port that drains slowly (a busy device daemon) would never
+ * carry the request that resolves a neighbour, and its QPs would fail.
+ */
+static int tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie,
+		  unsigned keep)
 {
 	struct rte_mbuf *m;
 
 	if (dp->memif_direct) {
+		if (dp->memif.connected && dp_memif_tx_space(&dp->memif) <= keep) {
+			dp_count(dp, DP_CTR_dp_tx_no_mbuf);
+			return -ENOBUFS;
+		}
 		*data = dp_memif_tx_reserve(&dp->memif, dp->data_room, cap);
 		if (*data) {
 			*cookie = MEMIF_LENT;
@@ -777,6 +788,11 @@ int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **c
 	*cap = rte_pktmbuf_tailroom(m);
 	*cookie = m;
 	return 0;
+}
+
+int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie)
+{
+	return tx_get(dp, data, cap, cookie, DP_NEIGH_SLOTS);
 }
 
 /* A frame built in memif's ring: it leaves with the next publish, unless it is for us. */
@@ -817,7 +833,7 @@ void dp_tx_raw(struct uroce_dp *dp, const uint8_t *frame, uint32_t len)
 	uint32_t cap;
 	void *cookie;
 
-	if (uroce_dp_tx_get(dp, &data, &cap, &cookie))
+	if (tx_get(dp, &data, &cap, &cookie, 0))
 		return;
 	if (len > cap) {
 		uroce_dp_tx_put(dp, cookie, 0);

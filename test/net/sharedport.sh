@@ -81,6 +81,16 @@ listening() {
 
 echo "== 8 ib_write_bw pairs through the daemons, one client killed"
 n=8
+# AF_XDP and tap wires are kernel queues that drop what a saturating sender
+# overruns (over half of the frames at 7 senders on tap), ARP included, and
+# QPs then run out of retries: under 8 pairs at full rate 1 to 6 of them
+# failed so at loads 10-15. Paced below what the wire carries, the pairs
+# test sharing, not overload (docs/daemon.md "Port kinds tested").
+pace=()
+case $kind in
+af_xdp) pace=(--rate_limit=40 --rate_units=M --rate_limit_type=SW) ;;
+tap) pace=(--rate_limit=16 --rate_units=M --rate_limit_type=SW) ;;
+esac
 for i in $(seq 0 $((n - 1))); do
 	ur_in "$p-a" timeout 90 ib_write_bw -d uroce0 -x 1 -D 6 -p $((port + i)) \
 		>"$log/multi$i.srv" 2>&1 &
@@ -90,7 +100,7 @@ done
 listening "$p-a" $(seq "$port" $((port + n - 1)))
 for i in $(seq 0 $((n - 1))); do
 	ur_in "$p-b" timeout 90 ib_write_bw -d uroce0 -x 1 -D 6 -p $((port + i)) "$ctl" \
-		>"$log/multi$i.cli" 2>&1 &
+		"${pace[@]}" >"$log/multi$i.cli" 2>&1 &
 	cpids[i]=$!
 done
 sleep 5
