@@ -265,7 +265,10 @@ static int client_connect(struct dp_memif *m)
 		teardown(m);
 		return err;
 	}
-	err = -ECONNREFUSED;
+	/* someone listens from here on: a failed handshake (a loaded server
+	 * slow to answer, one that says no) is not the ECONNREFUSED of nobody
+	 * listening, which the device takes for its daemon gone (daemon_link.c) */
+	err = -EPROTO;
 	if (expect(m, MSG_HELLO, &msg) || msg.hello.min_version > MEMIF_VERSION ||
 	    msg.hello.max_version < MEMIF_VERSION)
 		goto fail;
@@ -279,7 +282,7 @@ static int client_connect(struct dp_memif *m)
 	msg.init.version = MEMIF_VERSION;
 	msg.init.id = m->id;
 	memcpy(msg.init.name, "uroce", 5);
-	err = -ECONNREFUSED;
+	err = -EPROTO;
 	if (msg_send(m->ctl_fd, &msg, -1) || expect(m, MSG_ACK, &msg))
 		goto fail;
 	msg = (struct memif_msg){.type = MSG_ADD_REGION};
@@ -563,6 +566,12 @@ int dp_memif_open(struct dp_memif *m, const char *args, uint32_t bsize, unsigned
 		mlog(m, "memif: no server on %s yet (%s): frames are dropped until one takes us",
 		     m->path, strerror(-err));
 	return 0;
+}
+
+bool dp_memif_peer_absent(const struct dp_memif *m)
+{
+	return !m->server && !m->connected &&
+	       (m->connect_err == -ENOENT || m->connect_err == -ECONNREFUSED);
 }
 
 void dp_memif_close(struct dp_memif *m)

@@ -965,10 +965,7 @@ bool uroce_dp_link_up(const struct uroce_dp *dp)
 
 bool uroce_dp_peer_absent(const struct uroce_dp *dp)
 {
-	int err = dp->memif.connect_err;
-
-	return dp->kind == DP_PORT_MEMIF && !dp->memif.server && !dp->memif.connected &&
-	       (err == -ENOENT || err == -ECONNREFUSED);
+	return dp->kind == DP_PORT_MEMIF && dp_memif_peer_absent(&dp->memif);
 }
 
 unsigned uroce_dp_tx_space(const struct uroce_dp *dp)

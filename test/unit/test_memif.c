@@ -479,9 +479,47 @@ START_TEST(test_client_without_server)
 				       100, NULL, NULL),
 			 0);
 	ck_assert(!c.connected);
+	ck_assert_int_eq(c.connect_err, -ENOENT);
+	ck_assert(dp_memif_peer_absent(&c)); /* the daemon's socket is gone */
 	ck_assert_uint_eq(dp_memif_tx(&c, frames, lens, 1), 0);
 	ck_assert_ptr_null(dp_memif_rx_next(&c, &len));
 	dp_memif_close(&c);
+}
+END_TEST
+
+/*
+ * A server that listens but does not shake hands (a loaded daemon, slow to
+ * answer): the client is not connected, yet someone is there. Its failed
+ * handshake must not read as nobody listening, which a program's device
+ * takes for its daemon gone for good (DEVICE_FATAL after 5 s).
+ */
+START_TEST(test_silent_server_is_not_absent)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct dp_memif c;
+	char args[160];
+	int l = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	snprintf(sock_path, sizeof(sock_path), "/tmp/uroce-test-memif-%d.sock", (int)getpid());
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	unlink(sock_path);
+	ck_assert_int_ge(l, 0);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(l, 8), 0);
+	snprintf(args, sizeof(args), "role=client,id=7,socket=%s", sock_path);
+	/* one try: connect is taken by the backlog, the HELLO never comes */
+	ck_assert_int_eq(dp_memif_open(&c, args, 2048, 0, NULL, NULL), 0);
+	ck_assert(!c.connected);
+	ck_assert_int_ne(c.connect_err, 0);
+	ck_assert(!dp_memif_peer_absent(&c));
+	dp_memif_close(&c);
+	/* the socket file stays, nobody listens on it any more: refused, absent */
+	close(l);
+	ck_assert_int_eq(dp_memif_open(&c, args, 2048, 0, NULL, NULL), 0);
+	ck_assert_int_eq(c.connect_err, -ECONNREFUSED);
+	ck_assert(dp_memif_peer_absent(&c));
+	dp_memif_close(&c);
+	unlink(sock_path);
 }
 END_TEST
 
@@ -501,6 +539,7 @@ int main(void)
 	tcase_add_test(tc, test_armed_interrupt);
 	tcase_add_loop_test(tc, test_lying_client_refused, LIE_WRONG_ID, LIE_RING_TWICE + 1);
 	tcase_add_test(tc, test_client_without_server);
+	tcase_add_test(tc, test_silent_server_is_not_absent);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
