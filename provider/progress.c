@@ -426,7 +426,11 @@ static void *progress_thread(void *arg)
 		if (!polls || (moved && !no_fd))
 			backoff = first_nap;
 		uroce_neigh_poll(nic, now);
-		pending = ur_dev_tx_pending(nic->engine) || uroce_dp_loop_pending(nic->dp);
+		/* a dead device takes nothing in and has no port to send on:
+		 * what waits there waits for good, and spinning on it would
+		 * take a core for as long as the program keeps it open */
+		pending = !atomic_load_explicit(&nic->fatal, memory_order_relaxed) &&
+			  (ur_dev_tx_pending(nic->engine) || uroce_dp_loop_pending(nic->dp));
 		deadline = ur_dev_next_deadline(nic->engine);
 		/* Sleeping past the ACK timeout would make each first send
 		 * after a lull wake us to arm its retransmit timer. */

@@ -23,6 +23,15 @@ pids=()
 # shellcheck disable=SC2317 # invoked by the trap
 cleanup() {
 	for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
+	# what ran under `timeout` (killed above, its child was not) or was
+	# started without a pid kept; the daemons go with `link del`
+	local pid
+	for pid in $(ip netns pids "$p-a" 2>/dev/null) $(ip netns pids "$p-b" 2>/dev/null); do
+		case $(cat "/proc/$pid/comm" 2>/dev/null) in
+		uroce*) ;;
+		*) kill -9 "$pid" 2>/dev/null ;;
+		esac
+	done
 	wait 2>/dev/null
 	ur_pair_down "$p"
 	rm -rf "$log"
