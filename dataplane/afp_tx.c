@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/if_packet.h>
+#include <linux/virtio_net.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,15 +39,16 @@
 #define AFP_TX_SNDBUF (4 << 20)
 #define AFP_TX_MAX 128 /* a transmit flush's most (DP_BURST frames and as many held back) */
 #define AFP_TX_SLOTS (2 * AFP_TX_MAX)
-/* where a frame starts in its slot (no PACKET_TX_HAS_OFF) */
+/* where a slot's virtio_net_hdr starts (no PACKET_TX_HAS_OFF); the frame follows it */
 #define AFP_TX_DATA TPACKET_ALIGN(sizeof(struct tpacket2_hdr))
+#define AFP_TX_FRAME (AFP_TX_DATA + sizeof(struct virtio_net_hdr))
 
 static int ring_setup(struct dp_afp_tx *t, uint32_t frame_room)
 {
 	struct tpacket_req req = {0};
 	int version = TPACKET_V2, one = 1;
 
-	t->frame_size = TPACKET_ALIGN(AFP_TX_DATA + frame_room);
+	t->frame_size = TPACKET_ALIGN(AFP_TX_FRAME + frame_room);
 	t->block_size = t->frame_size;
 	while (t->block_size % 4096)
 		t->block_size += t->frame_size;
@@ -57,9 +59,13 @@ static int ring_setup(struct dp_afp_tx *t, uint32_t frame_room)
 	req.tp_frame_size = t->frame_size;
 	req.tp_block_nr = t->frame_count / t->frames_per_block;
 	req.tp_frame_nr = t->frame_count;
-	/* a frame the kernel cannot send is skipped, not left to block the ring */
+	/* A frame the kernel cannot send is skipped, not left to block the
+	 * ring. The virtio_net_hdr's hdr_len has the kernel copy the whole
+	 * frame into the skb: left in the slot's pages, it would be copied
+	 * again into pages of its own on veth (skb_orphan_frags). */
 	if (setsockopt(t->fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) ||
 	    setsockopt(t->fd, SOL_PACKET, PACKET_LOSS, &one, sizeof(one)) ||
+	    setsockopt(t->fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) ||
 	    setsockopt(t->fd, SOL_PACKET, PACKET_TX_RING, &req, sizeof(req)))
 		return -errno;
 	t->map_len = (size_t)req.tp_block_nr * t->block_size;
@@ -133,7 +139,7 @@ static struct tpacket2_hdr *slot(const struct dp_afp_tx *t, uint32_t i)
  */
 static unsigned ring_tx(struct dp_afp_tx *t, struct rte_mbuf **m, unsigned n)
 {
-	uint32_t room = t->frame_size - AFP_TX_DATA;
+	uint32_t room = t->frame_size - AFP_TX_FRAME;
 	unsigned queued = 0;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -146,8 +152,10 @@ static unsigned ring_tx(struct dp_afp_tx *t, struct rte_mbuf **m, unsigned n)
 			break; /* full: the rest are dropped */
 		if (len > room)
 			continue;
-		memcpy((uint8_t *)h + AFP_TX_DATA, rte_pktmbuf_mtod(m[i], void *), len);
-		h->tp_len = len;
+		*(struct virtio_net_hdr *)((uint8_t *)h + AFP_TX_DATA) =
+		    (struct virtio_net_hdr){.hdr_len = (uint16_t)len};
+		memcpy((uint8_t *)h + AFP_TX_FRAME, rte_pktmbuf_mtod(m[i], void *), len);
+		h->tp_len = (uint32_t)(sizeof(struct virtio_net_hdr) + len);
 		__atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST, __ATOMIC_RELEASE);
 		if (++t->head == t->frame_count)
 			t->head = 0;
