@@ -14,9 +14,10 @@
  * of the CPU in a UCX stream_bw profile. Our ring is two flushes deep
  * (AFP_TX_SLOTS), so its slots stay warm; a flush copies its frames into
  * slots and one send() has the kernel take them all. Against sendmmsg(),
- * 8 interleaved rounds over veth at load 8-16: ib_write_bw -s 65536 a
- * median 729 MB/s against 453 (ahead in 7 rounds of 8), ib_send_bw -s 64
- * 0.40 Mpps against 0.17 (6 of 8), ib_write_lat -s 2 no different.
+ * 12 interleaved rounds over veth at load 6-16: ib_write_bw -s 65536 a
+ * median 729 MB/s against 591 (ahead in 9 rounds of 12), ib_send_bw -s 64
+ * 0.40 Mpps against 0.23 (8 of 12), ib_write_lat -s 2 no different; a
+ * spread of 2-10x each way, and 2 of 4 in the last rounds (load 6-10).
  * UROCE_AFP_TX_RING=0 sends with sendmmsg(), to compare.
  *
  * The socket is bound to the interface with protocol 0, so the kernel
