@@ -58,8 +58,8 @@ static int ring_setup(struct dp_afp_tx *t, uint32_t frame_room)
 	while (t->block_size % 4096)
 		t->block_size += t->frame_size;
 	t->frames_per_block = t->block_size / t->frame_size;
-	t->frame_count = (AFP_TX_SLOTS + t->frames_per_block - 1) / t->frames_per_block *
-			 t->frames_per_block;
+	t->frame_count =
+	    (AFP_TX_SLOTS + t->frames_per_block - 1) / t->frames_per_block * t->frames_per_block;
 	req.tp_block_size = t->block_size;
 	req.tp_frame_size = t->frame_size;
 	req.tp_block_nr = t->frame_count / t->frames_per_block;
