@@ -1,13 +1,26 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Transmitting over af_packet on a socket of our own (afp_tx.c explains why). */
+/* Transmitting over af_packet on a socket and TX ring of our own (afp_tx.c explains why). */
 #ifndef UROCE_AFP_TX_H
 #define UROCE_AFP_TX_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct rte_mbuf;
 
-/* A packet socket on `netdev` that transmits only: its fd, or -errno. */
-int dp_afp_tx_open(const char *netdev);
-/* Send m[0..n) in one system call; frees them all, returns how many went out. */
-unsigned dp_afp_tx(int fd, struct rte_mbuf **m, unsigned n);
+struct dp_afp_tx {
+	int fd;	      /* a packet socket that transmits only, or -1 */
+	uint8_t *map; /* its TX ring, mapped; NULL: the kernel refused one, sendmmsg() */
+	size_t map_len;
+	uint32_t frame_size, frames_per_block, block_size, frame_count;
+	uint32_t head; /* the slot the next frame goes into */
+};
+
+/* Open `t` on `netdev`, a ring of slots holding frames of up to `frame_room` bytes. 0 or -errno. */
+int dp_afp_tx_open(struct dp_afp_tx *t, const char *netdev, uint32_t frame_room);
+void dp_afp_tx_close(struct dp_afp_tx *t);
+/* Send m[0..n) with one system call; frees them all, returns how many went out
+ * (into the ring: a full ring refuses the rest). */
+unsigned dp_afp_tx(struct dp_afp_tx *t, struct rte_mbuf **m, unsigned n);
 
 #endif

@@ -58,7 +58,7 @@ struct uroce_dp {
 	struct rte_mempool *pool;
 	int wait_fd;            /* the socket to sleep on, or -1 */
 	struct dp_afp_ring afp; /* af_packet: our own socket and ring to receive (afp_rx.c) */
-	int afp_tx_fd;          /* af_packet: our own socket to transmit on (afp_tx.c), or -1 */
+	struct dp_afp_tx afp_tx; /* af_packet: our own socket and ring to transmit (afp_tx.c) */
 	struct dp_memif memif;  /* memif: our own end of the link (memif.h) */
 	bool memif_direct;      /* frames are built in memif's ring (uroce_dp_tx_get) */
 	uint64_t last_rx_ns;    /* memif: when frames last came (uroce_dp_arm_wakeup) */

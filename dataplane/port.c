@@ -251,8 +251,7 @@ static void close_port(struct uroce_dp *dp)
 	switch (dp->kind) {
 	case DP_PORT_AFP:
 		dp_afp_ring_close(&dp->afp);
-		if (dp->afp_tx_fd >= 0)
-			close(dp->afp_tx_fd);
+		dp_afp_tx_close(&dp->afp_tx);
 		break;
 	case DP_PORT_MEMIF:
 		dp_memif_close(&dp->memif);
@@ -265,8 +264,8 @@ static void close_port(struct uroce_dp *dp)
 
 /*
  * af_packet: a socket and ring of our own to receive on (afp_rx.c: no
- * fanout group) and a socket to transmit on (afp_tx.c: no TX ring the size
- * of the RX ring), not DPDK's PMD.
+ * fanout group) and a socket to transmit on (afp_tx.c: a TX ring of two
+ * flushes, not one the size of the RX ring), not DPDK's PMD.
  */
 static int open_afp_port(struct uroce_dp *dp)
 {
@@ -274,9 +273,8 @@ static int open_afp_port(struct uroce_dp *dp)
 
 	if (err)
 		return err;
-	dp->afp_tx_fd = dp_afp_tx_open(dp->cfg.netdev);
-	if (dp->afp_tx_fd < 0) {
-		err = dp->afp_tx_fd;
+	err = dp_afp_tx_open(&dp->afp_tx, dp->cfg.netdev, dp->data_room);
+	if (err) {
 		dp_afp_ring_close(&dp->afp);
 		return err;
 	}
@@ -376,7 +374,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 	dp->cfg = *cfg;
 	dp->wait_fd = -1;
 	dp->afp.fd = -1;
-	dp->afp_tx_fd = -1;
+	dp->afp_tx.fd = -1;
 	dp->block_shift = 12; /* provider/shared.h; uroce_dp_own_blocks says */
 	dp->ctr = cfg->counters ? cfg->counters : dp->own_ctr;
 	err = dp_eal_start(cfg);
@@ -903,7 +901,7 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 	if (!n)
 		return 0;
 	if (dp->kind == DP_PORT_AFP) {
-		sent = dp_afp_tx(dp->afp_tx_fd, out, n); /* frees them all */
+		sent = dp_afp_tx(&dp->afp_tx, out, n); /* frees them all */
 	} else if (dp->kind == DP_PORT_MEMIF) {
 		sent = memif_tx(dp, out, n);
 	} else {
