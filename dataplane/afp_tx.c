@@ -18,7 +18,6 @@
  * median 729 MB/s against 591 (ahead in 9 rounds of 12), ib_send_bw -s 64
  * 0.40 Mpps against 0.23 (8 of 12), ib_write_lat -s 2 no different; a
  * spread of 2-10x each way, and 2 of 4 in the last rounds (load 6-10).
- * UROCE_AFP_TX_RING=0 sends with sendmmsg(), to compare.
  *
  * The socket is bound to the interface with protocol 0, so the kernel
  * delivers it nothing, and bypasses the qdisc (so the receiving socket,
@@ -82,13 +81,6 @@ static int ring_setup(struct dp_afp_tx *t, uint32_t frame_room)
 	return 0;
 }
 
-static int use_ring(void)
-{
-	const char *v = getenv("UROCE_AFP_TX_RING");
-
-	return !v || strcmp(v, "0");
-}
-
 int dp_afp_tx_open(struct dp_afp_tx *t, const char *netdev, uint32_t frame_room)
 {
 	struct sockaddr_ll sll;
@@ -100,7 +92,7 @@ int dp_afp_tx_open(struct dp_afp_tx *t, const char *netdev, uint32_t frame_room)
 		return fd;
 	/* A socket with a ring sends only from it, even on sendmmsg(): where
 	 * the ring could not be had, start again on a socket without one. */
-	if (use_ring() && ring_setup(t, frame_room)) {
+	if (ring_setup(t, frame_room)) {
 		close(fd);
 		t->fd = fd = dp_afp_socket(netdev, &sll);
 		if (fd < 0)
