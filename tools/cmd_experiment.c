@@ -128,6 +128,18 @@ void exp_progress_done(bool quiet)
 		fprintf(stderr, "\r%78s\r", "");
 }
 
+bool exp_parse_shard(const char *arg, unsigned *i, unsigned *n)
+{
+	unsigned a, b;
+	char end;
+
+	if (sscanf(arg, "%u/%u%c", &a, &b, &end) != 2 || !b || a >= b)
+		return false;
+	*i = a;
+	*n = b;
+	return true;
+}
+
 bool exp_parse_names(const char *arg, const char *const *names, unsigned n, bool *on)
 {
 	char buf[256], *save = NULL;

@@ -178,18 +178,6 @@ static void run_args(const struct incast_opts *o, unsigned conf, unsigned n, cha
 		 b->pfc_xon, dcqcn, b->seed, quote ? "\"" : "");
 }
 
-static bool parse_shard(const char *arg, unsigned *i, unsigned *n)
-{
-	unsigned a, b;
-	char end;
-
-	if (sscanf(arg, "%u/%u%c", &a, &b, &end) != 2 || !b || a >= b)
-		return false;
-	*i = a;
-	*n = b;
-	return true;
-}
-
 int exp_incast(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -281,7 +269,7 @@ int exp_incast(int argc, char **argv)
 					 o.dcqcn_spec[0] ? "," : "", optarg);
 			break;
 		case 'I':
-			ok = parse_shard(optarg, &o.shard, &o.nshards);
+			ok = exp_parse_shard(optarg, &o.shard, &o.nshards);
 			break;
 		case 'P':
 			o.no_plot = true;

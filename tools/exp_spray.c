@@ -124,18 +124,6 @@ static bool parse_paths(const char *arg, bool *on)
 	return exp_parse_names(arg, names, NPATH, on);
 }
 
-static bool parse_shard(const char *arg, unsigned *i, unsigned *n)
-{
-	unsigned a, b;
-	char end;
-
-	if (sscanf(arg, "%u/%u%c", &a, &b, &end) != 2 || !b || a >= b)
-		return false;
-	*i = a;
-	*n = b;
-	return true;
-}
-
 static double wall_s(void)
 {
 	struct timespec ts;
@@ -351,7 +339,7 @@ static int parse_opts(int argc, char **argv, struct spray_opts *o)
 			o->runs_file = optarg;
 			break;
 		case 'd':
-			ok = parse_shard(optarg, &o->shard, &o->nshards);
+			ok = exp_parse_shard(optarg, &o->shard, &o->nshards);
 			break;
 		case 'O':
 			o->out = optarg;

@@ -48,6 +48,8 @@ bool exp_dcqcn_spec(struct sim_incast_cfg *c, const char *spec);
 /* A comma-separated list of names (each one of names[0..n-1]) into on[]:
  * false for an unknown name or an empty list. */
 bool exp_parse_names(const char *arg, const char *const *names, unsigned n, bool *on);
+/* `--shard I/N` (0 <= I < N) into *i and *n: false for anything else. */
+bool exp_parse_shard(const char *arg, unsigned *i, unsigned *n);
 /* A progress line on stderr, when it is a terminal. */
 void exp_progress(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void exp_progress_done(bool quiet);
