@@ -69,6 +69,24 @@ static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
 	qp->rtx->progress(qp, now);
 }
 
+/* A READ sent under selective repeat: its missing responses are asked for alone. */
+static bool sr_read(const struct ur_send_wqe *w)
+{
+	return w->opcode == UR_WR_RDMA_READ && w->sr && w->state == UR_WQE_SENT;
+}
+
+static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now);
+
+/*
+ * Selective repeat: ACKs may have gone past a READ or atomic still waiting
+ * for its answer; once it has it, what they acknowledged completes (the
+ * READ or atomic was the only thing holding it back), with no ACK to come.
+ */
+static void sr_complete_acked(struct ur_qp *qp, uint64_t now)
+{
+	ack_upto(qp, ur_psn_add(qp->req.una, UR_PSN_MASK), now);
+}
+
 /* Every request PSN up to and including `psn` was executed (9.7.5.2.1). */
 static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
 {
@@ -92,6 +110,14 @@ static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
 			break;
 		if (w->state == UR_WQE_DONE)
 			continue;
+		if (sr_read(w)) {
+			/* Selective repeat: the response may be late on a path
+			 * that reorders; ask again for that READ alone, after
+			 * the reordering window (ur_req_read_missing). */
+			if (ur_psn_ge(psn, w->resp_psn))
+				ur_req_read_missing(qp, psn, true, now);
+			break;
+		}
 		if (wqe_is_rd_atomic(w)) {
 			/* An ACK past a READ/atomic whose response never came means
 			 * the response was lost: ask again (C9-138, implied NAK). */
@@ -364,6 +390,30 @@ static enum comp_state read_response(struct ur_qp *qp, const struct ur_pkt *pkt,
 		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window); /* duplicate response */
 		return COMP_UPDATE;
 	}
+	if (sr_read(w)) {
+		/*
+		 * Selective repeat: each READ takes its responses in order, even
+		 * while an older one misses some (they land by offset; the READs
+		 * still complete in order). A response past a missing one, here
+		 * or in an older READ, is no proof of loss on a path that
+		 * reorders: the missing READ parts are asked for again, alone,
+		 * if they have not come a reordering window later.
+		 */
+		struct ur_send_wqe *r = wqe_with_psn(qp, psn);
+
+		if (!r || !sr_read(r) || ur_psn_lt(psn, r->resp_psn)) {
+			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window); /* duplicate response */
+			return COMP_UPDATE;
+		}
+		if (psn != r->resp_psn) {
+			if (!ur_req_read_missing(qp, psn, true, now))
+				ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
+			return COMP_UPDATE; /* dropped: asked for again with the rest */
+		}
+		if (r != w)
+			ur_req_read_missing(qp, ur_psn_add(psn, UR_PSN_MASK), true, now);
+		w = r;
+	}
 	if (psn != w->resp_psn) {
 		/* A response went missing: ask again for the rest, once per gap. */
 		if (!rq->read_gap && ur_psn_lt(psn, rq->max_psn)) {
@@ -406,6 +456,8 @@ static enum comp_state read_response(struct ur_qp *qp, const struct ur_pkt *pkt,
 		wqe_done(qp, w);
 		ur_sq_retire_done(qp);
 		/* a later ACK in the same burst may now complete more */
+		if (w->sr)
+			sr_complete_acked(qp, now);
 	}
 	return COMP_UPDATE;
 }
@@ -418,6 +470,15 @@ static enum comp_state atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, ui
 	struct ur_send_wqe *w = oldest_pending(qp, true);
 	uint64_t orig;
 
+	/* selective repeat: a READ older than the atomic may still be missing
+	 * responses (asked for again alone): the answer finds its atomic by PSN */
+	if (w && sr_read(w)) {
+		struct ur_send_wqe *a = wqe_with_psn(qp, pkt->psn);
+
+		if (a && wqe_is_rd_atomic(a) && a->opcode != UR_WR_RDMA_READ &&
+		    a->state == UR_WQE_SENT && a->first_psn == pkt->psn)
+			w = a;
+	}
 	if (!w || w->opcode == UR_WR_RDMA_READ || w->state == UR_WQE_POSTED ||
 	    pkt->psn != w->first_psn) {
 		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack);
@@ -438,6 +499,8 @@ static enum comp_state atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, ui
 		advance_una(qp, ur_psn_add(pkt->psn, 1), now);
 	wqe_done(qp, w);
 	ur_sq_retire_done(qp);
+	if (w->sr)
+		sr_complete_acked(qp, now);
 	return COMP_UPDATE;
 }
 
@@ -448,7 +511,8 @@ static enum comp_state update(struct ur_qp *qp, const struct ur_pkt *pkt, uint64
 	(void)pkt;
 	(void)now;
 
-	if (!ur_psn_lt(rq->una, rq->psn))
+	/* (a READ that ACKs went past keeps it running: its responses are missing) */
+	if (!ur_psn_lt(rq->una, rq->psn) && !ur_req_sr_read_waiting(qp))
 		ur_timer_cancel(&qp->dev->timers, &rq->retx);
 	if (ur_req_has_work(qp))
 		ur_dev_schedule(qp->dev, qp);

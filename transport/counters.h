@@ -50,6 +50,7 @@
 	X(sr_sacks_sent, "selective repeat: ACKs sent reporting a gap")                             \
 	X(sr_sacks_received, "selective repeat: ACKs received reporting a gap")                     \
 	X(sr_selective_retx, "selective repeat: packets retransmitted selectively")                 \
+	X(sr_read_reasked, "selective repeat: READs asked again from a missing response alone")     \
 	X(sr_ooo_placed, "selective repeat: out-of-order packets placed directly")                  \
 	X(sr_duplicates, "selective repeat: duplicate packets received")                            \
 	X(sr_timeouts, "selective repeat: RTO_low/RTO_high retransmission timeouts")               \

@@ -67,6 +67,12 @@ struct ur_resp_ack {
 	struct ur_timer hold;  /* UR_TIMER_ACK: the wait is over */
 };
 
+/* ur_requester.reread: selective repeat asking again for READs' missing responses */
+enum ur_reread {
+	UR_REREAD_NONE,
+	UR_REREAD_WAIT, /* waiting a reordering window for the responses to come */
+};
+
 struct ur_requester {
 	uint32_t psn;          /* PSN of the next request packet */
 	uint32_t max_psn;      /* one past the highest PSN ever sent, to count retransmissions */
@@ -80,6 +86,15 @@ struct ur_requester {
 	uint8_t rnr_left;
 	bool rnr_wait;         /* holding off until the RNR timer fires */
 	bool read_gap;         /* a READ response went missing: retry already issued */
+	/* Selective repeat: READ responses look missing. Every READ with a
+	 * response missing at or below reread_high is asked again alone, from
+	 * that response, once a reordering window passed (ur_req_read_missing). */
+	uint8_t reread;        /* UR_REREAD_* */
+	uint32_t reread_high;  /* the responder answered (or sent) up to this PSN */
+	uint64_t reread_at;    /* ask again then */
+	uint32_t reread_from;  /* a round cut short (no TX room): READs from this PSN remain */
+	bool reread_midway;
+	uint64_t reread_quiet; /* not before then: the last ones asked are on their way */
 	uint32_t nak_psn;      /* PSN of the last sequence NAK acted on */
 	uint32_t rseq_next;    /* receive sequence number of the next WQE-consuming message */
 	uint64_t progress_ns;  /* last forward progress: base of the ACK timeout */

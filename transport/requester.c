@@ -174,6 +174,28 @@ static void run_local(struct ur_qp *qp, struct ur_send_wqe *w)
 	ur_sq_retire_done(qp);
 }
 
+/*
+ * Selective repeat answers a READ or atomic while an older READ still
+ * waits for responses asked again, and rd_out drops for it. The responder
+ * keeps only the last max_dest_rd_atomic of them, so the older one must
+ * stay among them: count every READ and atomic from the oldest WQE not yet
+ * retired, answered or not (go-back-N never answers out of order: 0).
+ */
+static uint32_t rd_span(struct ur_qp *qp)
+{
+	uint32_t n = 0;
+
+	if (!qp->rtx->reread)
+		return 0;
+	for (uint32_t idx = qp->req.comp; idx != qp->req.wqe; idx++) {
+		const struct ur_send_wqe *w = sq_wqe(qp, idx);
+
+		if (w->state != UR_WQE_POSTED && wqe_is_rd_atomic(w))
+			n++;
+	}
+	return n;
+}
+
 /* Start a WQE: returns 0 to go on, 1 when it must wait, -1 when it failed or needs no packet. */
 static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 {
@@ -190,7 +212,7 @@ static int start_wqe(struct ur_qp *qp, struct ur_send_wqe *w)
 	if (wqe_is_rd_atomic(w)) {
 		uint32_t max = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
 
-		if (rq->rd_out >= max)
+		if (rq->rd_out >= max || rd_span(qp) >= max)
 			return 1;
 		rq->rd_out++;
 	} else if ((w->flags & UR_SEND_FENCE) && rq->rd_out) {
@@ -430,8 +452,13 @@ static int send_retransmission(struct ur_qp *qp, uint64_t now)
 	w = wqe_of_psn(qp, psn);
 	if (!w)
 		return 0;
+	if (w->opcode == UR_WR_RDMA_READ && w->sr) {
+		/* a READ request lost: ask for that READ alone, not what follows */
+		ur_req_read_missing(qp, w->resp_psn, false, now);
+		return 0;
+	}
 	if (wqe_is_rd_atomic(w)) {
-		/* READs and atomics are not resent selectively: ask again from there */
+		/* atomics are not resent selectively: ask again from there */
 		ur_req_rewind(qp, psn);
 		return 0;
 	}
@@ -441,6 +468,106 @@ static int send_retransmission(struct ur_qp *qp, uint64_t now)
 		return err;
 	ur_sr_sent(qp, w, psn, consumed, UR_SR_TX_SELECTIVE, now);
 	return 1;
+}
+
+/*
+ * Selective repeat: READ responses up to `high` were sent (a later response
+ * or an ACK past them came) but some did not arrive. On a path that
+ * reorders they may only be `late`: wait RACK's reordering window before
+ * asking again (not when a timeout or a lost request says they are lost).
+ * Then ask for each READ still missing a response at or below `high` alone,
+ * from that response on (9.7.4.1.4), as IRN does: the WRITEs, SENDs and
+ * atomics after it stay where the responder's ACKs and SACKs put them,
+ * where a go-back-N rewind would resend them all.
+ */
+bool ur_req_read_missing(struct ur_qp *qp, uint32_t high, bool late, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+	bool fresh = rq->reread == UR_REREAD_NONE;
+	uint64_t wait_ns = late ? ur_sr_read_reo_wnd(qp) : 0;
+
+	if (fresh) {
+		ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
+		rq->reread = UR_REREAD_WAIT;
+		rq->reread_high = high;
+		rq->reread_at = UR_MAX(now + wait_ns, rq->reread_quiet);
+	} else if (ur_psn_gt(high, rq->reread_high)) {
+		rq->reread_high = high;
+	}
+	if (!wait_ns)
+		rq->reread_at = now; /* known lost (a timeout, a lost request): at once */
+	ur_dev_schedule(qp->dev, qp);
+	return fresh;
+}
+
+/* Ask again for the READs missing responses once the wait is over: how many requests left. */
+static int send_reread(struct ur_qp *qp, uint64_t now, unsigned *budget)
+{
+	struct ur_requester *rq = &qp->req;
+	uint32_t prod = sq_prod(qp);
+	int err;
+
+	if (now < rq->reread_at || qp->next_tx_ns > now) {
+		uint64_t at = UR_MAX(rq->reread_at, qp->next_tx_ns);
+
+		if (!ur_timer_armed(&qp->pace) || qp->pace.expires > at)
+			ur_timer_arm(&qp->dev->timers, &qp->pace, at);
+		return 0;
+	}
+	/* (at most max_rd_atomic small requests: the budget may go to 0 but
+	 * never stops a round halfway, which would ask some twice) */
+	for (uint32_t idx = rq->comp; idx != prod; idx++) {
+		struct ur_send_wqe *w = sq_wqe(qp, idx);
+		uint32_t psn = w->resp_psn, consumed;
+		bool last;
+
+		if (w->state == UR_WQE_POSTED)
+			break;
+		if (w->state != UR_WQE_SENT || w->opcode != UR_WR_RDMA_READ || !w->sr)
+			continue;
+		if (ur_psn_gt(psn, rq->reread_high))
+			break; /* (READs are in PSN order) */
+		if (rq->reread_midway && ur_psn_lt(w->first_psn, rq->reread_from))
+			continue; /* asked in this round already */
+		err = build_packet(qp, w, psn, (uint32_t)ur_psn_diff(psn, w->first_psn) * qp->mtu,
+				   true, &consumed, &last);
+		if (err)
+			return err;
+		rq->reread_midway = true;
+		rq->reread_from = ur_psn_add(w->first_psn, w->npkts);
+		if (*budget)
+			(*budget)--;
+		ur_count(qp->dev, UR_CTR_sr_read_reasked);
+		/* PSNs an ACK went past are no longer tracked (their slots may
+		 * serve later PSNs already): only the IBTA timer watches those */
+		if (ur_psn_ge(psn, rq->una))
+			ur_sr_sent(qp, w, psn, consumed, UR_SR_TX_SELECTIVE, now);
+	}
+	rq->reread = UR_REREAD_NONE;
+	rq->reread_midway = false;
+	/* what was asked comes back a round trip later at best: a response
+	 * still on its way meanwhile is no new loss */
+	rq->reread_quiet = now + 2 * ur_sr_srtt_ns(qp);
+	arm_retx(qp);
+	return 0;
+}
+
+struct ur_send_wqe *ur_req_sr_read_waiting(struct ur_qp *qp)
+{
+	uint32_t prod = sq_prod(qp);
+
+	if (!qp->rtx->reread)
+		return NULL;
+	for (uint32_t idx = qp->req.comp; idx != prod; idx++) {
+		struct ur_send_wqe *w = sq_wqe(qp, idx);
+
+		if (w->state == UR_WQE_POSTED)
+			return NULL;
+		if (w->state == UR_WQE_DONE || !wqe_is_rd_atomic(w))
+			continue;
+		return w->state == UR_WQE_SENT ? w : NULL;
+	}
+	return NULL;
 }
 
 /*
@@ -460,6 +587,13 @@ int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 {
 	struct ur_requester *rq = &qp->req;
 
+	if (rq->reread == UR_REREAD_WAIT && !rq->rnr_wait &&
+	    (qp_state(qp) == UR_QPS_RTS || qp_state(qp) == UR_QPS_SQD)) {
+		int err = send_reread(qp, now, budget);
+
+		if (err == -ENOBUFS)
+			return err;
+	}
 	while (*budget && qp->rtx->retx_pending(qp) && !rq->rnr_wait &&
 	       (qp_state(qp) == UR_QPS_RTS || qp_state(qp) == UR_QPS_SQD)) {
 		int err;
@@ -481,8 +615,14 @@ int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 		if (!ur_req_has_work(qp))
 			return 0;
 		w = sq_wqe(qp, rq->wqe);
-		if (w->state == UR_WQE_DONE && ur_wr_has(w->opcode, UR_WRF_LOCAL)) {
-			rq->wqe++; /* a bind or invalidation done before a rewind: no PSN */
+		if (w->state == UR_WQE_DONE) {
+			/* done before a rewind: a bind or invalidation (no PSN), or a
+			 * READ/atomic already answered, which keeps its PSNs */
+			if (!ur_wr_has(w->opcode, UR_WRF_LOCAL)) {
+				rq->psn = ur_psn_add(w->first_psn, w->npkts);
+				rq->off = 0;
+			}
+			rq->wqe++;
 			continue;
 		}
 		if (w->state == UR_WQE_POSTED) {
@@ -539,13 +679,16 @@ void ur_req_rewind(struct ur_qp *qp, uint32_t psn)
 	for (uint32_t j = idx + 1; j != end; j++) {
 		struct ur_send_wqe *later = sq_wqe(qp, j);
 
-		if (later->state == UR_WQE_DONE && ur_wr_has(later->opcode, UR_WRF_LOCAL))
-			continue; /* done once, for good */
+		/* done once, for good: a bind or invalidation, or (selective
+		 * repeat) a READ or atomic answered while an older READ waited */
+		if (later->state == UR_WQE_DONE)
+			continue;
 		if (later->state != UR_WQE_POSTED && wqe_is_rd_atomic(later))
 			rq->rd_out--;
 		later->state = UR_WQE_POSTED;
 	}
 	w->state = UR_WQE_ACTIVE;
+	rq->reread_midway = false; /* (a READ this sends again in full is not SENT: not asked) */
 	rq->rseq_next = w->rseq + (ur_wr_has(w->opcode, UR_WRF_RECV) ? 1 : 0);
 	/* everything from here on goes again in full: no SACK state survives */
 	qp->rtx->forget(qp, ur_psn_diff(psn, w->first_psn) >= 0 ? psn : w->first_psn, rq->psn);
@@ -570,11 +713,13 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
 	enum ur_qp_state st = qp_state(qp);
+	struct ur_send_wqe *rd;
 	uint64_t deadline;
 
 	if ((st != UR_QPS_RTS && st != UR_QPS_SQD) || rq->rnr_wait || !qp->timeout_ns)
 		return;
-	if (!ur_psn_lt(rq->una, rq->psn))
+	rd = ur_req_sr_read_waiting(qp);
+	if (!ur_psn_lt(rq->una, rq->psn) && !rd)
 		return; /* nothing outstanding: stay disarmed */
 	deadline = rq->progress_ns + qp->timeout_ns;
 	if (now < deadline) {
@@ -603,10 +748,20 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 		   qp->qpn, rq->una, rq->psn, rq->retry_left,
 		   qp->rtx->retry_note);
 	rq->progress_ns = now;
-	/* a retry need not resend what the responder has; READs and atomics
-	 * are asked for again from there, as in go-back-N */
-	if (ur_req_psn_is_rd_atomic(qp, rq->una) || ur_req_psn_is_gbn(qp, rq->una) ||
-	    !qp->rtx->resend_missing(qp))
+	/* a retry need not resend what the responder has; a READ is asked for
+	 * again alone (even when ACKs went past it), atomics from there on, as
+	 * in go-back-N */
+	if (rd && rd->opcode != UR_WR_RDMA_READ && ur_psn_lt(rd->first_psn, rq->una)) {
+		/* an atomic that ACKs went past (behind a READ asked again) */
+		ur_req_rewind(qp, rd->first_psn);
+	} else if (rd && rd->opcode == UR_WR_RDMA_READ && rd->sr &&
+		   ur_psn_le(rd->resp_psn, rq->una)) {
+		ur_req_read_missing(qp, ur_psn_add(rq->psn, UR_PSN_MASK), false, now);
+		if (ur_psn_lt(rq->una, rq->psn) && !ur_req_psn_is_rd_atomic(qp, rq->una) &&
+		    !ur_req_psn_is_gbn(qp, rq->una))
+			qp->rtx->resend_missing(qp);
+	} else if (ur_req_psn_is_rd_atomic(qp, rq->una) || ur_req_psn_is_gbn(qp, rq->una) ||
+		   !qp->rtx->resend_missing(qp))
 		ur_req_rewind(qp, rq->una);
 	ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);
 }

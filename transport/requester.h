@@ -10,6 +10,11 @@
 
 int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget);
 void ur_req_rewind(struct ur_qp *qp, uint32_t psn);
+/* Selective repeat: READ responses up to PSN `high` were sent, some did not come
+ * (`late`: maybe only reordered); true when this is news (no wait already running). */
+bool ur_req_read_missing(struct ur_qp *qp, uint32_t high, bool late, uint64_t now);
+/* Selective repeat: the oldest READ/atomic sent and not answered yet, or NULL. */
+struct ur_send_wqe *ur_req_sr_read_waiting(struct ur_qp *qp);
 bool ur_req_has_work(struct ur_qp *qp);
 /* Whether `psn` belongs to a READ or atomic in flight. */
 bool ur_req_psn_is_rd_atomic(struct ur_qp *qp, uint32_t psn);

@@ -59,6 +59,12 @@ struct ur_rtx {
 	void (*sack_rx)(struct ur_qp *qp, const struct ur_sack *sack, uint64_t now);
 	/* the local ACK timeout: resend only what is missing; false: go back instead */
 	bool (*resend_missing)(struct ur_qp *qp);
+	/* A READ missing responses is asked for again alone, from the first
+	 * one missing (requester.c's ur_req_read_missing), not by going back:
+	 * READs and atomics may then be answered out of order, and the IBTA
+	 * ACK timer watches a READ that ACKs went past. A flag, not a call: the
+	 * completer asks it for every ACK. */
+	bool reread;
 	/* appended to the timeout's log line; what a failing QP logs of its state */
 	const char *retry_note;
 	void (*log_state)(struct ur_qp *qp);

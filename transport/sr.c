@@ -411,6 +411,24 @@ static void detect_loss(struct ur_qp *qp, uint64_t now, bool have_newest, uint32
 		ur_timer_cancel(&qp->dev->timers, &sr->reo);
 }
 
+/*
+ * RACK's window, as if the path were seen to reorder: READ responses come
+ * back on the return path, which the SACKs say nothing about, and a
+ * response overtaken there (or an ACK that overtook it) is no loss. 0
+ * before any round trip was measured: no basis to wait on.
+ */
+uint64_t ur_sr_read_reo_wnd(const struct ur_qp *qp)
+{
+	const struct ur_sr *sr = qp->sr;
+
+	return sr ? ur_rack_reo_wnd(&sr->rack, sr->srtt_ns, false, 0) : 0;
+}
+
+uint64_t ur_sr_srtt_ns(const struct ur_qp *qp)
+{
+	return qp->sr ? qp->sr->srtt_ns : 0;
+}
+
 void ur_sr_reo_timer(struct ur_qp *qp, uint64_t now)
 {
 	enum ur_qp_state st = qp_state(qp);
@@ -1024,6 +1042,7 @@ const struct ur_rtx ur_rtx_sr = {
     .name = "selective repeat",
     .selective = true,
     .resend_missing = resend_missing,
+    .reread = true,
     .retry_note = ", selective repeat",
     .log_state = ur_sr_log_state,
     UR_RTX_SR_COMMON,

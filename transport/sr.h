@@ -111,6 +111,9 @@ void ur_sr_sent(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn, uin
 		enum ur_sr_tx how, uint64_t now);
 /* The reordering window of a packet outstanding ran out (sr.reo). */
 void ur_sr_reo_timer(struct ur_qp *qp, uint64_t now);
+/* How long a READ response gap may be reordering, not loss. */
+uint64_t ur_sr_read_reo_wnd(const struct ur_qp *qp);
+uint64_t ur_sr_srtt_ns(const struct ur_qp *qp);
 /* IRN's retransmission timeout (the requester's ur_req_sr_rto_timer drives it) */
 bool ur_sr_rto_due(struct ur_qp *qp, uint64_t now, uint32_t inflight);
 void ur_sr_rto_defer(struct ur_qp *qp, uint64_t now, uint32_t inflight);
