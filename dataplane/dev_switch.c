@@ -102,8 +102,7 @@ static void swlog(struct uroce_switch *sw, const char *fmt, ...)
  * full ring drops it, counted. RoCE frames leave DP_NEIGH_SLOTS to ARP and
  * ND: a program too busy to empty its ring must still find the answer to
  * its neighbour request there when it runs, or it gives up on the peer
- * (8 pairs through the daemons: one to three clients' QPs failed so,
- * `dp_neigh_failed` 3-6, at loads 10-15).
+ * after 2 s (neigh.c) and its QPs fail.
  */
 static void to_program(struct uroce_switch *sw, struct sw_attach *a, const uint8_t *f,
 		       uint32_t len, unsigned keep)
