@@ -188,6 +188,7 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 
 		if (t->kind >= UR_ARRAY_SIZE(timer_kinds) || !timer_kinds[t->kind].fire)
 			continue;
+		ur_win_max_note(&dev->late, now - t->expires, now, UR_DEV_LATE_PERIOD_NS);
 		qp = timer_qp(t);
 		timer_kinds[t->kind].fire(qp, now);
 		ur_dev_account(dev, qp); /* a retry may have gone back */

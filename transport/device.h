@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "timer.h"
+#include "win_max.h"
 
 struct ur_dev {
 	struct ur_dev_config cfg;
@@ -44,6 +45,9 @@ struct ur_dev {
 	_Atomic(struct ur_qp *) db_head;
 
 	uint64_t now; /* time of the call in progress */
+	/* How late timers fired: how long this host left the engine
+	 * unscheduled, which its peers' hosts may well do too (sr.c) */
+	struct ur_win_max late;
 	/* the shortest ACK timeout any QP has had (0: none), see ur_dev_quiet_ns() */
 	uint64_t min_timeout_ns;
 	/* Frames for a peer whose MAC is not known yet are built here and not
@@ -56,6 +60,15 @@ struct ur_dev {
 static inline struct ur_srq *ur_dev_find_srq(const struct ur_dev *dev, uint32_t srqn)
 {
 	return srqn < dev->nsrqs ? dev->srqs[srqn] : NULL;
+}
+
+#define UR_DEV_LATE_PERIOD_NS 10000000000ull
+
+/* The latest a timer fired in the last 10-20 s (0 in the simulator, but
+ * for a node it stalls). */
+static inline uint64_t ur_dev_late_max(const struct ur_dev *dev)
+{
+	return ur_win_max_get(&dev->late);
 }
 
 static inline void ur_count(struct ur_dev *dev, enum ur_counter c)

@@ -91,8 +91,7 @@ static void ur_sr_reset(struct ur_qp *qp)
 	/* the round trip of the old connection says nothing about the next */
 	sr->rtt_timing = false;
 	sr->srtt_ns = sr->rttvar_ns = 0;
-	sr->rtt_max_ns[0] = sr->rtt_max_ns[1] = 0;
-	sr->rtt_win_ns = 0;
+	memset(&sr->wait_max, 0, sizeof(sr->wait_max));
 	sr->backoff = 0;
 	sr->peer_window = 0;
 	qp->rtx = &ur_rtx_sr_gbn;
@@ -324,6 +323,8 @@ static bool rto_resend_ambiguous(uint8_t f, bool orig_above)
 	return (f & UR_SR_RTO) && orig_above;
 }
 
+static void note_wait(struct ur_sr *sr, uint64_t ns, uint64_t now);
+
 static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
@@ -343,9 +344,13 @@ static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t n
 		/* (a PSN SACKed before was delivered then) */
 		if (f & UR_SR_SACKED)
 			continue;
-		if (rto_resend_ambiguous(f, i < top))
+		if (rto_resend_ambiguous(f, i < top)) {
 			ur_count(qp->dev, UR_CTR_sr_spurious_retx);
-		else
+			/* the timeout was too short: how long the answer took
+			 * is what the next one must wait through */
+			if (sr->backoff && now > sr->stall_from_ns)
+				note_wait(sr, now - sr->stall_from_ns, now);
+		} else
 			rack_delivered(qp, psn, sr->have_high, sr->high, now);
 	}
 }
@@ -578,19 +583,24 @@ bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn)
  *
  * The floor is what the path needs. First IRN's RTO_low when too few
  * packets are in flight for SACKs to reveal a loss, RTO_high otherwise.
- * Then the largest round trip the path showed in the last second or so,
- * and a quarter more: a software host's round trip swings by milliseconds
- * when a thread is not scheduled, again and again on a busy host, and
- * RTTVAR forgets such a stall within a few round trips, so each stall cost
- * a timeout that only resent what was still on its way (RFC 6298 2.4 rounds
- * up to a second for the same reason). Losses the SACKs reveal never wait
- * for it.
+ * Then twice the longest wait for an answer seen in the last 10-20 s: a
+ * round trip, the time an answer took after a timeout that proved spurious
+ * (RFC 4015's Eifel response adapts the RTO after one), or how late this
+ * host ran a timer. A software host stops answering for milliseconds when
+ * a thread is not scheduled, every second or two even with no other load:
+ * two ib_write_bw on two cores waited 1.2-9.3 ms for answers against an
+ * SRTT of 125 us, and RTTVAR forgets such a stall within a few round trips,
+ * so each stall cost a timeout that only resent what was still on its way
+ * (RFC 6298 2.4 rounds up to a second for the same reason). The peer's host
+ * is likely as busy as this one, so this one's late timers warn of the
+ * peer's stalls before one costs a timeout. Losses the SACKs reveal never
+ * wait for it.
  *
  * Never above the IBTA local ACK timeout the QP was given: past it, that
  * timeout decides, and it alone counts retries.
  */
 #define UR_SR_RTO_MAX_NS 1000000000ull /* with an infinite local ACK timeout */
-#define UR_SR_RTT_WINDOW_NS 500000000ull
+#define UR_SR_WAIT_PERIOD_NS 10000000000ull
 
 static uint64_t rto_max_ns(const struct ur_qp *qp)
 {
@@ -602,24 +612,18 @@ static uint64_t rto_ns(const struct ur_qp *qp, uint32_t inflight)
 	const struct ur_sr *sr = qp->sr;
 	const struct ur_dev_config *c = &qp->dev->cfg;
 	uint64_t rto = inflight < c->sr_low_inflight ? c->sr_rto_low_ns : c->sr_rto_high_ns;
-	uint64_t rtt_max = UR_MAX(sr->rtt_max_ns[0], sr->rtt_max_ns[1]);
+	uint64_t wait = UR_MAX(ur_win_max_get(&sr->wait_max), ur_dev_late_max(qp->dev));
 
 	if (sr->srtt_ns)
-		rto = UR_MAX(rto, UR_MAX(sr->srtt_ns + 4 * sr->rttvar_ns, rtt_max + rtt_max / 4));
+		rto = UR_MAX(rto, sr->srtt_ns + 4 * sr->rttvar_ns);
+	rto = UR_MAX(rto, 2 * wait);
 	return UR_MIN(rto << sr->backoff, rto_max_ns(qp));
 }
 
-/* A round trip sampled: the largest of each half second is kept for two. */
-static void note_rtt(struct ur_sr *sr, uint64_t rtt, uint64_t now)
+/* A wait for an answer measured: the RTO floor keeps the longest for 10-20 s. */
+static void note_wait(struct ur_sr *sr, uint64_t ns, uint64_t now)
 {
-	if (now - sr->rtt_win_ns >= UR_SR_RTT_WINDOW_NS) {
-		sr->rtt_max_ns[1] =
-		    now - sr->rtt_win_ns < 2 * UR_SR_RTT_WINDOW_NS ? sr->rtt_max_ns[0] : 0;
-		sr->rtt_max_ns[0] = 0;
-		sr->rtt_win_ns = now;
-	}
-	if (rtt > sr->rtt_max_ns[0])
-		sr->rtt_max_ns[0] = rtt;
+	ur_win_max_note(&sr->wait_max, ns, now, UR_SR_WAIT_PERIOD_NS);
 }
 
 static void arm_rto(struct ur_qp *qp)
@@ -693,7 +697,7 @@ static void ur_sr_progress(struct ur_qp *qp, uint64_t now)
 		sr->rtt_timing = false;
 		if (!rtt || rtt > rto_max_ns(qp))
 			return;
-		note_rtt(sr, rtt, now);
+		note_wait(sr, rtt, now);
 		if (!sr->srtt_ns) {
 			sr->srtt_ns = rtt;
 			sr->rttvar_ns = rtt / 2;
@@ -736,6 +740,8 @@ void ur_sr_rto_backoff(struct ur_qp *qp, uint64_t now, uint32_t inflight)
 {
 	struct ur_sr *sr = qp->sr;
 
+	if (!sr->backoff)
+		sr->stall_from_ns = sr->rto_base_ns;
 	if (sr->backoff < 6)
 		sr->backoff++;
 	sr->rto_base_ns = now;

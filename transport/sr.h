@@ -14,6 +14,7 @@
 #include "qp.h"
 #include "rtx.h"
 #include "sr_rack.h"
+#include "win_max.h"
 
 enum ur_sr_neg {
 	UR_SR_ASKING = 1, /* sending HELLOs */
@@ -68,13 +69,13 @@ struct ur_sr {
 	struct ur_timer rto;
 	uint64_t rto_base_ns; /* last progress or retransmission */
 	uint8_t backoff;      /* RTO doublings since the last progress */
+	uint64_t stall_from_ns; /* rto_base_ns when the first timeout of a row fired */
 	bool rtt_timing;      /* one packet at a time is timed (Karn: never a resent one) */
 	uint32_t rtt_psn;
 	uint64_t rtt_sent_ns;
 	uint64_t srtt_ns; /* smoothed round trip and its variation (RFC 6298) */
 	uint64_t rttvar_ns;
-	uint64_t rtt_max_ns[2]; /* largest round trip of this window and of the last */
-	uint64_t rtt_win_ns;	/* when this window began */
+	struct ur_win_max wait_max; /* round trips, and answers a timeout did not wait for */
 	/* loss detection with a reordering window (sr_rack.h) */
 	struct ur_rack rack;
 	struct ur_timer reo; /* a packet outstanding will be deemed lost */

@@ -614,6 +614,69 @@ START_TEST(test_sr_spurious_timeout_no_cascade)
 }
 END_TEST
 
+/*
+ * A host that stops answering for 4 ms, again every 1.2 s (a thread not
+ * scheduled): the first stall costs one spurious timeout, which teaches the
+ * RTO how long an answer can take, and the next ones cost none. A sender
+ * whose own timers ran 4 ms late learns the same before the receiver's
+ * first stall, and pays none at all.
+ */
+START_TEST(test_sr_stalls_teach_the_rto)
+{
+	struct sim *s = sim_create(74);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim_flow *flow;
+	const struct sim_flow_stats *st;
+	uint64_t *ctr;
+	bool sender_first = _i == 1;
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	fx_default_link(&link);
+	link.rate_bps = 1000000000ull;
+	link.prop_ps = 10 * SIM_PS_PER_US;
+	a = sim_add_node(s, &cfg, &link, &link, NULL);
+	b = sim_add_node(s, &cfg, &link, &link, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_RDMA_WRITE;
+	fc.msg_size = 16384; /* 4 packets in flight: RTO_high, 1 ms */
+	fc.messages = 1000000;
+	fc.depth = 1;
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp); /* timeout 14: 67 ms */
+	fc.start_ps = SIM_PS_PER_S / 1000;
+	flow = sim_workload_add_flow(w, a, b, &fc);
+	ck_assert_ptr_nonnull(flow);
+	sim_run(s, 20 * SIM_PS_PER_S / 1000);
+	if (sender_first) {
+		sim_node_stall(a, sim_now(s) + 4 * SIM_PS_PER_S / 1000);
+		sim_run(s, sim_now(s) + 1200 * SIM_PS_PER_S / 1000);
+	}
+	ctr = ur_dev_counters(sim_node_dev(a));
+	ck_assert_uint_eq(ctr[UR_CTR_sr_timeouts], 0);
+	for (int i = 0; i < 4; i++) {
+		sim_node_stall(b, sim_now(s) + 4 * SIM_PS_PER_S / 1000);
+		sim_run(s, sim_now(s) + 1200 * SIM_PS_PER_S / 1000);
+		ck_assert_msg(ctr[UR_CTR_sr_timeouts] == (sender_first ? 0 : 1),
+			      "stall %d: %llu timeouts", i,
+			      (unsigned long long)ctr[UR_CTR_sr_timeouts]);
+	}
+	st = sim_flow_stats(flow);
+	ck_assert(ur_qp_selective(sim_flow_src_qp(flow)));
+	ck_assert_uint_eq(st->errors, 0);
+	ck_assert_uint_eq(st->verify_failures, 0);
+	ck_assert_uint_gt(st->completed, 10000);
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 0);
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+END_TEST
+
 /* A selective-repeat pair, agreed before the test starts (RC, remote write). */
 static void fx_init_sr_agreed(struct fx *f, uint64_t seed, const struct sim_link_cfg *link,
 			      const struct sim_qp_params *qp)
@@ -2159,6 +2222,7 @@ static Suite *scenario_suite(void)
 			    sizeof(all_ops) / sizeof(all_ops[0]));
 	tcase_add_test(tc, test_sr_rto_learns_stalls);
 	tcase_add_test(tc, test_sr_spurious_timeout_no_cascade);
+	tcase_add_loop_test(tc, test_sr_stalls_teach_the_rto, 0, 2);
 	tcase_add_test(tc, test_sr_total_loss_retry_exceeded_on_time);
 	tcase_add_test(tc, test_sr_sack_progress_is_an_answer);
 	suite_add_tcase(s, tc);
