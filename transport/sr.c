@@ -317,10 +317,12 @@ static void rack_delivered(struct ur_qp *qp, uint32_t psn, bool have_fack, uint3
  * step 2 ignores an ambiguous one; F-RTO, RFC 5682, reads the same evidence).
  * A lost tail, where the timeout's resend is the one that arrives, is
  * acknowledged alone (or with PSNs SACKed) and still leads RACK to the rest.
+ * A resend still queued, never sent, is no retransmission: the original's
+ * answer is a sample like any other.
  */
 static bool rto_resend_ambiguous(uint8_t f, bool orig_above)
 {
-	return (f & UR_SR_RTO) && orig_above;
+	return (f & UR_SR_RTO) && !(f & UR_SR_QUEUED) && orig_above;
 }
 
 static void note_wait(struct ur_sr *sr, uint64_t ns, uint64_t now);
@@ -344,13 +346,13 @@ static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t n
 		/* (a PSN SACKed before was delivered then) */
 		if (f & UR_SR_SACKED)
 			continue;
-		if (rto_resend_ambiguous(f, i < top)) {
+		/* a timeout too short (its resend sent or still queued): how
+		 * long the answer took is what the next one must wait through */
+		if ((f & UR_SR_RTO) && i < top && sr->backoff && now > sr->stall_from_ns)
+			note_wait(sr, now - sr->stall_from_ns, now);
+		if (rto_resend_ambiguous(f, i < top))
 			ur_count(qp->dev, UR_CTR_sr_spurious_retx);
-			/* the timeout was too short: how long the answer took
-			 * is what the next one must wait through */
-			if (sr->backoff && now > sr->stall_from_ns)
-				note_wait(sr, now - sr->stall_from_ns, now);
-		} else
+		else
 			rack_delivered(qp, psn, sr->have_high, sr->high, now);
 	}
 }
