@@ -27,11 +27,21 @@
 
 /* The live playground: two namespaces on a veth pair, removed afterwards. */
 #define PERFTEST_TIMEOUT_EXP 14 /* ib_write_bw -u: its default local ACK timeout */
-#define NS_A "urcmp-a"
-#define NS_B "urcmp-b"
-#define IF_A "urcmpa0"
-#define IF_B "urcmpb0"
 #define NET "10.79.0"
+
+/* Namespaces and veth ends named after this process, so two runs at once
+ * (or one beside the suite's compare_rounds) never take each other's. */
+static char ns_a[32], ns_b[32], if_a[16], if_b[16];
+
+static void live_names(void)
+{
+	int pid = (int)getpid();
+
+	snprintf(ns_a, sizeof(ns_a), "urcmp%d-a", pid);
+	snprintf(ns_b, sizeof(ns_b), "urcmp%d-b", pid);
+	snprintf(if_a, sizeof(if_a), "urc%da", pid);
+	snprintf(if_b, sizeof(if_b), "urc%db", pid);
+}
 #define MAX_ROUNDS 32
 #define PERFTEST_TX_DEPTH 128 /* ib_write_bw -t: its default messages in flight */
 /* A cell's spread is too wide to conclude from when its slowest round is this much slower. */
@@ -134,7 +144,7 @@ static void usage(FILE *f)
 		"\n"
 		"Go-back-N against selective repeat over a sweep of loss rates: in the\n"
 		"simulator, and live with the stock ib_write_bw between two network\n"
-		"namespaces (" NS_A ", " NS_B ", created and removed; needs root) under\n"
+		"namespaces (urcmpPID-a, urcmpPID-b, created and removed; needs root) under\n"
 		"loss injected by uroce's dataplane on the frames the sender transmits\n"
 		"(data; ACKs and NAKs are not lost unless asked, as in the simulator).\n"
 		"Prints a table, writes DIR/compare.csv, DIR/compare-rounds.csv (live, one\n"
@@ -248,28 +258,34 @@ static int sh(const char *fmt, ...)
 
 static void live_down(void)
 {
-	sh("ip netns exec " NS_A " '%s' link del uroce0 >/dev/null 2>&1; "
-	   "ip netns exec " NS_B " '%s' link del uroce0 >/dev/null 2>&1; "
-	   "ip netns del " NS_A " 2>/dev/null; ip netns del " NS_B " 2>/dev/null; "
-	   "ip link del " IF_A " 2>/dev/null; true",
-	   uroce_path, uroce_path);
+	if (!ns_a[0])
+		return; /* never brought up */
+	sh("ip netns exec %s '%s' link del uroce0 >/dev/null 2>&1; "
+	   "ip netns exec %s '%s' link del uroce0 >/dev/null 2>&1; "
+	   "ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null; "
+	   "ip link del %s 2>/dev/null; true",
+	   ns_a, uroce_path, ns_b, uroce_path, ns_a, ns_b, if_a);
 }
 
 static int live_up(const struct compare_opts *o)
 {
+	unsigned long long mtu = (unsigned long long)o->live_mtu;
+
+	live_names();
 	live_down();
-	return sh("ip netns add " NS_A " && ip netns add " NS_B " && "
-		  "ip link add " IF_A " type veth peer name " IF_B " && "
-		  "ip link set " IF_A " netns " NS_A " && ip link set " IF_B " netns " NS_B " && "
-		  "ip -n " NS_A " addr add " NET ".1/24 dev " IF_A " && "
-		  "ip -n " NS_B " addr add " NET ".2/24 dev " IF_B " && "
-		  "ip -n " NS_A " link set " IF_A " mtu %llu up && "
-		  "ip -n " NS_B " link set " IF_B " mtu %llu up && "
-		  "ip -n " NS_A " link set lo up && ip -n " NS_B " link set lo up && "
-		  "ip netns exec " NS_A " '%s' link add uroce0 netdev " IF_A " >/dev/null && "
-		  "ip netns exec " NS_B " '%s' link add uroce0 netdev " IF_B " >/dev/null",
-		  (unsigned long long)o->live_mtu, (unsigned long long)o->live_mtu, uroce_path,
-		  uroce_path);
+	return sh("ip netns add %s && ip netns add %s && "
+		  "ip link add %s type veth peer name %s && "
+		  "ip link set %s netns %s && ip link set %s netns %s && "
+		  "ip -n %s addr add " NET ".1/24 dev %s && "
+		  "ip -n %s addr add " NET ".2/24 dev %s && "
+		  "ip -n %s link set %s mtu %llu up && "
+		  "ip -n %s link set %s mtu %llu up && "
+		  "ip -n %s link set lo up && ip -n %s link set lo up && "
+		  "ip netns exec %s '%s' link add uroce0 netdev %s >/dev/null && "
+		  "ip netns exec %s '%s' link add uroce0 netdev %s >/dev/null",
+		  ns_a, ns_b, if_a, if_b, if_a, ns_a, if_b, ns_b, ns_a, if_a, ns_b, if_b, ns_a,
+		  if_a, mtu, ns_b, if_b, mtu, ns_a, ns_b, ns_a, uroce_path, if_a, ns_b, uroce_path,
+		  if_b);
 }
 
 /* One counter of a namespace's uroce0, from `uroce stat -a`. */
@@ -330,7 +346,7 @@ static void perftest_cmd(char *buf, size_t size, const struct compare_opts *o,
 }
 
 /*
- * Wait until the perftest server in NS_B listens on its TCP port (perftest's
+ * Wait until the perftest server in ns_b listens on its TCP port (perftest's
  * default, 18515), at most 15 s, or until it exits. A fixed second was too
  * short on a host at load 60: the client found nothing listening ("Unable
  * to init the socket connection") and the cell was lost.
@@ -343,14 +359,14 @@ static void wait_listening(pid_t server)
 		/* (not reaped: perftest_pair's waitpid() takes its status) */
 		if (!waitid(P_PID, (id_t)server, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid)
 			return;
-		if (!sh("ip netns exec " NS_B " ss -Hltn 'sport = :18515' 2>/dev/null | grep -q ."))
+		if (!sh("ip netns exec %s ss -Hltn 'sport = :18515' 2>/dev/null | grep -q .", ns_b))
 			return;
 		usleep(50000);
 	}
 }
 
 /*
- * Run TOOL's server in NS_B and its client in NS_A; the client's output
+ * Run TOOL's server in ns_b and its client in ns_a; the client's output
  * goes to parse(), line by line. 0 if both ended well.
  */
 static int perftest_pair(const struct compare_opts *o, enum ur_retx_mode mode, double loss,
@@ -362,7 +378,7 @@ static int perftest_pair(const struct compare_opts *o, enum ur_retx_mode mode, d
 	int st, rc = -1;
 	FILE *p;
 
-	perftest_cmd(cmd, sizeof(cmd), o, mode, loss, NS_B, "", tool, args);
+	perftest_cmd(cmd, sizeof(cmd), o, mode, loss, ns_b, "", tool, args);
 	server = fork();
 	if (server == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -375,7 +391,7 @@ static int perftest_pair(const struct compare_opts *o, enum ur_retx_mode mode, d
 	if (server < 0)
 		return -1;
 	wait_listening(server);
-	perftest_cmd(cmd, sizeof(cmd), o, mode, loss, NS_A, NET ".2", tool, args);
+	perftest_cmd(cmd, sizeof(cmd), o, mode, loss, ns_a, NET ".2", tool, args);
 	p = popen(cmd, "r");
 	if (p) {
 		while (fgets(line, sizeof(line), p)) {
@@ -432,13 +448,13 @@ static void live_run(const struct compare_opts *o, enum ur_retx_mode mode, doubl
 
 	snprintf(args, sizeof(args), "--report_gbits -s %llu -D %llu",
 		 (unsigned long long)o->live_size, (unsigned long long)o->live_secs);
-	read_counters(NS_A, &a0);
-	read_counters(NS_B, &b0);
+	read_counters(ns_a, &a0);
+	read_counters(ns_b, &b0);
 	s->ok =
 	    !perftest_pair(o, mode, loss, "ib_write_bw", args, parse_result, &pp) && pp.value >= 0;
 	s->gbps = pp.value;
-	read_counters(NS_A, &a1);
-	read_counters(NS_B, &b1);
+	read_counters(ns_a, &a1);
+	read_counters(ns_b, &b1);
 	s->c.retx_pkts = a1.retx - a0.retx;
 	s->c.naks = b1.naks - b0.naks;
 	s->c.sacks = b1.sacks - b0.sacks;

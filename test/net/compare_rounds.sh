@@ -6,7 +6,7 @@
 # and sits inside min..max, the old CSV columns are first and in place, and
 # round 2 ran the cells in the reverse order of round 1.
 #   compare_rounds.sh BUILD_DIR
-# Uses compare's own namespaces (urcmp-a, urcmp-b). Exit 77 (skip) without
+# Uses compare's own namespaces (urcmpPID-a, urcmpPID-b). Exit 77 (skip) without
 # root, namespaces or perftest.
 set -u
 build=$1
