@@ -36,7 +36,8 @@
 	X(dp_rx_no_mbuf, "received frames dropped for want of a buffer to hold them (faults on)")  \
 	X(dp_memif_bad_desc, "memif descriptors from the peer that point outside its memory")     \
 	X(dp_switch_no_owner, "device daemon: wire frames for QP numbers no attached program holds") \
-	X(dp_switch_full, "device daemon: frames dropped, the receiving program's ring was full")
+	X(dp_switch_full, "device daemon: frames dropped, the receiving program's ring was full") \
+	X(dp_tx_loopback_link_down, "frames to our own MAC dropped: the port was down (daemon gone)")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

@@ -606,8 +606,17 @@ static enum dp_counter loop_result(int err)
  */
 static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, struct rte_mbuf *m)
 {
-	uint32_t b = dp->peer.bells ? dp_frame_dqpn(f, len) >> dp->block_shift : 0;
+	uint32_t b;
 
+	/* a port down carries nothing, not even between the device's own QPs
+	 * (RC recovers as after a link flap once the daemon is back) */
+	if (!uroce_dp_link_up(dp)) {
+		dp_count(dp, DP_CTR_dp_tx_loopback_link_down);
+		if (m)
+			rte_pktmbuf_free(m);
+		return;
+	}
+	b = dp->peer.bells ? dp_frame_dqpn(f, len) >> dp->block_shift : 0;
 	if (b && !dp_peer_loop_owns(&dp->peer, b)) {
 		/* behind frames that wait for the same process already, in order;
 		 * frames for other processes do not wait behind them */

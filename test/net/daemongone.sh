@@ -76,7 +76,14 @@ sleep 1.5
 "${in_b[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 18 -p "$port" "$net.1" \
 	>"$log/crash.cli" 2>&1 &
 cpid=$!
-sleep 3
+# and a pair on b's device alone: its frames never leave the host
+"${in_b[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 18 -p $((port + 2)) >"$log/loop.srv" 2>&1 &
+lspid=$!
+sleep 1.5
+"${in_b[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 18 -p $((port + 2)) "$net.2" \
+	>"$log/loop.cli" 2>&1 &
+lcpid=$!
+sleep 1.5
 w=$(link_field 8)
 t0=$(date +%s.%N)
 kill -KILL "$w"
@@ -103,6 +110,15 @@ if wait "$cpid" && wait "$spid" && grep -E "$bw_re" "$log/crash.cli" | awk '$2 >
 else
 	bad "the transfer did not complete"
 	tail -n 5 "$log/crash.cli" "$log/crash.srv"
+fi
+# a port down carries nothing, not even between the device's own QPs
+down=$(ip netns exec "$p-b" "$UROCE" stat uroce0 -a | awk '$1 == "dp_tx_loopback_link_down" { print $2 }')
+if wait "$lcpid" && wait "$lspid" && grep -E "$bw_re" "$log/loop.cli" | awk '$2 > 0 { f = 1 } END { exit !f }' &&
+	[ "${down:-0}" -gt 0 ]; then
+	ok "the pair on b alone completed; $down of its frames dropped while the port was down"
+else
+	bad "the pair on b alone: dp_tx_loopback_link_down ${down:-0} (want > 0), or it did not complete"
+	tail -n 5 "$log/loop.cli" "$log/loop.srv"
 fi
 if seen_after "$log/gone" "port error, port down" "port active, port active"; then
 	ok "daemon_gone: port DOWN after PORT_ERR, ACTIVE after PORT_ACTIVE"
