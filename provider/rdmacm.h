@@ -61,6 +61,7 @@ struct urcm_dev {
 	int route_fd;		    /* our slot's socket (rdmacm_route.c), or -1 */
 	unsigned slot;		    /* the top bits of our communication IDs; 0: none */
 	struct urcm_port *ports;    /* the ports we listen on, named for other programs */
+	bool removed;		    /* IBV_EVENT_DEVICE_FATAL came: its ids were told */
 	int ngids;
 	union ibv_gid gids[16];
 };
@@ -124,6 +125,7 @@ struct urcm_id {
 	uint8_t tos;
 	uint8_t ack_timeout; /* rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT), 0: ours */
 	bool reuseaddr, afonly;
+	bool removal_told; /* RDMA_CM_EVENT_DEVICE_REMOVAL queued */
 	bool own_cqs; /* rdma_create_qp made the CQs */
 	/* a synchronous id (made without a channel): its calls wait for their
 	 * event here and leave it in id.event until the next, as librdmacm's */

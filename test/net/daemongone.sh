@@ -9,13 +9,16 @@
 #  - `uroce link del` on b under load: after 5 s without a daemon every
 #    program hears IBV_EVENT_DEVICE_FATAL, outstanding WRs are flushed,
 #    later verbs fail with EIO (daemon_gone checks), the ib_write_bw client
-#    exits with an error, nothing hangs, no process and no file is left.
+#    exits with an error, rping's listening server on b hears
+#    RDMA_CM_EVENT_DEVICE_REMOVAL, nothing hangs, no process and no file
+#    is left.
 #   daemongone.sh BUILD_DIR
 # Exit 77 (skip) without root or network namespaces.
 set -u
 source "$(dirname "$0")/lib.sh" "$1"
 ur_need perftest ib_write_bw
 ur_need ibverbs-utils ibv_asyncwatch
+ur_need rdmacm-utils rping
 gone=$build/test/daemon_gone
 
 ur_test_pair dg memif
@@ -137,6 +140,12 @@ sleep 1.5
 	>"$log/del.cli" 2>&1 &
 cpid=$!
 pids+=($cpid)
+# and an rdma_cm listener bound to b's address (the stock rping's server;
+# a connection would end in RETRY_EXC_ERR before the device is declared
+# dead, its CM timeout being shorter than 5 s)
+"${in_b[@]}" timeout 60 rping -s -a "$net.2" -p $((port + 3)) >"$log/rping.srv" 2>&1 &
+rspid=$!
+pids+=($rspid)
 sleep 3
 dir=$(ip netns exec "$p-b" "$UROCE" env | sed -n 's|^export SYSFS_PATH=\(.*\)/sys$|\1|p')
 t0=$(date +%s.%N)
@@ -163,6 +172,15 @@ if [ "$rc" = 0 ]; then
 else
 	bad "daemon_gone exited with $rc"
 	cat "$log/gone"
+fi
+# rdma_cm tells the ids on the dead device, as the kernel's does
+wait "$rspid"
+rc=$?
+if grep -q "device removal" "$log/rping.srv" && [ "$rc" != 124 ]; then
+	ok "rping's server heard RDMA_CM_EVENT_DEVICE_REMOVAL and exited ($rc) after $(ms_since "$t0") ms"
+else
+	bad "rping's server: exit $rc, no DEVICE_REMOVAL"
+	tail -n 5 "$log/rping.srv"
 fi
 # ibv_asyncwatch reads events until it is stopped; the server on a has lost its client
 kill "${pids[0]}" "$spid" 2>/dev/null
