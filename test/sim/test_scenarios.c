@@ -493,6 +493,38 @@ START_TEST(test_shallow_receive_queue_rnr)
 }
 END_TEST
 
+/* A verified selective-repeat RC WRITE flow from *a to *b, started at 1 ms,
+ * over links of rate_bps with 10 us of propagation; QP timeout 14 (67 ms). */
+static struct sim_flow *sr_write_flow(struct sim *s, uint64_t rate_bps, uint32_t msg_size,
+				      uint32_t depth, struct sim_workload **w, struct sim_node **a,
+				      struct sim_node **b)
+{
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct sim_flow_cfg fc = {0};
+	struct sim_flow *flow;
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	fx_default_link(&link);
+	link.rate_bps = rate_bps;
+	link.prop_ps = 10 * SIM_PS_PER_US;
+	*a = sim_add_node(s, &cfg, &link, &link, NULL);
+	*b = sim_add_node(s, &cfg, &link, &link, NULL);
+	*w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_RDMA_WRITE;
+	fc.msg_size = msg_size;
+	fc.messages = 1000000; /* more than any of these runs carries */
+	fc.depth = depth;
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp);
+	fc.start_ps = SIM_PS_PER_S / 1000;
+	flow = sim_workload_add_flow(*w, *a, *b, &fc);
+	ck_assert_ptr_nonnull(flow);
+	return flow;
+}
+
 /* A host that is not scheduled for 5 ms, every 50 ms (as on a busy machine). */
 static void stall_every_50ms(struct sim *s, void *arg)
 {
@@ -511,33 +543,13 @@ static void stall_every_50ms(struct sim *s, void *arg)
 START_TEST(test_sr_rto_learns_stalls)
 {
 	struct sim *s = sim_create(71);
-	struct ur_dev_config cfg;
-	struct sim_link_cfg link;
-	struct sim_flow_cfg fc = {0};
 	struct sim_workload *w;
 	struct sim_node *a, *b;
 	struct sim_flow *flow;
 	const struct sim_flow_stats *st;
 	uint64_t *ctr;
 
-	ur_dev_config_default(&cfg);
-	cfg.retx_mode = UR_RETX_SR;
-	fx_default_link(&link);
-	link.rate_bps = 10000000000ull;
-	link.prop_ps = 10 * SIM_PS_PER_US;
-	a = sim_add_node(s, &cfg, &link, &link, NULL);
-	b = sim_add_node(s, &cfg, &link, &link, NULL);
-	w = sim_workload_create(s);
-	fc.qp_type = UR_QPT_RC;
-	fc.opcode = UR_WR_RDMA_WRITE;
-	fc.msg_size = 65536;
-	fc.messages = 1000000; /* more than 400 ms can carry */
-	fc.depth = 8;
-	fc.verify = true;
-	sim_qp_params_default(&fc.qp); /* timeout 14: 67 ms */
-	fc.start_ps = SIM_PS_PER_S / 1000;
-	flow = sim_workload_add_flow(w, a, b, &fc);
-	ck_assert_ptr_nonnull(flow);
+	flow = sr_write_flow(s, 10000000000ull, 65536, 8, &w, &a, &b);
 	sim_at(s, 20 * SIM_PS_PER_S / 1000, stall_every_50ms, b);
 	sim_run(s, 400 * SIM_PS_PER_S / 1000);
 	st = sim_flow_stats(flow);
@@ -567,33 +579,13 @@ END_TEST
 START_TEST(test_sr_spurious_timeout_no_cascade)
 {
 	struct sim *s = sim_create(73);
-	struct ur_dev_config cfg;
-	struct sim_link_cfg link;
-	struct sim_flow_cfg fc = {0};
 	struct sim_workload *w;
 	struct sim_node *a, *b;
 	struct sim_flow *flow;
 	const struct sim_flow_stats *st;
 	uint64_t *ctr, *ctr_b;
 
-	ur_dev_config_default(&cfg);
-	cfg.retx_mode = UR_RETX_SR;
-	fx_default_link(&link);
-	link.rate_bps = 10000000000ull;
-	link.prop_ps = 10 * SIM_PS_PER_US;
-	a = sim_add_node(s, &cfg, &link, &link, NULL);
-	b = sim_add_node(s, &cfg, &link, &link, NULL);
-	w = sim_workload_create(s);
-	fc.qp_type = UR_QPT_RC;
-	fc.opcode = UR_WR_RDMA_WRITE;
-	fc.msg_size = 65536;
-	fc.messages = 1000000;
-	fc.depth = 8;
-	fc.verify = true;
-	sim_qp_params_default(&fc.qp); /* timeout 14: 67 ms */
-	fc.start_ps = SIM_PS_PER_S / 1000;
-	flow = sim_workload_add_flow(w, a, b, &fc);
-	ck_assert_ptr_nonnull(flow);
+	flow = sr_write_flow(s, 10000000000ull, 65536, 8, &w, &a, &b);
 	sim_run(s, 20 * SIM_PS_PER_S / 1000);
 	sim_node_stall(b, sim_now(s) + 20 * SIM_PS_PER_S / 1000);
 	sim_run(s, 60 * SIM_PS_PER_S / 1000);
@@ -624,9 +616,6 @@ END_TEST
 START_TEST(test_sr_stalls_teach_the_rto)
 {
 	struct sim *s = sim_create(74);
-	struct ur_dev_config cfg;
-	struct sim_link_cfg link;
-	struct sim_flow_cfg fc = {0};
 	struct sim_workload *w;
 	struct sim_node *a, *b;
 	struct sim_flow *flow;
@@ -634,24 +623,7 @@ START_TEST(test_sr_stalls_teach_the_rto)
 	uint64_t *ctr;
 	bool sender_first = _i == 1;
 
-	ur_dev_config_default(&cfg);
-	cfg.retx_mode = UR_RETX_SR;
-	fx_default_link(&link);
-	link.rate_bps = 1000000000ull;
-	link.prop_ps = 10 * SIM_PS_PER_US;
-	a = sim_add_node(s, &cfg, &link, &link, NULL);
-	b = sim_add_node(s, &cfg, &link, &link, NULL);
-	w = sim_workload_create(s);
-	fc.qp_type = UR_QPT_RC;
-	fc.opcode = UR_WR_RDMA_WRITE;
-	fc.msg_size = 16384; /* 4 packets in flight: RTO_high, 1 ms */
-	fc.messages = 1000000;
-	fc.depth = 1;
-	fc.verify = true;
-	sim_qp_params_default(&fc.qp); /* timeout 14: 67 ms */
-	fc.start_ps = SIM_PS_PER_S / 1000;
-	flow = sim_workload_add_flow(w, a, b, &fc);
-	ck_assert_ptr_nonnull(flow);
+	flow = sr_write_flow(s, 1000000000ull, 16384 /* 4 packets in flight: RTO_high, 1 ms */, 1, &w, &a, &b);
 	sim_run(s, 20 * SIM_PS_PER_S / 1000);
 	if (sender_first) {
 		sim_node_stall(a, sim_now(s) + 4 * SIM_PS_PER_S / 1000);
