@@ -159,9 +159,22 @@ void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
 	}
 	qp = ur_dev_find_qp(dev, ur_get_be32(m->dqpn) & UR_PSN_MASK);
 	st = qp ? qp_state(qp) : UR_QPS_RESET;
-	/* only the connected peer, only a device that runs SR, only RTR/RTS */
-	if (!qp || !qp->sr || (st != UR_QPS_RTR && st != UR_QPS_RTS) ||
-	    (ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num ||
+	/* a QP that does not run SR does not speak this protocol, as a
+	 * RoCE NIC would not; then only RTR/RTS (a peer faster to RTS than we
+	 * are to RTR asks again), only the connected peer */
+	if (!qp) {
+		ur_count(dev, UR_CTR_rx_drop_unknown_qp);
+		return;
+	}
+	if (!qp->sr) {
+		ur_count(dev, UR_CTR_rx_drop_not_roce);
+		return;
+	}
+	if (st != UR_QPS_RTR && st != UR_QPS_RTS) {
+		ur_count(dev, UR_CTR_rx_drop_bad_qp_state);
+		return;
+	}
+	if ((ur_get_be32(m->sqpn) & UR_PSN_MASK) != qp->attr.dest_qp_num ||
 	    !ur_qp_from_peer(qp, pkt)) {
 		ur_count(dev, UR_CTR_rx_drop_wrong_peer);
 		return;
