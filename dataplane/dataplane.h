@@ -79,6 +79,9 @@ bool uroce_dp_loop_pending(const struct uroce_dp *dp);
 /* Whether the port's link is up: false only for a memif client whose
  * server is gone (the device daemon's attachment, until it reconnects). */
 bool uroce_dp_link_up(const struct uroce_dp *dp);
+/* The device's port went down or came back (provider/daemon_link.c): while
+ * down, not even frames between the device's own QPs flow. */
+void uroce_dp_set_port_down(struct uroce_dp *dp, bool down);
 /* A memif client's last try found nobody listening (no socket, or refused). */
 bool uroce_dp_peer_absent(const struct uroce_dp *dp);
 

@@ -61,6 +61,7 @@ struct uroce_dp {
 	struct dp_afp_tx afp_tx; /* af_packet: our own socket and ring to transmit (afp_tx.c) */
 	struct dp_memif memif;  /* memif: our own end of the link (memif.h) */
 	bool memif_direct;      /* frames are built in memif's ring (uroce_dp_tx_get) */
+	bool port_down;         /* the device's port is down (its daemon gone): nothing flows */
 	uint64_t last_rx_ns;    /* memif: when frames last came (uroce_dp_arm_wakeup) */
 	bool steered;           /* a steering filter is on wait_fd (steer.c) */
 	bool warm;              /* the rings' pages were touched (warm.c) */

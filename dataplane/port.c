@@ -601,8 +601,9 @@ static enum dp_counter loop_result(int err)
 
 /*
  * A frame to our own MAC: another process's QP gets it through that
- * process's socket (peer_loop.h), ours join the loopback ring. m holds the
- * frame, or is NULL (memif's ring): then it is copied if it stays here.
+ * process's socket (peer_loop.h), ours join the loopback ring; none while
+ * the port is down. m holds the frame, or is NULL (memif's ring): then it
+ * is copied if it stays here.
  */
 static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, struct rte_mbuf *m)
 {
@@ -610,7 +611,7 @@ static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, stru
 
 	/* a port down carries nothing, not even between the device's own QPs
 	 * (RC recovers as after a link flap once the daemon is back) */
-	if (!uroce_dp_link_up(dp)) {
+	if (dp->port_down) {
 		dp_count(dp, DP_CTR_dp_tx_loopback_link_down);
 		if (m)
 			rte_pktmbuf_free(m);
@@ -968,6 +969,11 @@ bool uroce_dp_loop_pending(const struct uroce_dp *dp)
 bool uroce_dp_link_up(const struct uroce_dp *dp)
 {
 	return dp->kind != DP_PORT_MEMIF || dp->memif.server || dp->memif.connected;
+}
+
+void uroce_dp_set_port_down(struct uroce_dp *dp, bool down)
+{
+	dp->port_down = down;
 }
 
 bool uroce_dp_peer_absent(const struct uroce_dp *dp)

@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 
+#include "rdmacm.h"
 #include "uroce.h"
 
 /* How long nobody may listen before the device is gone: the design's 5 s.
@@ -39,6 +40,7 @@ void uroce_daemon_link_init(struct uroce_nic *nic)
 {
 	uroce_link_init(&nic->ctxs);
 	nic->port_up = !attached_via_daemon(nic) || uroce_dp_link_up(nic->dp);
+	uroce_dp_set_port_down(nic->dp, !nic->port_up);
 	nic->absent_since = 0;
 }
 
@@ -187,6 +189,7 @@ static void go_fatal(struct uroce_nic *nic, uint64_t now)
 		verbs_set_ops(&c->vctx, &dead_ops);
 	}
 	raise_all(nic, IBV_EVENT_DEVICE_FATAL);
+	urcm_kick(); /* rdma_cm tells the ids on this device (rdmacm_gsi.c) */
 	uroce_log(nic, 0, "no device daemon for %llu s: device fatal, %u QPs flushed",
 		  FATAL_AFTER_NS / 1000000000ull, nqp);
 }
@@ -200,6 +203,7 @@ void uroce_daemon_link_watch(struct uroce_nic *nic, uint64_t now)
 	up = uroce_dp_link_up(nic->dp);
 	if (up != nic->port_up) {
 		nic->port_up = up;
+		uroce_dp_set_port_down(nic->dp, !up);
 		raise_all(nic, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
 		uroce_log(nic, 1, "device daemon %s",
 			  up ? "attached again: port active" : "gone: port down");

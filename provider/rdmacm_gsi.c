@@ -475,27 +475,21 @@ static void run_timers(uint64_t now, uint64_t *next)
 #define URCM_POLL_MAX 64
 
 /*
- * The device died under us (IBV_EVENT_DEVICE_FATAL on our own context:
- * its daemon is gone for good): every id on it hears
+ * The device died under us (daemon_link.c went fatal: its daemon is gone
+ * for good, and it kicks us): every id on it hears
  * RDMA_CM_EVENT_DEVICE_REMOVAL once, as the kernel's CM tells the ids of
  * a device being removed; the program is to destroy them. Ids bound to
- * the wildcard are not on any one device and hear nothing.
+ * the wildcard are not on any one device and hear nothing. The device's
+ * async events are the application's: librdmacm never reads them.
  */
-static void on_async(struct urcm_dev *dev)
+static void tell_removal(struct urcm_dev *dev)
 {
-	struct ibv_async_event ev;
-
-	if (ibv_get_async_event(dev->verbs, &ev))
+	if (dev->removed || !atomic_load(&to_unic(dev->verbs)->fatal))
 		return;
-	if (ev.event_type == IBV_EVENT_DEVICE_FATAL && !dev->removed) {
-		dev->removed = true;
-		for (struct urcm_id *id = urcm_ids(); id; id = id->next)
-			if (id->dev == dev && !id->removal_told) {
-				id->removal_told = true;
-				urcm_event(id, RDMA_CM_EVENT_DEVICE_REMOVAL, 0);
-			}
-	}
-	ibv_ack_async_event(&ev);
+	dev->removed = true;
+	for (struct urcm_id *id = urcm_ids(); id; id = id->next)
+		if (id->dev == dev && !id->removal_told)
+			id->removal_told = urcm_event(id, RDMA_CM_EVENT_DEVICE_REMOVAL, 0) != NULL;
 }
 
 static void *cm_thread(void *arg)
@@ -504,7 +498,7 @@ static void *cm_thread(void *arg)
 	for (;;) {
 		struct pollfd p[URCM_POLL_MAX];
 		struct urcm_dev *of[URCM_POLL_MAX];
-		enum { CQ, ROUTE, ASYNC } kind[URCM_POLL_MAX];
+		bool is_cq[URCM_POLL_MAX];
 		unsigned n = 1, k;
 		uint64_t now, next, v;
 		int timeout;
@@ -513,23 +507,19 @@ static void *cm_thread(void *arg)
 		pthread_mutex_lock(&urcm_lock);
 		now = urcm_now();
 		for (struct urcm_dev *d = devs; d && n < URCM_POLL_MAX; d = d->next) {
-			if (!d->removed) {
-				of[n] = d;
-				kind[n] = ASYNC;
-				p[n++] = (struct pollfd){.fd = d->verbs->async_fd, .events = POLLIN};
-			}
-			if (!d->gsi || n == URCM_POLL_MAX)
+			tell_removal(d);
+			if (!d->gsi)
 				continue;
 			drain(d);
 			ibv_req_notify_cq(d->cq, 0);
 			drain(d); /* what came before the arm raises no event */
 			of[n] = d;
-			kind[n] = CQ;
+			is_cq[n] = true;
 			p[n++] = (struct pollfd){.fd = d->chan->fd, .events = POLLIN};
 			/* and what the device's other programs pass on to us */
 			k = urcm_route_fds(d, p + n, of + n, URCM_POLL_MAX - n);
 			for (unsigned i = n; i < n + k; i++)
-				kind[i] = ROUTE;
+				is_cq[i] = false;
 			n += k;
 		}
 		run_timers(now, &next);
@@ -548,11 +538,7 @@ static void *cm_thread(void *arg)
 
 			if (!(p[i].revents & POLLIN))
 				continue;
-			if (kind[i] == ASYNC) {
-				pthread_mutex_lock(&urcm_lock);
-				on_async(of[i]);
-				pthread_mutex_unlock(&urcm_lock);
-			} else if (kind[i] == ROUTE) {
+			if (!is_cq[i]) {
 				pthread_mutex_lock(&urcm_lock);
 				urcm_route_rx(of[i], p[i].fd, on_passed_mad);
 				pthread_mutex_unlock(&urcm_lock);

@@ -267,11 +267,23 @@ static void live_down(void)
 	   ns_a, uroce_path, ns_b, uroce_path, ns_a, ns_b, if_a);
 }
 
+/* Pairs left by runs that were killed (SIGKILL runs no cleanup): their
+ * namespaces, and the device daemons in them, go when their process has. */
+static void remove_orphans(void)
+{
+	sh("for ns in $(ip netns list | sed -n 's/^urcmp\\([0-9]*\\)-a\\( .*\\)\\{0,1\\}$/\\1/p'); do "
+	   "[ -d /proc/$ns ] && continue; "
+	   "for s in a b; do ip netns exec urcmp$ns-$s '%s' link del uroce0 >/dev/null 2>&1; "
+	   "ip netns del urcmp$ns-$s 2>/dev/null; done; done; true",
+	   uroce_path);
+}
+
 static int live_up(const struct compare_opts *o)
 {
 	unsigned long long mtu = (unsigned long long)o->live_mtu;
 
 	live_names();
+	remove_orphans();
 	live_down();
 	return sh("ip netns add %s && ip netns add %s && "
 		  "ip link add %s type veth peer name %s && "

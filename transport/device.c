@@ -188,7 +188,11 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 
 		if (t->kind >= UR_ARRAY_SIZE(timer_kinds) || !timer_kinds[t->kind].fire)
 			continue;
-		ur_win_max_note(&dev->late, now - t->expires, now, UR_DEV_LATE_PERIOD_NS);
+		/* Only SR's timeout measures lateness: it is always armed ahead
+		 * (others may be armed for a moment already past) and runs
+		 * while packets are out, the host busy. */
+		if (t->kind == UR_TIMER_SR_RTO && now - t->expires <= UR_DEV_LATE_MAX_NS)
+			ur_win_max_note(&dev->late, now - t->expires, now, UR_DEV_LATE_PERIOD_NS);
 		qp = timer_qp(t);
 		timer_kinds[t->kind].fire(qp, now);
 		ur_dev_account(dev, qp); /* a retry may have gone back */

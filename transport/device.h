@@ -45,7 +45,7 @@ struct ur_dev {
 	_Atomic(struct ur_qp *) db_head;
 
 	uint64_t now; /* time of the call in progress */
-	/* How late timers fired: how long this host left the engine
+	/* How late SR timeouts fired: how long this host left the engine
 	 * unscheduled, which its peers' hosts may well do too (sr.c) */
 	struct ur_win_max late;
 	/* the shortest ACK timeout any QP has had (0: none), see ur_dev_quiet_ns() */
@@ -63,12 +63,13 @@ static inline struct ur_srq *ur_dev_find_srq(const struct ur_dev *dev, uint32_t 
 }
 
 #define UR_DEV_LATE_PERIOD_NS 10000000000ull
+#define UR_DEV_LATE_MAX_NS 1000000000ull /* later: a process stopped, not a busy host */
 
-/* The latest a timer fired in the last 10-20 s (0 in the simulator, but
- * for a node it stalls). */
-static inline uint64_t ur_dev_late_max(const struct ur_dev *dev)
+/* How late a selective-repeat timeout fired in the last 10-20 s (0 in the
+ * simulator, but for a node it stalls). */
+static inline uint64_t ur_dev_late_max(const struct ur_dev *dev, uint64_t now)
 {
-	return ur_win_max_get(&dev->late);
+	return ur_win_max_get(&dev->late, now, UR_DEV_LATE_PERIOD_NS);
 }
 
 static inline void ur_count(struct ur_dev *dev, enum ur_counter c)

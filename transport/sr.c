@@ -340,6 +340,29 @@ static bool rto_resend_ambiguous(uint8_t f, bool orig_above)
 
 static void note_wait(struct ur_sr *sr, uint64_t ns, uint64_t now);
 
+/*
+ * Whether the answer to a PSN a timeout sent again (or queued) proves the
+ * timeout early, its wait then being what the next one must wait through
+ * (RFC 4015 reacts only to a timeout proved spurious). Proof: the resend
+ * never left; or the answer came sooner than any round trip after it, or
+ * so long after it that the peer must have been silent (not scheduled),
+ * with originals above it answered too. An answer one round trip after
+ * the resend is most likely the resend's: an ACK lost, a timeout that had
+ * to fire; taking its wait would double the RTO at every lost ACK.
+ */
+static bool timeout_was_early(const struct ur_sr *sr, uint32_t psn, uint8_t f, bool orig_above,
+			      uint64_t now)
+{
+	uint64_t since = now - sr->txtime[psn & sr->mask];
+
+	if (!sr->backoff || now <= sr->stall_from_ns)
+		return false;
+	if (f & UR_SR_QUEUED)
+		return true;
+	return orig_above && ((sr->rack.min_rtt_ns && since < sr->rack.min_rtt_ns) ||
+			      (sr->srtt_ns && since > sr->srtt_ns + 4 * sr->rttvar_ns));
+}
+
 static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
@@ -359,9 +382,7 @@ static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t n
 		/* (a PSN SACKed before was delivered then) */
 		if (f & UR_SR_SACKED)
 			continue;
-		/* a timeout too short (its resend sent or still queued): how
-		 * long the answer took is what the next one must wait through */
-		if ((f & UR_SR_RTO) && i < top && sr->backoff && now > sr->stall_from_ns)
+		if ((f & UR_SR_RTO) && timeout_was_early(sr, psn, f, i < top, now))
 			note_wait(sr, now - sr->stall_from_ns, now);
 		if (rto_resend_ambiguous(f, i < top))
 			ur_count(qp->dev, UR_CTR_sr_spurious_retx);
@@ -627,7 +648,9 @@ static uint64_t rto_ns(const struct ur_qp *qp, uint32_t inflight)
 	const struct ur_sr *sr = qp->sr;
 	const struct ur_dev_config *c = &qp->dev->cfg;
 	uint64_t rto = inflight < c->sr_low_inflight ? c->sr_rto_low_ns : c->sr_rto_high_ns;
-	uint64_t wait = UR_MAX(ur_win_max_get(&sr->wait_max), ur_dev_late_max(qp->dev));
+	uint64_t now = qp->dev->now;
+	uint64_t wait = UR_MAX(ur_win_max_get(&sr->wait_max, now, UR_SR_WAIT_PERIOD_NS),
+			       ur_dev_late_max(qp->dev, now));
 
 	if (sr->srtt_ns)
 		rto = UR_MAX(rto, sr->srtt_ns + 4 * sr->rttvar_ns);
@@ -638,7 +661,8 @@ static uint64_t rto_ns(const struct ur_qp *qp, uint32_t inflight)
 /* A wait for an answer measured: the RTO floor keeps the longest for 10-20 s. */
 static void note_wait(struct ur_sr *sr, uint64_t ns, uint64_t now)
 {
-	ur_win_max_note(&sr->wait_max, ns, now, UR_SR_WAIT_PERIOD_NS);
+	if (ns <= UR_SR_RTO_MAX_NS) /* longer: a process stopped, not a path */
+		ur_win_max_note(&sr->wait_max, ns, now, UR_SR_WAIT_PERIOD_NS);
 }
 
 static void arm_rto(struct ur_qp *qp)

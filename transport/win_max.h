@@ -23,8 +23,15 @@ static inline void ur_win_max_note(struct ur_win_max *w, uint64_t v, uint64_t no
 		w->max[0] = v;
 }
 
-static inline uint64_t ur_win_max_get(const struct ur_win_max *w)
+/* The largest of the last one to two periods at `now` (0 after two idle ones). */
+static inline uint64_t ur_win_max_get(const struct ur_win_max *w, uint64_t now, uint64_t period)
 {
+	uint64_t age = now > w->start ? now - w->start : 0;
+
+	if (age >= 2 * period)
+		return 0;
+	if (age >= period)
+		return w->max[0]; /* this period's is the last one's by now */
 	return w->max[0] > w->max[1] ? w->max[0] : w->max[1];
 }
 
