@@ -10,7 +10,7 @@
 /* Dataplane counters: one X-macro list for the enum and the names. */
 #define DP_COUNTERS(X)                                                                             \
 	X(dp_rx_frames, "frames read from the port")                                               \
-	X(dp_rx_ring_drops, "frames the kernel dropped on our full receive ring (af_packet)")      \
+	X(dp_rx_ring_drops, "frames the kernel dropped on our full receive ring (af_packet, AF_XDP)") \
 	X(dp_rx_not_for_us, "frames for another MAC address")                                      \
 	X(dp_rx_other, "frames that are neither RoCE nor ARP/ND (left to the kernel)")             \
 	X(dp_rx_arp, "ARP frames handled")                                                         \
