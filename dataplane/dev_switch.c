@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "dp_internal.h"
+#include "netem.h"
 
 #define SW_MAX_ATTACH 64
 #define SW_BLOCKS 4096 /* QP number blocks (provider/shared.h, checked in tools/uroced.c) */
@@ -38,6 +39,10 @@
 #define SW_NO_OWNER_NS 1000000ull /* how long a block found without a holder stays so */
 #define SW_WIRE_HEADROOM 32 /* port slots programs leave to the daemon's own frames */
 #define SW_ACCEPT_BACKOFF_US 100000 /* after accept failed (no fds, no memory) */
+/* A program's ring this full marks CE on the RoCE frames put in it: 1/4, so
+ * the senders hear of it (CNP, DCQCN) while 3/4 of the ring still absorbs
+ * what they sent meanwhile */
+#define SW_ECN_DEPTH_DIV 4
 
 struct sw_attach {
 	struct dp_memif m;
@@ -78,6 +83,9 @@ struct uroce_switch {
 	atomic_uint nprograms; /* attached or handed over: the greeter refuses beyond */
 	struct sw_attach att[SW_MAX_ATTACH];
 	unsigned first; /* the attachment that goes first on the port this pass */
+	/* the last pass took a full burst from the port: frames wait in its
+	 * receive ring, whose depth the PMDs do not tell */
+	bool port_backlog;
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 };
@@ -117,6 +125,18 @@ static void to_program(struct uroce_switch *sw, struct sw_attach *a, const uint8
 	buf = dp_memif_tx_reserve(&a->m, len, &cap);
 	if (buf) {
 		memcpy(buf, f, len);
+		/*
+		 * A queue building up marks CE as a RoCE switch's does: the
+		 * receiving program's QPs send CNPs and DCQCN slows their
+		 * senders. Without it nothing slowed them but drops: a program
+		 * or this switch short of CPU overflowed, go-back-N resent whole
+		 * windows at line rate into the same queues, and over AF_XDP and
+		 * tap a third of the frames were lost and QPs ran out of retries
+		 * (docs/daemon.md "Port kinds tested").
+		 */
+		if (keep && (sw->port_backlog || a->m.ring_size - dp_memif_tx_space(&a->m) >=
+							 a->m.ring_size / SW_ECN_DEPTH_DIV))
+			sw->ctr[DP_CTR_dp_switch_ce_marked] += netem_mark_ce(buf, len);
 		dp_memif_tx_commit(&a->m, len);
 		a->out = true;
 		return;
@@ -386,6 +406,7 @@ unsigned uroce_switch_pass(struct uroce_switch *sw, uint64_t now)
 	sw->now = now;
 	upkeep(sw, now);
 	moved = uroce_dp_rx(sw->wire, from_wire, sw, DP_BURST, now);
+	sw->port_backlog = moved >= DP_BURST;
 	/* programs take turns first on the port, so none can starve the rest */
 	for (unsigned k = 0; k < SW_MAX_ATTACH && !port_full; k++) {
 		struct sw_attach *a = &sw->att[(sw->first + k) % SW_MAX_ATTACH];

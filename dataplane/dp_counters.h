@@ -10,7 +10,7 @@
 /* Dataplane counters: one X-macro list for the enum and the names. */
 #define DP_COUNTERS(X)                                                                             \
 	X(dp_rx_frames, "frames read from the port")                                               \
-	X(dp_rx_ring_drops, "frames the kernel dropped on our full receive ring (af_packet)")      \
+	X(dp_rx_ring_drops, "frames the kernel dropped on our full receive ring (af_packet, AF_XDP)") \
 	X(dp_rx_not_for_us, "frames for another MAC address")                                      \
 	X(dp_rx_other, "frames that are neither RoCE nor ARP/ND (left to the kernel)")             \
 	X(dp_rx_arp, "ARP frames handled")                                                         \
@@ -37,7 +37,8 @@
 	X(dp_memif_bad_desc, "memif descriptors from the peer that point outside its memory")     \
 	X(dp_switch_no_owner, "device daemon: wire frames for QP numbers no attached program holds") \
 	X(dp_switch_full, "device daemon: frames dropped, the receiving program's ring was full") \
-	X(dp_tx_loopback_link_down, "frames to our own MAC dropped: the port was down (daemon gone)")
+	X(dp_tx_loopback_link_down, "frames to our own MAC dropped: the port was down (daemon gone)") \
+	X(dp_switch_ce_marked, "device daemon: RoCE frames CE-marked, a program's ring or the port's backing up")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/if_packet.h>
+#include <linux/if_xdp.h>
 
 #include <rte_bus_vdev.h>
 #include <rte_dev.h>
@@ -358,8 +359,10 @@ static int open_dpdk_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg
 	 * looked for any earlier, the switch found none and napped, polling */
 	if (!strcmp(cfg->port, "tap"))
 		dp->wait_fd = find_new_tun(before);
-	if (!strcmp(cfg->port, "af_xdp"))
+	if (!strcmp(cfg->port, "af_xdp")) {
 		dp->wait_fd = find_new_socket(before, 44 /* AF_XDP */);
+		dp->xsk = dp->wait_fd >= 0;
+	}
 	return 0;
 }
 
@@ -934,6 +937,21 @@ void uroce_dp_housekeeping(struct uroce_dp *dp)
 	if (dp->kind == DP_PORT_AFP &&
 	    !getsockopt(dp->afp.fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
 		dp->ctr[DP_CTR_dp_rx_ring_drops] += st.tp_drops;
+	/* and an AF_XDP socket's: its receive ring full, or no free buffer
+	 * for a frame. The PMD's rte_eth_stats imissed has only the latter,
+	 * and the former is where sharedport's frames were lost over AF_XDP
+	 * (the veth's RX dropped, nothing else): counted, not guessed at */
+	if (dp->xsk) {
+		struct xdp_statistics xs;
+		socklen_t xl = sizeof(xs);
+
+		if (!getsockopt(dp->wait_fd, SOL_XDP, XDP_STATISTICS, &xs, &xl)) {
+			uint64_t drops = xs.rx_dropped + xs.rx_ring_full;
+
+			dp->ctr[DP_CTR_dp_rx_ring_drops] += drops - dp->xsk_drops;
+			dp->xsk_drops = drops;
+		}
+	}
 	dp->ctr[DP_CTR_dp_memif_bad_desc] += dp->memif.bad_desc;
 	dp->memif.bad_desc = 0;
 }
