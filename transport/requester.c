@@ -708,6 +708,35 @@ void ur_req_rewind(struct ur_qp *qp, uint32_t psn)
 	ur_dev_schedule(qp->dev, qp);
 }
 
+/*
+ * What a timeout sends again, the IBTA ACK timeout's and selective repeat's
+ * alike: not what the responder has; a READ (rd: one still missing
+ * responses, ur_req_sr_read_waiting) is asked for again alone, even when
+ * ACKs went past it, atomics from there on, as in go-back-N.
+ */
+static void resend_after_timeout(struct ur_qp *qp, struct ur_send_wqe *rd, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+
+	if (rd && rd->opcode != UR_WR_RDMA_READ && ur_psn_lt(rd->first_psn, rq->una)) {
+		/* an atomic that ACKs went past (behind a READ asked again) */
+		ur_req_rewind(qp, rd->first_psn);
+	} else if (rd && rd->opcode == UR_WR_RDMA_READ && rd->sr &&
+		   ur_psn_le(rd->resp_psn, rq->una)) {
+		ur_req_read_missing(qp, ur_psn_add(rq->psn, UR_PSN_MASK), false, now);
+		if (ur_psn_lt(rq->una, rq->psn) && !ur_req_psn_is_rd_atomic(qp, rq->una) &&
+		    !ur_req_psn_is_gbn(qp, rq->una))
+			qp->rtx->resend_missing(qp);
+	} else if (ur_req_psn_is_rd_atomic(qp, rq->una) || ur_req_psn_is_gbn(qp, rq->una) ||
+		   !qp->rtx->resend_missing(qp)) {
+		/* a READ or atomic, or a message that began before the
+		 * agreement (go-back-N framing: its responder drops every
+		 * packet after a hole, C9-112, and NAKs once; resending only
+		 * the oldest PSN would recover one packet per timeout) */
+		ur_req_rewind(qp, rq->una);
+	}
+}
+
 /* The local ACK timeout (9.7.6.1.2): retry from the oldest unacknowledged PSN. */
 void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 {
@@ -748,21 +777,7 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 		   qp->qpn, rq->una, rq->psn, rq->retry_left,
 		   qp->rtx->retry_note);
 	rq->progress_ns = now;
-	/* a retry need not resend what the responder has; a READ is asked for
-	 * again alone (even when ACKs went past it), atomics from there on, as
-	 * in go-back-N */
-	if (rd && rd->opcode != UR_WR_RDMA_READ && ur_psn_lt(rd->first_psn, rq->una)) {
-		/* an atomic that ACKs went past (behind a READ asked again) */
-		ur_req_rewind(qp, rd->first_psn);
-	} else if (rd && rd->opcode == UR_WR_RDMA_READ && rd->sr &&
-		   ur_psn_le(rd->resp_psn, rq->una)) {
-		ur_req_read_missing(qp, ur_psn_add(rq->psn, UR_PSN_MASK), false, now);
-		if (ur_psn_lt(rq->una, rq->psn) && !ur_req_psn_is_rd_atomic(qp, rq->una) &&
-		    !ur_req_psn_is_gbn(qp, rq->una))
-			qp->rtx->resend_missing(qp);
-	} else if (ur_req_psn_is_rd_atomic(qp, rq->una) || ur_req_psn_is_gbn(qp, rq->una) ||
-		   !qp->rtx->resend_missing(qp))
-		ur_req_rewind(qp, rq->una);
+	resend_after_timeout(qp, rd, now);
 	ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);
 }
 
@@ -783,29 +798,14 @@ void ur_req_sr_rto_timer(struct ur_qp *qp, uint64_t now)
 	if (!ur_sr_rto_due(qp, now, inflight))
 		return;
 	/*
-	 * A READ or atomic waiting for its responses is left to the IBTA ACK
-	 * timeout, as in go-back-N: asking again early on a busy host mostly
-	 * sends duplicates, and a stale duplicate costs the responder a replay.
+	 * What the IBTA timeout would resend, without using up a retry: a
+	 * READ or atomic response lost at the tail waited 67 ms for it,
+	 * and at 5% loss QPs spent half their time so. The RTO has learned
+	 * how long this host's answers can take (sr.c), so asking again now
+	 * rarely asks for what is on its way.
 	 */
-	if (ur_req_psn_is_rd_atomic(qp, rq->una)) {
-		ur_sr_rto_defer(qp, now, inflight);
-		return;
-	}
 	ur_count(qp->dev, UR_CTR_sr_timeouts);
-	if (ur_req_psn_is_gbn(qp, rq->una)) {
-		/*
-		 * A message that began before the agreement keeps go-back-N
-		 * framing, and its responder drops every packet after a hole
-		 * (C9-112) and NAKs once: with that NAK lost, resending only
-		 * the oldest PSN would recover one packet per timeout. Go back
-		 * to it instead, as the IBTA timeout would.
-		 */
-		ur_req_rewind(qp, rq->una);
-	} else {
-		/* (a timed packet resent now stops being timed in ur_sr_sent; one
-		 * that is not keeps its sample, which is how a stall gets measured) */
-		ur_sr_retry(qp);
-	}
+	resend_after_timeout(qp, ur_req_sr_read_waiting(qp), now);
 	ur_sr_rto_backoff(qp, now, inflight);
 }
 
