@@ -69,6 +69,36 @@ static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
 	qp->rtx->progress(qp, now);
 }
 
+/*
+ * The PSNs of WQEs that completed were answered, whatever came of the
+ * acknowledgements: the oldest unacknowledged PSN never lies below the
+ * oldest WQE still to complete. A 5% soak (selective repeat, 2026-12-02)
+ * left a QP's oldest PSN on a READ that had completed: its timeouts sent
+ * that READ again and again, the responder answered with a response the
+ * completer rightly took for a duplicate, and no answer ever covered the
+ * WRITE after it: RETRY_EXC_ERR after 7 retries with nothing lost for good.
+ */
+bool ur_comp_una_catch_up(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_requester *rq = &qp->req;
+	uint32_t upto;
+
+	if (rq->comp == sq_prod(qp)) {
+		upto = rq->psn; /* every WQE sent has completed */
+	} else {
+		const struct ur_send_wqe *w = sq_wqe(qp, rq->comp);
+
+		if (w->state == UR_WQE_POSTED || w->state == UR_WQE_DONE)
+			return false;
+		upto = w->first_psn;
+	}
+	if (!ur_psn_lt(rq->una, upto) || ur_psn_lt(rq->psn, upto))
+		return false;
+	ur_count(qp->dev, UR_CTR_una_caught_up);
+	advance_una(qp, upto, now);
+	return true;
+}
+
 /* A READ sent under selective repeat: its missing responses are asked for alone. */
 static bool sr_read(const struct ur_send_wqe *w)
 {

@@ -755,6 +755,10 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 		ur_timer_arm(&qp->dev->timers, &rq->retx, deadline);
 		return;
 	}
+	if (ur_comp_una_catch_up(qp, now)) {
+		ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);
+		return;
+	}
 	ur_count(qp->dev, UR_CTR_local_ack_timeout_err);
 	if (!rq->retry_left) {
 		struct ur_send_wqe *w = sq_wqe(qp, rq->comp);
@@ -797,6 +801,10 @@ void ur_req_sr_rto_timer(struct ur_qp *qp, uint64_t now)
 		return;
 	if (!ur_sr_rto_due(qp, now, inflight))
 		return;
+	if (ur_comp_una_catch_up(qp, now)) {
+		ur_sr_rto_defer(qp, now, inflight);
+		return;
+	}
 	/*
 	 * What the IBTA timeout would resend, without using up a retry: a
 	 * READ or atomic response lost at the tail waited 67 ms for it,
