@@ -622,8 +622,9 @@ bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn)
  * Then twice the longest wait for an answer seen in the last 10-20 s: a
  * round trip, the time an answer took after a timeout proved early
  * (timeout_was_early; RFC 4015's Eifel response adapts the RTO after one),
- * or how late this host ran its SR timeout. A software host stops answering for milliseconds when
- * a thread is not scheduled, every second or two even with no other load:
+ * or how late this host ran its SR timeout. A software host stops
+ * answering for milliseconds when a thread is not scheduled, every second
+ * or two even with no other load:
  * two ib_write_bw on two cores waited 1.2-9.3 ms for answers against an
  * SRTT of 125 us, and RTTVAR forgets such a stall within a few round trips,
  * so each stall cost a timeout that only resent what was still on its way
