@@ -72,29 +72,41 @@ static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
 /*
  * The PSNs of WQEs that completed were answered, whatever came of the
  * acknowledgements: the oldest unacknowledged PSN never lies below the
- * oldest WQE still to complete. A 5% soak (selective repeat, 2026-12-02)
- * left a QP's oldest PSN on a READ that had completed: its timeouts sent
- * that READ again and again, the responder answered with a response the
- * completer rightly took for a duplicate, and no answer ever covered the
- * WRITE after it: RETRY_EXC_ERR after 7 retries with nothing lost for good.
+ * oldest WQE still to complete (or, when that one is still to be sent,
+ * below the next PSN). Selective repeat can break this: a READ or atomic
+ * asked again takes the oldest PSN back to it while a younger READ is
+ * already done; once its answer comes the oldest PSN stands on the done
+ * READ, which no timeout can send again. A 5% soak (2026-12-02) lost a QP
+ * so: the WRITE after the READ lost its ACKs and its retries resent nothing
+ * (test_sr_una_never_on_a_done_read). Returns where the oldest PSN belongs,
+ * or false when it is right.
  */
-bool ur_comp_una_catch_up(struct ur_qp *qp, uint64_t now)
+static bool una_behind_done(struct ur_qp *qp, uint32_t *upto)
 {
-	struct ur_requester *rq = &qp->req;
+	const struct ur_requester *rq = &qp->req;
+	const struct ur_send_wqe *w = rq->comp == sq_prod(qp) ? NULL : sq_wqe(qp, rq->comp);
+
+	if (w && w->state == UR_WQE_DONE)
+		return false; /* not retired yet: look again later */
+	*upto = !w || w->state == UR_WQE_POSTED ? rq->psn : w->first_psn;
+	return ur_psn_lt(rq->una, *upto) && !ur_psn_lt(rq->psn, *upto);
+}
+
+void ur_comp_una_past_done(struct ur_qp *qp, uint64_t now)
+{
 	uint32_t upto;
 
-	if (rq->comp == sq_prod(qp)) {
-		upto = rq->psn; /* every WQE sent has completed */
-	} else {
-		const struct ur_send_wqe *w = sq_wqe(qp, rq->comp);
+	if (una_behind_done(qp, &upto))
+		advance_una(qp, upto, now);
+}
 
-		if (w->state == UR_WQE_POSTED || w->state == UR_WQE_DONE)
-			return false;
-		upto = w->first_psn;
-	}
-	if (!ur_psn_lt(rq->una, upto) || ur_psn_lt(rq->psn, upto))
+bool ur_comp_una_catch_up(struct ur_qp *qp, uint64_t now)
+{
+	uint32_t upto;
+
+	if (!una_behind_done(qp, &upto))
 		return false;
-	ur_count(qp->dev, UR_CTR_una_caught_up);
+	ur_count(qp->dev, UR_CTR_una_caught_up); /* a path above missed it */
 	advance_una(qp, upto, now);
 	return true;
 }
@@ -115,6 +127,7 @@ static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now);
 static void sr_complete_acked(struct ur_qp *qp, uint64_t now)
 {
 	ack_upto(qp, ur_psn_add(qp->req.una, UR_PSN_MASK), now);
+	ur_comp_una_past_done(qp, now);
 }
 
 /* Every request PSN up to and including `psn` was executed (9.7.5.2.1). */

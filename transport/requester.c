@@ -623,6 +623,7 @@ int ur_req_emit(struct ur_qp *qp, uint64_t now, unsigned *budget)
 				rq->off = 0;
 			}
 			rq->wqe++;
+			ur_comp_una_past_done(qp, now);
 			continue;
 		}
 		if (w->state == UR_WQE_POSTED) {

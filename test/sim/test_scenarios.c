@@ -13,6 +13,7 @@
 #include "device.h"
 #include "qp.h" /* white box: READs/atomics outstanding */
 #include "fixture.h"
+#include "psn.h"
 #include "workload.h"
 
 /* ---- workloads: every opcode, lossless and lossy, every byte checked ---- */
@@ -700,7 +701,7 @@ START_TEST(test_sr_lost_acks_keep_the_rto)
 }
 END_TEST
 
-/* A selective-repeat pair, agreed before the test starts (RC, remote write). */
+/* A selective-repeat pair, agreed before the test starts (RC, every remote access). */
 static void fx_init_sr_agreed(struct fx *f, uint64_t seed, const struct sim_link_cfg *link,
 			      const struct sim_qp_params *qp)
 {
@@ -708,7 +709,9 @@ static void fx_init_sr_agreed(struct fx *f, uint64_t seed, const struct sim_link
 
 	ur_dev_config_default(&cfg);
 	cfg.retx_mode = UR_RETX_SR;
-	fx_init_cfg(f, seed, &cfg, link, qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	fx_init_cfg(f, seed, &cfg, link, qp,
+		    UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ |
+			    UR_ACCESS_REMOTE_ATOMIC);
 	sim_node_kick(f->a.node);
 	sim_node_kick(f->b.node);
 	sim_run(f->s, sim_now(f->s) + SIM_PS_PER_S / 1000);
@@ -793,6 +796,84 @@ START_TEST(test_sr_sack_progress_is_an_answer)
 	ck_assert_uint_eq(sim_node_up_stats(f.a.node).dropped, 40);
 	ck_assert_uint_gt(sim_now(f.s) - t0, 3 * (4096ull * 1000 << 8));
 	ck_assert_uint_eq(ctr[UR_CTR_retry_exceeded], 0);
+	fx_fini(&f);
+}
+END_TEST
+
+/*
+ * The 5% soak's lost QP (issue 26), packet by packet. Selective repeat lets
+ * a READ (L) complete while an older READ (R0) misses a response and the
+ * atomic between them (A1) misses its answer; ACKs went past all three.
+ * When A1 is asked again, the oldest unacknowledged PSN goes back to it,
+ * and once A1's answer came it stood on L, done long before: nothing was
+ * left to send for that PSN, so when the ACKs of the WRITE after L (W3)
+ * were lost the timeouts resent nothing and the QP ran out of retries.
+ */
+struct lose_answers {
+	uint32_t r0, a1, w3;     /* PSNs */
+	unsigned r0_lost, a1_lost, w3_acks_lost;
+};
+
+static bool lose_answers(const uint8_t *bth, uint32_t len, void *arg)
+{
+	struct lose_answers *l = arg;
+	uint32_t psn = ur_get_be32(bth + 8) & UR_PSN_MASK;
+
+	(void)len;
+	if (bth[0] >= 0x0d && bth[0] <= 0x10 && psn == ur_psn_add(l->r0, 1) && !l->r0_lost)
+		return ++l->r0_lost;
+	if (bth[0] == 0x12 && psn == l->a1 && !l->a1_lost)
+		return ++l->a1_lost;
+	if (bth[0] == 0x11 && psn == l->w3 && l->w3_acks_lost < 3)
+		return ++l->w3_acks_lost;
+	return false;
+}
+
+START_TEST(test_sr_una_never_on_a_done_read)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct lose_answers lost = {0};
+	struct sim_impair back = {.drop_bth = lose_answers, .drop_arg = &lost};
+	struct ur_cqe c[4];
+	struct fx f;
+	uint64_t orig = 1, counter, *ctr;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.timeout = 10; /* 4.2 ms */
+	fx_init_sr_agreed(&f, 26, &link, &qp);
+	lost.r0 = f.a.qp->req.psn;
+	lost.a1 = ur_psn_add(lost.r0, 2);
+	lost.w3 = ur_psn_add(lost.r0, 4);
+	for (uint32_t i = 0; i < 8192; i++)
+		f.b.buf[i] = (uint8_t)(i * 7 + 1);
+	memset(f.b.buf + 0x3ff00, 0, 8);
+	sim_node_set_impair(f.b.node, &back, NULL);
+	fx_post_send(&f, &f.a, 0, UR_WR_RDMA_READ, 0, 8192, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	fx_post_send(&f, &f.a, 1, UR_WR_ATOMIC_FETCH_AND_ADD, 0x10000, 8,
+		     (uintptr_t)f.b.buf + 0x3ff00, f.b.mr->key, 5, 0);
+	fx_post_send(&f, &f.a, 2, UR_WR_RDMA_READ, 0x20000, 64, (uintptr_t)f.b.buf + 256,
+		     f.b.mr->key, 0, 0);
+	fx_post_send(&f, &f.a, 3, UR_WR_RDMA_WRITE, 0x30000, 64, (uintptr_t)f.b.buf + 0x40000,
+		     f.b.mr->key, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 4, SIM_PS_PER_S), 4);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_uint_eq(c[i].wr_id, (uint64_t)i);
+		ck_assert_msg(c[i].status == UR_WC_SUCCESS, "wr %d: status %d", i, c[i].status);
+	}
+	ck_assert_uint_eq(lost.r0_lost + lost.a1_lost, 2);
+	ck_assert_uint_eq(lost.w3_acks_lost, 3);
+	ck_assert_int_eq(memcmp(f.a.buf, f.b.buf, 8192), 0);
+	ck_assert_int_eq(memcmp(f.a.buf + 0x20000, f.b.buf + 256, 64), 0);
+	memcpy(&orig, f.a.buf + 0x10000, 8);
+	memcpy(&counter, f.b.buf + 0x3ff00, 8);
+	ck_assert_uint_eq(orig, 0);
+	ck_assert_uint_eq(counter, 5); /* added once */
+	ctr = ur_dev_counters(sim_node_dev(f.a.node));
+	ck_assert_uint_eq(ctr[UR_CTR_retry_exceeded], 0);
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 0); /* SR's own timeouts did it */
+	ck_assert_uint_eq(ctr[UR_CTR_una_caught_up], 0);         /* and never needed the check */
 	fx_fini(&f);
 }
 END_TEST
@@ -2249,6 +2330,7 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_sr_lost_acks_keep_the_rto);
 	tcase_add_test(tc, test_sr_total_loss_retry_exceeded_on_time);
 	tcase_add_test(tc, test_sr_sack_progress_is_an_answer);
+	tcase_add_test(tc, test_sr_una_never_on_a_done_read);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

@@ -295,20 +295,44 @@ static struct netem_impair link_netem(const struct sim_impair *im)
 	};
 }
 
-/* Whether a frame is a RoCEv2 RC SEND, WRITE or READ request with this PSN. */
-static bool is_request_with_psn(const struct sim_pkt *p, uint32_t psn)
+/* Where a RoCEv2 frame's BTH starts, or 0 if the frame is something else. */
+static unsigned bth_offset(const struct sim_pkt *p)
 {
 	bool v6;
 	unsigned off = netem_ip_offset(p->data, p->len, &v6);
-	const uint8_t *bth;
 
 	if (!off)
-		return false;
+		return 0;
 	off += v6 ? 40 : (p->data[off] & 0xf) * 4u;
 	if (p->len < off + 8 + 12 || ur_get_be16(p->data + off + 2) != UR_ROCE_UDP_PORT)
+		return 0;
+	return off + 8;
+}
+
+/* Whether a frame is a RoCEv2 RC SEND, WRITE or READ request with this PSN. */
+static bool is_request_with_psn(const struct sim_pkt *p, uint32_t psn)
+{
+	unsigned off = bth_offset(p);
+	const uint8_t *bth = p->data + off;
+
+	return off && bth[0] < 0x0d && (ur_get_be32(bth + 8) & 0xffffff) == psn;
+}
+
+/* The drops a test asked for: a PSN's first few requests, or its own choice. */
+static bool test_drops(struct sim_link *l, const struct sim_pkt *p)
+{
+	const struct sim_impair *im = &l->cfg.impair;
+	unsigned off;
+
+	if (im->drop_psn_times && l->psn_drops < im->drop_psn_times &&
+	    is_request_with_psn(p, im->drop_psn)) {
+		l->psn_drops++;
+		return true;
+	}
+	if (!im->drop_bth)
 		return false;
-	bth = p->data + off + 8;
-	return bth[0] < 0x0d && (ur_get_be32(bth + 8) & 0xffffff) == psn;
+	off = bth_offset(p);
+	return off && im->drop_bth(p->data + off, p->len - off, im->drop_arg);
 }
 
 static void link_send(struct sim *s, struct sim_link *l, struct sim_pkt *p, uint64_t t_done,
@@ -322,9 +346,7 @@ static void link_send(struct sim *s, struct sim_link *l, struct sim_pkt *p, uint
 	l->count++;
 	l->st.packets++;
 	l->st.bytes += p->len;
-	if (im->drop_psn_times && l->psn_drops < im->drop_psn_times &&
-	    is_request_with_psn(p, im->drop_psn)) {
-		l->psn_drops++;
+	if (test_drops(l, p)) {
 		l->st.dropped++;
 		pkt_free(s, p);
 		return;

@@ -41,6 +41,9 @@ struct sim_impair {
 	bool drop_all;         /* a dead link */
 	uint32_t drop_psn;     /* drop the request packets with this PSN... */
 	uint32_t drop_psn_times; /* ...the first this many times each is set (0 = off) */
+	/* a test's own choice: drop the RoCE packets whose BTH (12 bytes on) it names */
+	bool (*drop_bth)(const uint8_t *bth, uint32_t len, void *arg);
+	void *drop_arg;
 };
 
 struct sim_link_cfg {
