@@ -539,9 +539,13 @@ static int send_reread(struct ur_qp *qp, uint64_t now, unsigned *budget)
 			(*budget)--;
 		ur_count(qp->dev, UR_CTR_sr_read_reasked);
 		/* PSNs an ACK went past are no longer tracked (their slots may
-		 * serve later PSNs already): only the IBTA timer watches those */
+		 * serve later PSNs already), but the RTO still watches the READ:
+		 * the IBTA timeout alone took 67 ms for each lost re-ask, most
+		 * of a 5% soak's timeouts (ur_req_sr_rto_timer) */
 		if (ur_psn_ge(psn, rq->una))
 			ur_sr_sent(qp, w, psn, consumed, UR_SR_TX_SELECTIVE, now);
+		else
+			ur_sr_rto_watch(qp, now);
 	}
 	rq->reread = UR_REREAD_NONE;
 	rq->reread_midway = false;
@@ -738,6 +742,23 @@ static void resend_after_timeout(struct ur_qp *qp, struct ur_send_wqe *rd, uint6
 	}
 }
 
+/* Enough of the requester's state to tell a dead peer from a stuck QP. */
+static void log_oldest(struct ur_qp *qp)
+{
+	const struct ur_requester *rq = &qp->req;
+	const struct ur_send_wqe *w = sq_wqe(qp, rq->comp);
+
+	if (rq->comp == sq_prod(qp)) {
+		ur_dev_log(qp->dev, "qp %#x: next PSN %#x, every WQE complete", qp->qpn, rq->psn);
+		return;
+	}
+	ur_dev_log(qp->dev, "qp %#x: next PSN %#x, oldest WQE opcode %u state %u PSNs %#x+%u, "
+		   "response PSN %#x, %u READs/atomics out, READ gap %d",
+		   qp->qpn, rq->psn, w->opcode, w->state, w->first_psn, w->npkts,
+		   w->resp_psn, rq->rd_out, rq->read_gap);
+	qp->rtx->log_state(qp);
+}
+
 /* The local ACK timeout (9.7.6.1.2): retry from the oldest unacknowledged PSN. */
 void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 {
@@ -768,12 +789,7 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 		ur_qp_log_error(qp, "transport retry count exhausted: no ACK for PSN %#x after %u retries of %llu us",
 				rq->una, qp->attr.retry_cnt,
 				(unsigned long long)(qp->timeout_ns / 1000));
-		/* enough of the requester's state to tell a dead peer from a stuck QP */
-		ur_dev_log(qp->dev, "qp %#x: next PSN %#x, oldest WQE opcode %u state %u PSNs %#x+%u, "
-			   "response PSN %#x, %u READs/atomics out, READ gap %d",
-			   qp->qpn, rq->psn, w->opcode, w->state, w->first_psn, w->npkts,
-			   w->resp_psn, rq->rd_out, rq->read_gap);
-		qp->rtx->log_state(qp);
+		log_oldest(qp);
 		ur_comp_wqe_error(qp, w, UR_WC_RETRY_EXC_ERR);
 		return;
 	}
@@ -781,6 +797,7 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 	ur_dev_log(qp->dev, "qp %#x: local ACK timeout at PSN %#x (next %#x, %u retries left%s)",
 		   qp->qpn, rq->una, rq->psn, rq->retry_left,
 		   qp->rtx->retry_note);
+	log_oldest(qp);
 	rq->progress_ns = now;
 	resend_after_timeout(qp, rd, now);
 	ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);
@@ -793,12 +810,14 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 void ur_req_sr_rto_timer(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
+	struct ur_send_wqe *rd;
 	uint32_t inflight;
 
 	if (qp_state(qp) != UR_QPS_RTS && qp_state(qp) != UR_QPS_SQD)
 		return;
 	inflight = (uint32_t)UR_MAX(ur_psn_diff(rq->psn, rq->una), 0);
-	if (!inflight || rq->rnr_wait)
+	rd = ur_req_sr_read_waiting(qp);
+	if ((!inflight && !rd) || rq->rnr_wait)
 		return;
 	if (!ur_sr_rto_due(qp, now, inflight))
 		return;
@@ -814,7 +833,7 @@ void ur_req_sr_rto_timer(struct ur_qp *qp, uint64_t now)
 	 * rarely asks for what is on its way.
 	 */
 	ur_count(qp->dev, UR_CTR_sr_timeouts);
-	resend_after_timeout(qp, ur_req_sr_read_waiting(qp), now);
+	resend_after_timeout(qp, rd, now);
 	ur_sr_rto_backoff(qp, now, inflight);
 }
 

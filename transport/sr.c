@@ -92,6 +92,7 @@ static void ur_sr_reset(struct ur_qp *qp)
 	sr->rtt_timing = false;
 	sr->srtt_ns = sr->rttvar_ns = 0;
 	memset(&sr->wait_max, 0, sizeof(sr->wait_max));
+	sr->heard_ns = 0;
 	sr->backoff = 0;
 	sr->peer_window = 0;
 	qp->rtx = &ur_rtx_sr_gbn;
@@ -339,6 +340,7 @@ static bool rto_resend_ambiguous(uint8_t f, bool orig_above)
 }
 
 static void note_wait(struct ur_sr *sr, uint64_t ns, uint64_t now);
+static void rtt_sample(struct ur_qp *qp, uint64_t now);
 
 /*
  * Whether the answer to a PSN a timeout sent again (or queued) proves the
@@ -359,8 +361,32 @@ static bool timeout_was_early(const struct ur_sr *sr, uint32_t psn, uint8_t f, b
 		return false;
 	if (f & UR_SR_QUEUED)
 		return true;
+	/* "Long after": twice the RTO's own bound, with nothing at all from
+	 * the peer since the wait began (a peer that SACKed meanwhile was not
+	 * stalled). A resend that repaired a loss is answered about a round
+	 * trip later, on a loaded host 1.05-1.7 times SRTT + 4 RTTVAR; taking
+	 * those waits raised the RTO at each loss, at 5% loss up to the IBTA
+	 * timeout, which then did the work. */
 	return orig_above && ((sr->rack.min_rtt_ns && since < sr->rack.min_rtt_ns) ||
-			      (sr->srtt_ns && since > sr->srtt_ns + 4 * sr->rttvar_ns));
+			      (sr->srtt_ns && since > 2 * (sr->srtt_ns + 4 * sr->rttvar_ns) &&
+			       sr->heard_ns <= sr->stall_from_ns));
+}
+
+/*
+ * Whether an original PSN among the `n` - 1 above `psn` (acknowledged with
+ * it, and reported by no SACK) left before `psn`'s last copy: one sent
+ * after the resend proves nothing about it (a tail lost, the next message
+ * sent meanwhile, looked like a peer that had stalled).
+ */
+static bool orig_before(const struct ur_sr *sr, uint32_t psn, int32_t n)
+{
+	for (int32_t k = 1; k < n; k++) {
+		uint32_t p = ur_psn_add(psn, (uint32_t)k);
+
+		if (!(sr->tx[p & sr->mask] & (UR_SR_SACKED | UR_SR_RETX)))
+			return sr->txtime[p & sr->mask] < sr->txtime[psn & sr->mask];
+	}
+	return false;
 }
 
 static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now)
@@ -382,13 +408,15 @@ static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t n
 		/* (a PSN SACKed before was delivered then) */
 		if (f & UR_SR_SACKED)
 			continue;
-		if ((f & UR_SR_RTO) && timeout_was_early(sr, psn, f, i < top, now))
+		if ((f & UR_SR_RTO) &&
+		    timeout_was_early(sr, psn, f, i < top && orig_before(sr, psn, n - i), now))
 			note_wait(sr, now - sr->stall_from_ns, now);
 		if (rto_resend_ambiguous(f, i < top))
 			ur_count(qp->dev, UR_CTR_sr_spurious_retx);
 		else
 			rack_delivered(qp, psn, sr->have_high, sr->high, now);
 	}
+	sr->heard_ns = now;
 }
 
 /*
@@ -490,6 +518,7 @@ static void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t
 
 	if (ur_sack_any(sack))
 		ur_count(qp->dev, UR_CTR_sr_sacks_received);
+	sr->heard_ns = now;
 	if (base != rq->una)
 		return; /* stale: the cumulative ACK in it was already applied */
 	for (unsigned i = 0; i < UR_SACK_BITS; i++) {
@@ -501,6 +530,8 @@ static void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t
 		if (!ur_sack_bit(sack, i))
 			continue;
 		if (!(*f & UR_SR_SACKED)) {
+			if (sr->rtt_timing && psn == sr->rtt_psn)
+				rtt_sample(qp, now); /* delivered now; its ACK may wait for a hole */
 			rack_delivered(qp, psn, sr->have_high, sr->high, now);
 			if (!news || (int32_t)(sr->txseq[psn & sr->mask] - newest) > 0)
 				newest = sr->txseq[psn & sr->mask];
@@ -566,25 +597,6 @@ static void timeout_resend(struct ur_qp *qp)
 void ur_sr_retry(struct ur_qp *qp)
 {
 	timeout_resend(qp);
-}
-
-static void ur_sr_log_state(struct ur_qp *qp)
-{
-	const struct ur_sr *sr = qp->sr;
-	const struct ur_requester *rq = &qp->req;
-
-	ur_dev_log(qp->dev,
-		   "qp %#x: selective repeat: oldest PSN %s%s%s, %u queued, highest SACKed %s%#x, "
-		   "srtt %llu us, rttvar %llu us, backoff %u, peer window %u, RNR wait %d, "
-		   "min RTT %llu us, reorder window x%u%s",
-		   qp->qpn, sr->tx[rq->una & sr->mask] & UR_SR_SACKED ? "SACKed " : "",
-		   sr->tx[rq->una & sr->mask] & UR_SR_QUEUED ? "queued " : "",
-		   sr->tx[rq->una & sr->mask] & UR_SR_RESENT ? "resent" : "", sr->nqueued,
-		   sr->have_high ? "" : "(none) ", sr->have_high ? sr->high : 0,
-		   (unsigned long long)(sr->srtt_ns / 1000),
-		   (unsigned long long)(sr->rttvar_ns / 1000), sr->backoff, sr->peer_window,
-		   rq->rnr_wait, (unsigned long long)(sr->rack.min_rtt_ns / 1000),
-		   sr->rack.reo_mult, sr->rack.reordering_seen ? " (reordered)" : "");
 }
 
 static bool ur_sr_retx_pending(const struct ur_qp *qp)
@@ -659,6 +671,30 @@ static uint64_t rto_ns(const struct ur_qp *qp, uint32_t inflight)
 	return UR_MIN(rto << sr->backoff, rto_max_ns(qp));
 }
 
+static void ur_sr_log_state(struct ur_qp *qp)
+{
+	const struct ur_sr *sr = qp->sr;
+	const struct ur_requester *rq = &qp->req;
+
+	ur_dev_log(qp->dev,
+		   "qp %#x: selective repeat: oldest PSN %s%s%s, %u queued, highest SACKed %s%#x, "
+		   "srtt %llu us, rttvar %llu us, backoff %u, peer window %u, RNR wait %d, "
+		   "min RTT %llu us, reorder window x%u%s, RTO %llu us (longest wait %llu us, "
+		   "late %llu us)",
+		   qp->qpn, sr->tx[rq->una & sr->mask] & UR_SR_SACKED ? "SACKed " : "",
+		   sr->tx[rq->una & sr->mask] & UR_SR_QUEUED ? "queued " : "",
+		   sr->tx[rq->una & sr->mask] & UR_SR_RESENT ? "resent" : "", sr->nqueued,
+		   sr->have_high ? "" : "(none) ", sr->have_high ? sr->high : 0,
+		   (unsigned long long)(sr->srtt_ns / 1000),
+		   (unsigned long long)(sr->rttvar_ns / 1000), sr->backoff, sr->peer_window,
+		   rq->rnr_wait, (unsigned long long)(sr->rack.min_rtt_ns / 1000),
+		   sr->rack.reo_mult, sr->rack.reordering_seen ? " (reordered)" : "",
+		   (unsigned long long)(rto_ns(qp, (uint32_t)ur_psn_diff(rq->psn, rq->una)) / 1000),
+		   (unsigned long long)(ur_win_max_get(&sr->wait_max, qp->dev->now,
+						       UR_SR_WAIT_PERIOD_NS) / 1000),
+		   (unsigned long long)(ur_dev_late_max(qp->dev, qp->dev->now) / 1000));
+}
+
 /* A wait for an answer measured: the RTO floor keeps the longest for 10-20 s. */
 static void note_wait(struct ur_sr *sr, uint64_t ns, uint64_t now)
 {
@@ -704,8 +740,13 @@ void ur_sr_sent(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn, uin
 	if (how == UR_SR_TX_SELECTIVE)
 		ur_count(qp->dev, UR_CTR_sr_selective_retx);
 	if (how != UR_SR_TX_FIRST) {
-		if (sr->rtt_timing && psn == sr->rtt_psn)
-			sr->rtt_timing = false; /* its ACK could answer either copy */
+		/* Karn: the ACK could answer either copy; and a resend below the
+		 * timed PSN is a hole its cumulative ACK waits for, so that ACK
+		 * would time the repair, not the path (Linux takes no sample
+		 * from an ACK covering resent data either). A soak at 5% loss
+		 * timed 30-67 ms waits so, and its RTO grew to the IBTA timeout. */
+		if (sr->rtt_timing && ur_psn_le(psn, sr->rtt_psn))
+			sr->rtt_timing = false;
 	} else if (!sr->rtt_timing) {
 		sr->rtt_timing = true;
 		sr->rtt_psn = psn;
@@ -720,6 +761,29 @@ void ur_sr_sent(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn, uin
 		arm_rto(qp);
 }
 
+/* The timed PSN was answered, by an ACK or a SACK: one round-trip sample. */
+static void rtt_sample(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+	/* (a host whose clock readings may arrive out of order gives no sample) */
+	uint64_t rtt = now > sr->rtt_sent_ns ? now - sr->rtt_sent_ns : 0;
+
+	sr->rtt_timing = false;
+	if (!rtt || rtt > rto_max_ns(qp))
+		return;
+	note_wait(sr, rtt, now);
+	if (!sr->srtt_ns) {
+		sr->srtt_ns = rtt;
+		sr->rttvar_ns = rtt / 2;
+	} else {
+		uint64_t dev = rtt > sr->srtt_ns ? rtt - sr->srtt_ns : sr->srtt_ns - rtt;
+
+		/* RFC 6298 2.3: beta 1/4, alpha 1/8 */
+		sr->rttvar_ns = sr->rttvar_ns - sr->rttvar_ns / 4 + dev / 4;
+		sr->srtt_ns = sr->srtt_ns - sr->srtt_ns / 8 + rtt / 8;
+	}
+}
+
 static void ur_sr_progress(struct ur_qp *qp, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
@@ -730,25 +794,8 @@ static void ur_sr_progress(struct ur_qp *qp, uint64_t now)
 		sr->recovery = false;
 		ur_rack_recovery_done(&sr->rack);
 	}
-	if (sr->rtt_timing && ur_psn_lt(sr->rtt_psn, qp->req.una)) {
-		/* (a host whose clock readings may arrive out of order gives no sample) */
-		uint64_t rtt = now > sr->rtt_sent_ns ? now - sr->rtt_sent_ns : 0;
-
-		sr->rtt_timing = false;
-		if (!rtt || rtt > rto_max_ns(qp))
-			return;
-		note_wait(sr, rtt, now);
-		if (!sr->srtt_ns) {
-			sr->srtt_ns = rtt;
-			sr->rttvar_ns = rtt / 2;
-		} else {
-			uint64_t dev = rtt > sr->srtt_ns ? rtt - sr->srtt_ns : sr->srtt_ns - rtt;
-
-			/* RFC 6298 2.3: beta 1/4, alpha 1/8 */
-			sr->rttvar_ns = sr->rttvar_ns - sr->rttvar_ns / 4 + dev / 4;
-			sr->srtt_ns = sr->srtt_ns - sr->srtt_ns / 8 + rtt / 8;
-		}
-	}
+	if (sr->rtt_timing && ur_psn_lt(sr->rtt_psn, qp->req.una))
+		rtt_sample(qp, now);
 }
 
 /*
@@ -773,6 +820,16 @@ bool ur_sr_rto_due(struct ur_qp *qp, uint64_t now, uint32_t inflight)
 void ur_sr_rto_defer(struct ur_qp *qp, uint64_t now, uint32_t inflight)
 {
 	ur_timer_arm(&qp->dev->timers, &qp->sr->rto, now + rto_ns(qp, inflight));
+}
+
+void ur_sr_rto_watch(struct ur_qp *qp, uint64_t now)
+{
+	struct ur_sr *sr = qp->sr;
+
+	if (!ur_timer_armed(&sr->rto)) {
+		sr->rto_base_ns = now;
+		arm_rto(qp);
+	}
 }
 
 /* Something went again on a timeout: back off, and time from now. */

@@ -70,6 +70,7 @@ struct ur_sr {
 	uint64_t rto_base_ns; /* last progress or retransmission */
 	uint8_t backoff;      /* RTO doublings since the last progress */
 	uint64_t stall_from_ns; /* rto_base_ns when the first timeout of a row fired */
+	uint64_t heard_ns;      /* the last ACK, SACK or response from the peer */
 	bool rtt_timing;      /* one packet at a time is timed (Karn: never a resent one) */
 	uint32_t rtt_psn;
 	uint64_t rtt_sent_ns;
@@ -119,6 +120,8 @@ uint64_t ur_sr_srtt_ns(const struct ur_qp *qp);
 bool ur_sr_rto_due(struct ur_qp *qp, uint64_t now, uint32_t inflight);
 void ur_sr_rto_defer(struct ur_qp *qp, uint64_t now, uint32_t inflight);
 void ur_sr_rto_backoff(struct ur_qp *qp, uint64_t now, uint32_t inflight);
+/* A READ asked again for responses no tracked PSN covers: the RTO watches it too. */
+void ur_sr_rto_watch(struct ur_qp *qp, uint64_t now);
 /* Resend what the responder has not SACKed, from the oldest PSN. */
 void ur_sr_retry(struct ur_qp *qp);
 

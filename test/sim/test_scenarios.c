@@ -878,6 +878,64 @@ START_TEST(test_sr_una_never_on_a_done_read)
 }
 END_TEST
 
+/*
+ * A READ response lost twice, the second time after the READ was asked
+ * again, while ACKs of the WRITEs behind the READ went past it: no PSN of
+ * it is tracked any more, and only the IBTA timeout (67 ms at timeout 14)
+ * asked a third time. At 5% two-way loss that was most of a soak's local
+ * ACK timeouts; selective repeat's RTO now watches such a READ too.
+ */
+struct lose_response {
+	uint32_t psn;
+	unsigned lost;
+};
+
+static bool lose_response_twice(const uint8_t *bth, uint32_t len, void *arg)
+{
+	struct lose_response *l = arg;
+
+	(void)len;
+	if (bth[0] >= 0x0d && bth[0] <= 0x10 && (ur_get_be32(bth + 8) & UR_PSN_MASK) == l->psn &&
+	    l->lost < 2)
+		return ++l->lost;
+	return false;
+}
+
+START_TEST(test_sr_read_reask_lost_watched_by_rto)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct lose_response lost = {0};
+	struct sim_impair back = {.drop_bth = lose_response_twice, .drop_arg = &lost};
+	struct ur_cqe c[5];
+	struct fx f;
+	uint64_t t0, *ctr;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp); /* timeout 14: 67 ms */
+	fx_init_sr_agreed(&f, 27, &link, &qp);
+	lost.psn = ur_psn_add(f.a.qp->req.psn, 3); /* the last: no later response shows the gap */
+	for (uint32_t i = 0; i < 16384; i++)
+		f.b.buf[i] = (uint8_t)(i * 11 + 3);
+	sim_node_set_impair(f.b.node, &back, NULL);
+	t0 = sim_now(f.s);
+	fx_post_send(&f, &f.a, 0, UR_WR_RDMA_READ, 0, 16384, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	for (uint64_t i = 1; i < 5; i++)
+		fx_post_send(&f, &f.a, i, UR_WR_RDMA_WRITE, 0x20000, 4096,
+			     (uintptr_t)f.b.buf + 0x40000, f.b.mr->key, 0, 0);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 5, SIM_PS_PER_S), 5);
+	for (int i = 0; i < 5; i++)
+		ck_assert_msg(c[i].status == UR_WC_SUCCESS, "wr %d: status %d", i, c[i].status);
+	ck_assert_uint_eq(lost.lost, 2);
+	ck_assert_int_eq(memcmp(f.a.buf, f.b.buf, 16384), 0);
+	ctr = ur_dev_counters(sim_node_dev(f.a.node));
+	ck_assert_uint_ge(ctr[UR_CTR_sr_read_reasked], 2);
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 0);
+	ck_assert_uint_lt(sim_now(f.s) - t0, 10 * SIM_PS_PER_S / 1000);
+	fx_fini(&f);
+}
+END_TEST
+
 /* ---- error paths with exact virtual time ---- */
 
 START_TEST(test_total_loss_retry_exceeded_then_flush)
@@ -2331,6 +2389,7 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_sr_total_loss_retry_exceeded_on_time);
 	tcase_add_test(tc, test_sr_sack_progress_is_an_answer);
 	tcase_add_test(tc, test_sr_una_never_on_a_done_read);
+	tcase_add_test(tc, test_sr_read_reask_lost_watched_by_rto);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
