@@ -1049,8 +1049,11 @@ static void plot(const struct compare_opts *o, const struct row *rows, unsigned 
 		fprintf(g,
 			", \\\n"
 			"     gbn_live(x) with lines dt 2 lc rgb '#c03030' title 'model 1/(1+pW), "
-			"W = %.1f (live, measured)'",
-			w_live);
+			"W = %.1f (live, measured), while data flows', \\\n"
+			"     '%s' using ($3>0 && strcol(1) eq 'live' && strcol(2) eq 'gbn' ? $3 : "
+			"1/0):6 with points pt 4 ps 1.5 lc rgb '#c03030' title 'the same model, "
+			"less the live run''s local ACK timeouts'",
+			w_live, csv);
 	if (have_live)
 		fprintf(g,
 			", \\\n"
