@@ -86,6 +86,10 @@ struct urcm_channel {
 	struct urcm_event *head, **tail;
 	unsigned waiters; /* threads inside rdma_get_cm_event */
 	bool dead;	  /* destroyed while one waited: it stays, they wait on */
+	/* which threads read it: an event thread other than the one that
+	 * destroys it may be on its way back (rdma_destroy_event_channel) */
+	bool read_once, readers_differ;
+	pthread_t reader;
 };
 
 struct urcm_event {

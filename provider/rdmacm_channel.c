@@ -51,8 +51,15 @@ API void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	/* A thread waiting in rdma_get_cm_event (rping's event thread, at
 	 * exit) goes on waiting, as on the kernel's channel, whose file its
 	 * read holds: the pipe's read end and the channel stay for it, and
-	 * the write end goes, so it finds nothing more. */
-	c->dead = c->waiters > 0;
+	 * the write end goes, so it finds nothing more. An event thread
+	 * between two calls is kept waiting the same way: Debian 12's rping
+	 * destroys the channel without joining its event thread, which on a
+	 * busy host (two CPU hogs, 2 of 4 runs) came back after it and, on a
+	 * closed descriptor, exited 255 with EBADF. The kernel's channel
+	 * gives the same EBADF in that race; keeping one pipe end per channel
+	 * an event thread used costs less than a failing program. */
+	c->dead = c->waiters > 0 || c->readers_differ ||
+		  (c->read_once && !pthread_equal(c->reader, pthread_self()));
 	pthread_mutex_unlock(&urcm_lock);
 	close(c->wr_fd);
 	if (c->dead)
@@ -98,6 +105,12 @@ API int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **
 		return urcm_fail(EINVAL);
 	pthread_mutex_lock(&urcm_lock);
 	c->waiters++;
+	if (!c->read_once) {
+		c->read_once = true;
+		c->reader = pthread_self();
+	} else if (!pthread_equal(c->reader, pthread_self())) {
+		c->readers_differ = true;
+	}
 	pthread_mutex_unlock(&urcm_lock);
 	/* A byte per event: blocks, or EAGAIN on an O_NONBLOCK channel, as the
 	 * kernel's. A byte whose event was discarded with its id (rdma_destroy_id)
