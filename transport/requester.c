@@ -835,6 +835,11 @@ void ur_req_sr_rto_timer(struct ur_qp *qp, uint64_t now)
 	 * rarely asks for what is on its way.
 	 */
 	ur_count(qp->dev, UR_CTR_sr_timeouts);
+	/* what the RTO was and had learned: why it fired (UROCE_DEBUG=1) */
+	ur_dev_log(qp->dev, "qp %#x: SR timeout at PSN %#x, %u in flight, %llu us since progress",
+		   qp->qpn, rq->una, inflight,
+		   (unsigned long long)((now - rq->progress_ns) / 1000));
+	qp->rtx->log_state(qp);
 	resend_after_timeout(qp, rd, now);
 	ur_sr_rto_backoff(qp, now, inflight);
 }
