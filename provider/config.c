@@ -223,6 +223,9 @@ static void engine(struct uroce_config *c, const struct uroce_devconf *dev,
 	if (dev->rd_atom)
 		e->max_qp_rd_atom = e->max_qp_init_rd_atom = dev->rd_atom;
 	e->ack_delay_ns = u64_var(io, "UROCE_ACK_DELAY_NS", UROCE_DEFAULT_ACK_DELAY_NS);
+	/* a host's first milliseconds of a stream stall longer than the RTO's
+	 * floor (docs/selective-repeat.md); the simulator's hosts do not */
+	e->sr_rto_start_ns = u64_var(io, "UROCE_SR_RTO_START_NS", UROCE_DEFAULT_SR_RTO_START_NS);
 	/* congestion control: the port speed DCQCN starts from, the link's spec,
 	 * then UROCE_CC for this program (validated by `uroce link add`) */
 	if (dev->speed_mbps)

@@ -29,6 +29,7 @@
 #define UROCE_DEFAULT_ACK_DELAY_NS 50000ull /* shortest hold of an ACK for an answer */
 #define UROCE_DEFAULT_SPIN_NS 5000ull	    /* the progress thread polls on after a packet */
 #define UROCE_DEFAULT_YIELD_NS 50000ull	    /* a spinning application yields when idle this long */
+#define UROCE_DEFAULT_SR_RTO_START_NS 10000000ull /* SR: the RTO's floor in a QP's first round trips */
 
 /* Objects a context counts against its advertised limits (limits.c). */
 enum uroce_obj {

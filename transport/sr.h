@@ -74,6 +74,7 @@ struct ur_sr {
 	bool rtt_timing;      /* one packet at a time is timed (Karn: never a resent one) */
 	uint32_t rtt_psn;
 	uint64_t rtt_sent_ns;
+	uint32_t rtt_samples; /* timed round trips, up to UR_SR_START_SAMPLES */
 	uint64_t srtt_ns; /* smoothed round trip and its variation (RFC 6298) */
 	uint64_t rttvar_ns;
 	struct ur_win_max wait_max; /* round trips, and answers a timeout did not wait for */

@@ -117,6 +117,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c.engine.max_mtu, 1024);
 	ck_assert_int_eq(c.engine.retx_mode, UR_RETX_GBN);
 	ck_assert_uint_eq(c.engine.ack_delay_ns, 50000);
+	ck_assert_uint_eq(c.engine.sr_rto_start_ns, 10000000);
 	ck_assert_uint_eq(c.engine.link_rate_mbps, 10000);
 	ck_assert_uint_eq(c.engine.max_qp_rd_atom, UR_DEFAULT_RD_ATOMIC);
 	ck_assert_uint_eq(c.engine.max_qp_init_rd_atom, UR_DEFAULT_RD_ATOMIC);
@@ -125,6 +126,7 @@ START_TEST(test_defaults)
 	ur_dev_config_default(&e);
 	e.max_mtu = 1024;
 	e.ack_delay_ns = 50000;
+	e.sr_rto_start_ns = 10000000;
 	e.link_rate_mbps = 10000;
 	ck_assert(!memcmp(&e, &c.engine, sizeof(e)));
 	ck_assert_str_eq(c.capture, "");
@@ -262,6 +264,11 @@ static void yield_octal(const struct uroce_config *c)
 	ck_assert_uint_eq(c->yield_after_ns, 8); /* strtoull's base 0, as before */
 }
 
+static void rto_start_off(const struct uroce_config *c)
+{
+	ck_assert_uint_eq(c->engine.sr_rto_start_ns, 0);
+}
+
 static void limits_low(const struct uroce_config *c)
 {
 	ck_assert_uint_eq(c->limit[UROCE_OBJ_QP], 64);
@@ -279,6 +286,7 @@ static const struct one_var good[] = {
     {"UROCE_CC", "none", cc_none},
     {"UROCE_CC", "line_rate=2500M", cc_line_rate},
     {"UROCE_ACK_DELAY_NS", "0", ack_delay_off},
+    {"UROCE_SR_RTO_START_NS", "0", rto_start_off},
     {"UROCE_SEED", "0x1234", seed_hex},
     {"UROCE_SEED", "18446744073709551615", seed_max},
     {"UROCE_CAPTURE", "/tmp/env.pcap", capture_env},
