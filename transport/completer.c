@@ -57,13 +57,12 @@ void ur_comp_wqe_error(struct ur_qp *qp, struct ur_send_wqe *w, enum ur_wc_statu
 	}
 }
 
-/* Move the oldest unacknowledged PSN forward to `una`: progress. `echo`:
- * the first transmission the ACK answers (its SACK says), or UR_NO_ECHO. */
-static void advance_una(struct ur_qp *qp, uint32_t una, int64_t echo, uint64_t now)
+/* Move the oldest unacknowledged PSN forward to `una`: progress. */
+static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
 
-	qp->rtx->acked(qp, una, echo, now);
+	qp->rtx->acked(qp, una, now);
 	rq->una = una;
 	rq->progress_ns = now;
 	rq->retry_left = qp->attr.retry_cnt;
@@ -98,7 +97,7 @@ void ur_comp_una_past_done(struct ur_qp *qp, uint64_t now)
 	uint32_t upto;
 
 	if (una_behind_done(qp, &upto))
-		advance_una(qp, upto, UR_NO_ECHO, now);
+		advance_una(qp, upto, now);
 }
 
 bool ur_comp_una_catch_up(struct ur_qp *qp, uint64_t now)
@@ -108,7 +107,7 @@ bool ur_comp_una_catch_up(struct ur_qp *qp, uint64_t now)
 	if (!una_behind_done(qp, &upto))
 		return false;
 	ur_count(qp->dev, UR_CTR_una_caught_up); /* a path above missed it */
-	advance_una(qp, upto, UR_NO_ECHO, now);
+	advance_una(qp, upto, now);
 	return true;
 }
 
@@ -118,12 +117,7 @@ static bool sr_read(const struct ur_send_wqe *w)
 	return w->opcode == UR_WR_RDMA_READ && w->sr && w->state == UR_WQE_SENT;
 }
 
-static void ack_upto_echo(struct ur_qp *qp, uint32_t psn, int64_t echo, uint64_t now);
-
-static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
-{
-	ack_upto_echo(qp, psn, UR_NO_ECHO, now);
-}
+static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now);
 
 /*
  * Selective repeat: ACKs may have gone past a READ or atomic still waiting
@@ -137,7 +131,7 @@ static void sr_complete_acked(struct ur_qp *qp, uint64_t now)
 }
 
 /* Every request PSN up to and including `psn` was executed (9.7.5.2.1). */
-static void ack_upto_echo(struct ur_qp *qp, uint32_t psn, int64_t echo, uint64_t now)
+static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
 {
 	struct ur_requester *rq = &qp->req;
 	uint32_t prod = sq_prod(qp), upto = ur_psn_add(psn, 1);
@@ -149,7 +143,7 @@ static void ack_upto_echo(struct ur_qp *qp, uint32_t psn, int64_t echo, uint64_t
 	if (ur_psn_lt(rq->psn, upto))
 		upto = rq->psn;
 	if (ur_psn_gt(upto, rq->una)) {
-		advance_una(qp, upto, echo, now);
+		advance_una(qp, upto, now);
 		rq->rnr_left = qp->attr.rnr_retry;
 	}
 	for (uint32_t idx = rq->comp; idx != prod; idx++) {
@@ -320,10 +314,7 @@ static enum comp_state check_aeth(struct ur_qp *qp, const struct ur_pkt *pkt, ui
 static enum comp_state positive_ack(struct ur_qp *qp, const struct ur_pkt *pkt, uint64_t now)
 {
 	ur_count(qp->dev, UR_CTR_rx_acks);
-	ack_upto_echo(qp, pkt->psn,
-		      pkt->sr_ext ? ur_sack_echo_original((const struct ur_sack *)pkt->sr_ext)
-				  : UR_NO_ECHO,
-		      now);
+	ack_upto(qp, pkt->psn, now);
 	if (pkt->sr_ext)
 		qp->rtx->sack_rx(qp, (const struct ur_sack *)pkt->sr_ext, now);
 	return COMP_UPDATE;
@@ -503,7 +494,7 @@ static enum comp_state read_response(struct ur_qp *qp, const struct ur_pkt *pkt,
 	w->resp_psn = ur_psn_add(psn, 1);
 	w->resp_bytes = off + pkt->payload_len;
 	if (ur_psn_ge(psn, rq->una))
-		advance_una(qp, ur_psn_add(psn, 1), UR_NO_ECHO, now);
+		advance_una(qp, ur_psn_add(psn, 1), now);
 	if (last) {
 		wqe_done(qp, w);
 		ur_sq_retire_done(qp);
@@ -548,7 +539,7 @@ static enum comp_state atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, ui
 		return COMP_UPDATE;
 	}
 	if (ur_psn_ge(pkt->psn, qp->req.una))
-		advance_una(qp, ur_psn_add(pkt->psn, 1), UR_NO_ECHO, now);
+		advance_una(qp, ur_psn_add(pkt->psn, 1), now);
 	wqe_done(qp, w);
 	ur_sq_retire_done(qp);
 	if (w->sr)

@@ -329,8 +329,6 @@ static int build_packet(struct ur_qp *qp, struct ur_send_wqe *w, uint32_t psn, u
 
 		ur_sreth_set_rseq(e, ur_wr_has(w->opcode, UR_WRF_RECV) ? w->rseq : 0);
 		ur_sreth_set_offset(e, off);
-		/* the ACK echoes it: whether its answer is the original's */
-		ur_bth_set_sr_again(bth, resend || ur_psn_lt(psn, rq->max_psn));
 		if (op->kind == UR_KIND_WRITE) {
 			ur_sreth_set_va(e, w->remote_addr);
 			ur_sreth_set_rkey(e, w->rkey);

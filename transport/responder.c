@@ -894,7 +894,6 @@ static enum ur_resp_state acknowledge(struct ur_qp *qp, struct resp_pkt *rx)
 	} else {
 		uint32_t next = ur_psn_add(pkt->psn, 1);
 
-		ur_sr_note_echo(qp, pkt);
 		rs->epsn = next;
 		if (last)
 			ur_sr_complete(qp, &rx->done);

@@ -29,8 +29,6 @@ struct ur_send_wqe;
 /* How a request packet left: for the first time, again after a go-back (a
  * rewind), or as a selective retransmission. Only the first may be timed
  * (Karn's rule). */
-#define UR_NO_ECHO (-1)
-
 enum ur_sr_tx {
 	UR_SR_TX_FIRST,
 	UR_SR_TX_AGAIN,
@@ -52,9 +50,8 @@ struct ur_rtx {
 	/* a packet of `w` with PSNs [psn, psn + npsn) left */
 	void (*sent)(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn, uint32_t npsn,
 		     enum ur_sr_tx how, uint64_t now);
-	/* PSNs from qp->req.una up to `una` are acknowledged (before una moves);
-	 * `echo`: the PSN of a first transmission the ACK answers, or UR_NO_ECHO */
-	void (*acked)(struct ur_qp *qp, uint32_t una, int64_t echo, uint64_t now);
+	/* PSNs from qp->req.una up to `una` are acknowledged (before una moves) */
+	void (*acked)(struct ur_qp *qp, uint32_t una, uint64_t now);
 	/* ...and una moved: progress */
 	void (*progress)(struct ur_qp *qp, uint64_t now);
 	/* PSNs [from, to) go again in full (a rewind) */

@@ -20,9 +20,9 @@ static void at(struct ur_qp *qp, uint64_t now)
 	(void)qp, (void)now;
 }
 
-static void acked(struct ur_qp *qp, uint32_t una, int64_t echo, uint64_t now)
+static void acked(struct ur_qp *qp, uint32_t una, uint64_t now)
 {
-	(void)qp, (void)una, (void)echo, (void)now;
+	(void)qp, (void)una, (void)now;
 }
 
 static void forget(struct ur_qp *qp, uint32_t from, uint32_t to)

@@ -82,7 +82,7 @@ static void ur_sr_reset(struct ur_qp *qp)
 	memset(sr->rx, 0, win);
 	sr->neg = 0;
 	sr->hellos = 0;
-	sr->hello_due = sr->agree_due = sr->sack_due = sr->echo_due = false;
+	sr->hello_due = sr->agree_due = sr->sack_due = false;
 	sr->nqueued = sr->nearly = sr->nsacked = 0;
 	sr->have_high = false;
 	/* nor its reordering */
@@ -155,7 +155,7 @@ void ur_sr_ctrl_rx(struct ur_dev *dev, const struct ur_pkt *pkt, uint64_t now)
 
 	(void)now;
 	if (pkt->payload_len < sizeof(*m) || ur_get_be32(m->magic) != UR_SR_MAGIC ||
-	    m->version != UR_SR_VERSION) {
+	    m->version != 1) {
 		ur_count(dev, UR_CTR_rx_drop_not_roce);
 		return;
 	}
@@ -219,7 +219,7 @@ int ur_sr_emit_ctrl(struct ur_qp *qp, unsigned *budget)
 			return -ENOBUFS;
 		memset(&m, 0, sizeof(m));
 		ur_put_be32(m.magic, UR_SR_MAGIC);
-		m.version = UR_SR_VERSION;
+		m.version = 1;
 		m.type = sr->agree_due ? UR_SR_AGREE : UR_SR_HELLO;
 		ur_put_be16(m.window, (uint16_t)UR_MIN(sr->mask + 1, 0xffffu));
 		ur_put_be32(m.dqpn, qp->attr.dest_qp_num);
@@ -390,39 +390,13 @@ static bool orig_before(const struct ur_sr *sr, uint32_t psn, int32_t n)
 	return false;
 }
 
-/*
- * The ACK echoes `echo`, a first transmission it answers (struct ur_sack),
- * among the `n` PSNs from `from` it acknowledges: how long that took is a
- * wait the RTO must cover, Karn's rule notwithstanding. A PSN sent once
- * gives its round trip: a stall that did not fire the timeout warns of
- * the next, longer one. The oldest PSN, resent by a timeout, whose
- * original is what was answered proves that timeout early: its wait ran
- * from where the timeout counted from (no later than the original left).
- * An answer to a resend says nothing: a lost ACK looks so.
- */
-static void echo_wait(struct ur_sr *sr, uint32_t from, int32_t n, int64_t echo, uint64_t now)
-{
-	uint32_t slot = (uint32_t)echo & sr->mask;
-	int32_t d = ur_psn_diff((uint32_t)echo, from);
-
-	if (echo < 0 || d < 0 || d >= n)
-		return;
-	if (!(sr->tx[slot] & UR_SR_RETX)) {
-		if (now > sr->txtime[slot])
-			note_wait(sr, now - sr->txtime[slot], now);
-	} else if ((sr->tx[slot] & UR_SR_RTO) && d == 0 && sr->backoff && now > sr->stall_from_ns) {
-		note_wait(sr, now - sr->stall_from_ns, now);
-	}
-}
-
-static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, int64_t echo, uint64_t now)
+static void ur_sr_acked(struct ur_qp *qp, uint32_t from, uint32_t to, uint64_t now)
 {
 	struct ur_sr *sr = qp->sr;
 	int32_t n = ur_psn_diff(to, from), top = -1;
 
 	if (n > (int32_t)sr->mask + 1)
 		n = (int32_t)sr->mask + 1;
-	echo_wait(sr, from, n, echo, now);
 	/* the highest original acknowledged here that no SACK reported */
 	for (int32_t i = n - 1; i >= 0 && top < 0; i--)
 		if (!(sr->tx[ur_psn_add(from, (uint32_t)i) & sr->mask] &
@@ -897,7 +871,6 @@ bool ur_sr_psn_accept(struct ur_qp *qp, const struct ur_pkt *pkt, int32_t d)
 		/* executed already: say so again */
 		ur_count(qp->dev, UR_CTR_duplicate_request);
 		ur_count(qp->dev, UR_CTR_sr_duplicates);
-		ur_sr_note_echo(qp, pkt);
 	} else if ((uint32_t)d > sr->mask) {
 		ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
 	} else if (d > 0 && (sr->rx[pkt->psn & sr->mask] & UR_SR_GOT)) {
@@ -1102,25 +1075,10 @@ void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s)
 	unsigned n = UR_MIN(UR_SACK_BITS, sr->mask);
 
 	ur_sack_set_base(s, base);
-	if (sr->echo_due)
-		ur_sack_set_echo(s, sr->echo_psn, sr->echo_again);
 	for (unsigned i = 0; sr->nearly && i < n; i++)
 		if (sr->rx[(base + 1 + i) & sr->mask] & UR_SR_GOT)
 			ur_sack_set_bit(s, i);
 	sr->sack_due = false;
-	sr->echo_due = false;
-}
-
-/* A request moved the expected PSN or came again: the next SACK may echo it. */
-void ur_sr_note_echo(struct ur_qp *qp, const struct ur_pkt *pkt)
-{
-	struct ur_sr *sr = qp->sr;
-
-	if (sr->echo_due)
-		return;
-	sr->echo_due = true;
-	sr->echo_psn = pkt->psn;
-	sr->echo_again = ur_bth_sr_again(pkt->bth);
 }
 
 /* ---- the operations tables (rtx.h) ---- */
@@ -1134,9 +1092,9 @@ static bool window_full(const struct ur_qp *qp)
 	       (int32_t)UR_MIN(sr->mask + 1, sr->peer_window ? sr->peer_window : UINT32_MAX);
 }
 
-static void acked(struct ur_qp *qp, uint32_t una, int64_t echo, uint64_t now)
+static void acked(struct ur_qp *qp, uint32_t una, uint64_t now)
 {
-	ur_sr_acked(qp, qp->req.una, una, echo, now);
+	ur_sr_acked(qp, qp->req.una, una, now);
 	ur_sr_forget(qp, qp->req.una, una);
 }
 

@@ -91,11 +91,6 @@ struct ur_sr {
 	uint8_t *rwqes;	 /* receive WQEs taken ahead, slot rseq & mask */
 	uint32_t rwqe_stride;
 	bool sack_due;
-	/* what the next SACK echoes (struct ur_sack): the first request since
-	 * the last ACK that moved the expected PSN or came again */
-	bool echo_due;
-	bool echo_again;
-	uint32_t echo_psn;
 };
 
 /* Both install their operations table (rtx.h); the operations the roles
@@ -148,6 +143,5 @@ void ur_sr_fail_rwqe(struct ur_qp *qp, struct ur_sr_done *d, uint32_t ahead, uin
 		     enum ur_wc_status status);
 int ur_sr_advance(struct ur_qp *qp, uint32_t *rseq);
 void ur_sr_fill_sack(struct ur_qp *qp, struct ur_sack *s);
-void ur_sr_note_echo(struct ur_qp *qp, const struct ur_pkt *pkt);
 
 #endif

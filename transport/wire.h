@@ -354,18 +354,6 @@ static inline void ur_bth_set_sr(struct ur_bth *h, bool v)
 	h->ack = (h->ack & ~UR_BTH_SR) | (v ? UR_BTH_SR : 0);
 }
 
-/* An SR-framed request that left before: its ACK's echo says so (struct ur_sack). */
-#define UR_BTH_SR_AGAIN 0x20
-
-static inline bool ur_bth_sr_again(const struct ur_bth *h)
-{
-	return h->ack & UR_BTH_SR_AGAIN;
-}
-static inline void ur_bth_set_sr_again(struct ur_bth *h, bool v)
-{
-	h->ack = (h->ack & ~UR_BTH_SR_AGAIN) | (v ? UR_BTH_SR_AGAIN : 0);
-}
-
 /* SR extension of SEND and RDMA WRITE packets: enough to place any packet on arrival. */
 struct ur_sreth {
 	uint8_t rseq[4];   /* receive sequence number of a WQE-consuming message */
@@ -408,38 +396,13 @@ static inline void ur_sreth_set_rkey(struct ur_sreth *h, uint32_t v)
 	ur_put_be32(h->rkey, v);
 }
 
-/*
- * SR selective acknowledgement, after the AETH of an ACK. The echo names
- * the request whose arrival made this ACK: the first, since the ACK before,
- * that moved the expected PSN or came again; and whether that copy was a
- * first transmission. An answer to an original is an unambiguous round trip
- * even when the PSN was also resent (Karn's rule cannot tell; RFC 7323's
- * timestamp echo and RFC 4015's Eifel detection read the same evidence).
- */
+/* SR selective acknowledgement, after the AETH of an ACK. */
 #define UR_SACK_BITS 256
-#define UR_SACK_ECHO 0x80u	 /* echo[0]: the echo names a request */
-#define UR_SACK_ECHO_AGAIN 0x40u /* echo[0]: ...and that copy had left before */
 struct ur_sack {
 	uint8_t base[4];                  /* first PSN not received */
-	uint8_t echo[4];                  /* flags, then the request's PSN */
 	uint8_t bitmap[UR_SACK_BITS / 8]; /* bit i: PSN base + 1 + i received */
 };
-static_assert(sizeof(struct ur_sack) == 40, "SACK is 40 bytes");
-
-/* The PSN of the first transmission this SACK answers, or -1. */
-static inline int64_t ur_sack_echo_original(const struct ur_sack *h)
-{
-	uint32_t v = ur_get_be32(h->echo);
-
-	if ((v >> 24 & (UR_SACK_ECHO | UR_SACK_ECHO_AGAIN)) != UR_SACK_ECHO)
-		return -1;
-	return v & 0xffffff;
-}
-static inline void ur_sack_set_echo(struct ur_sack *h, uint32_t psn, bool again)
-{
-	ur_put_be32(h->echo, (UR_SACK_ECHO | (again ? UR_SACK_ECHO_AGAIN : 0)) << 24 |
-				 (psn & 0xffffff));
-}
+static_assert(sizeof(struct ur_sack) == 36, "SACK is 36 bytes");
 
 static inline uint32_t ur_sack_base(const struct ur_sack *h)
 {
@@ -469,7 +432,6 @@ static inline bool ur_sack_any(const struct ur_sack *h)
 /* SR negotiation messages, UDP to port 4792 (not RoCE's 4791). */
 #define UR_SR_CTRL_PORT 4792
 #define UR_SR_MAGIC 0x55525352u /* "URSR" */
-#define UR_SR_VERSION 2		/* 2: the SACK echoes the request it answers */
 #define UR_SR_HELLO 1
 #define UR_SR_AGREE 2
 struct ur_sr_ctrl {

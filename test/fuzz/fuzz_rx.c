@@ -741,7 +741,7 @@ static void sr_agree(unsigned i)
 	in[UR_ETH_HLEN] = 0x45;
 	ur_put_be16(in + UR_ETH_HLEN + UR_IPV4_HLEN + 2, UR_SR_CTRL_PORT);
 	ur_put_be32(m->magic, UR_SR_MAGIC);
-	m->version = UR_SR_VERSION;
+	m->version = 1;
 	m->type = UR_SR_AGREE;
 	ur_put_be16(m->window, 512);
 	len = fixup(out, in, sizeof(in), 4, (uint8_t)i, 0); /* rebuilt for QP i's path */
@@ -1101,16 +1101,8 @@ static void rebase_psn(struct ur_bth *bth, uint32_t avail, unsigned qi)
 		    op->hdr_len + sizeof(struct ur_sack) <= avail) {
 			struct ur_sack *h = (struct ur_sack *)((uint8_t *)bth + op->hdr_len);
 
-			int64_t echo = ur_sack_echo_original(h);
-
 			ur_sack_set_base(
 			    h, ur_psn_add(sq_psn_of(qi), ur_sack_base(h) - fx.first_resp_psn));
-			/* and the request it echoes, when it names one as an original */
-			if (echo >= 0)
-				ur_sack_set_echo(h,
-						 ur_psn_add(sq_psn_of(qi),
-							    (uint32_t)echo - fx.first_resp_psn),
-						 false);
 		}
 	}
 }

@@ -861,7 +861,7 @@ START_TEST(test_sr_ctrl_unknown_type)
 	ur_frame_tmpl_init(&t, &p);
 	memset(&m, 0, sizeof(m));
 	ur_put_be32(m.magic, UR_SR_MAGIC);
-	m.version = UR_SR_VERSION;
+	m.version = 1;
 	m.type = 7;
 	ur_put_be16(m.window, 256);
 	ur_put_be32(m.dqpn, 0x21);

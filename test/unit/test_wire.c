@@ -75,8 +75,6 @@ ACCESSOR(bth, dqpn)
 ACCESSOR_BOOL(bth, ackreq)
 ACCESSOR(bth, resv7)
 ACCESSOR(bth, psn)
-ACCESSOR_BOOL(bth, sr)
-ACCESSOR_BOOL(bth, sr_again)
 ACCESSOR(reth, va)
 ACCESSOR(reth, rkey)
 ACCESSOR(reth, dmalen)
@@ -115,9 +113,6 @@ static const struct field fields[] = {
     F(bth, ackreq, 8, 1, 0x80, BE, 1),
     F(bth, resv7, 8, 1, 0x7f, BE, 0x7f),
     F(bth, psn, 9, 3, 0, BE, 0xffffff),
-    /* uroce selective repeat (docs/selective-repeat.md 2): two of resv7's bits */
-    F(bth, sr, 8, 1, 0x40, BE, 1),
-    F(bth, sr_again, 8, 1, 0x20, BE, 1),
     /* RETH: VA(64) R_Key(32) DMA Length(32) */
     F(reth, va, 0, 8, 0, BE, UINT64_MAX),
     F(reth, rkey, 8, 4, 0, BE, UINT32_MAX),
@@ -371,33 +366,6 @@ START_TEST(test_aeth_syndrome_encoding)
 }
 END_TEST
 
-/* The SACK (docs/selective-repeat.md 2.2): base, echo, bitmap, in that order. */
-START_TEST(test_sack_layout)
-{
-	struct ur_sack h;
-	static const uint8_t want[8] = {0, 0x12, 0x34, 0x56, 0x80, 0xab, 0xcd, 0xef};
-
-	memset(&h, 0, sizeof(h));
-	ur_sack_set_base(&h, 0x123456);
-	ur_sack_set_echo(&h, 0xabcdef, false);
-	ur_sack_set_bit(&h, 0);
-	ur_sack_set_bit(&h, UR_SACK_BITS - 1);
-	ck_assert_mem_eq(&h, want, sizeof(want));
-	ck_assert_uint_eq(h.bitmap[0], 0x80);
-	ck_assert_uint_eq(((uint8_t *)&h)[39], 0x01);
-	ck_assert_int_eq(ur_sack_echo_original(&h), 0xabcdef);
-	/* an answer to a copy that left before is no original's */
-	ur_sack_set_echo(&h, 0xabcdef, true);
-	ck_assert_uint_eq(h.echo[0], 0xc0);
-	ck_assert_int_eq(ur_sack_echo_original(&h), -1);
-	/* nor is an echo that names nothing (a SACK of early packets only) */
-	memset(h.echo, 0, sizeof(h.echo));
-	ck_assert_int_eq(ur_sack_echo_original(&h), -1);
-	ur_sack_set_echo(&h, 0, false);
-	ck_assert_int_eq(ur_sack_echo_original(&h), 0);
-}
-END_TEST
-
 static Suite *wire_suite(void)
 {
 	Suite *s = suite_create("wire");
@@ -413,7 +381,6 @@ static Suite *wire_suite(void)
 	tcase_add_test(tc, test_unaligned_headers);
 	tcase_add_test(tc, test_immdt_is_opaque);
 	tcase_add_test(tc, test_aeth_syndrome_encoding);
-	tcase_add_test(tc, test_sack_layout);
 	suite_add_tcase(s, tc);
 	return s;
 }
