@@ -54,7 +54,7 @@ API void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	 * the write end goes, so it finds nothing more. An event thread
 	 * between two calls is kept waiting the same way: Debian 12's rping
 	 * destroys the channel without joining its event thread, which on a
-	 * busy host (two CPU hogs, 2 of 4 runs) came back after it and, on a
+	 * busy host (two CPU hogs: 2 of 8 rping checks) came back after it and, on a
 	 * closed descriptor, exited 255 with EBADF. The kernel's channel
 	 * gives the same EBADF in that race; keeping one pipe end per channel
 	 * an event thread used costs less than a failing program. */
