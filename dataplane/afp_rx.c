@@ -13,24 +13,36 @@
  * refuses a frame in its filter and touches nothing else.
  *
  * Frames are handed up in place, from their slot: the PMD copied each into
- * an mbuf first.
+ * an mbuf first. A batch of frames (udp_gso.c) too long for a slot is read
+ * whole from the socket.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <linux/virtio_net.h>
+
 #include "afp_rx.h"
+
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4 5 /* Linux 6.2's uapi; Debian 12's headers are older */
+#endif
+/* a batch whole: 64 KB of IP packet, its Ethernet header and virtio_net_hdr */
+#define AFP_RX_COPY_MAX (65536 + 64)
+/* room on the socket for batches waiting to be read whole */
+#define AFP_RX_RCVBUF (16 << 20)
 
 static int ring_setup(struct dp_afp_ring *r, int fd)
 {
 	struct tpacket_req req = {0};
-	int version = TPACKET_V2;
+	int version = TPACKET_V2, one = 1, rcvbuf = AFP_RX_RCVBUF;
 
 	r->block_size = r->frame_size;
 	while (r->block_size % 4096)
@@ -42,8 +54,20 @@ static int ring_setup(struct dp_afp_ring *r, int fd)
 	req.tp_frame_size = r->frame_size;
 	req.tp_block_nr = r->frame_count / r->frames_per_block;
 	req.tp_frame_nr = r->frame_count;
-	if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) ||
-	    setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)))
+	if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)))
+		return -errno;
+	/* Batches (udp_gso.c): the virtio_net_hdr says where to cut one, and
+	 * one too long for its slot is also queued whole on the socket
+	 * (TP_STATUS_COPY). Where the kernel refuses, frames come one by one. */
+	r->vnet = !setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one));
+	if (r->vnet) {
+		r->copy = malloc(AFP_RX_COPY_MAX);
+		if (!r->copy || setsockopt(fd, SOL_PACKET, PACKET_COPY_THRESH, &one, sizeof(one)))
+			return -ENOMEM;
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	}
+	if (setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)))
 		return -errno;
 	r->map_len = (size_t)req.tp_block_nr * r->block_size;
 	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -92,7 +116,9 @@ int dp_afp_ring_open(struct dp_afp_ring *r, const char *netdev, uint32_t frame_s
 		if (r->map)
 			munmap(r->map, r->map_len);
 		close(fd);
+		free(r->copy);
 		r->map = NULL;
+		r->copy = NULL;
 		return err;
 	}
 	r->fd = fd;
@@ -105,11 +131,13 @@ void dp_afp_ring_close(struct dp_afp_ring *r)
 		munmap(r->map, r->map_len);
 	if (r->fd >= 0)
 		close(r->fd);
+	free(r->copy);
 	r->map = NULL;
+	r->copy = NULL;
 	r->fd = -1;
 }
 
-const uint8_t *dp_afp_frame(struct tpacket2_hdr *h, uint32_t *len)
+uint8_t *dp_afp_frame(struct tpacket2_hdr *h, uint32_t *len)
 {
 	uint8_t *f = (uint8_t *)h + h->tp_mac;
 	uint32_t n = h->tp_snaplen;
@@ -131,6 +159,44 @@ const uint8_t *dp_afp_frame(struct tpacket2_hdr *h, uint32_t *len)
 	}
 	*len = n;
 	return f;
+}
+
+uint8_t *dp_afp_frame_gso(struct dp_afp_ring *r, struct tpacket2_hdr *h, uint32_t *len,
+			  uint16_t *gso_size)
+{
+	const struct virtio_net_hdr *vh;
+	ssize_t got;
+
+	*gso_size = 0;
+	if (!r->vnet)
+		return dp_afp_frame(h, len);
+	if (!(h->tp_status & TP_STATUS_COPY)) {
+		vh = (const struct virtio_net_hdr *)((uint8_t *)h + h->tp_mac - sizeof(*vh));
+		if (vh->gso_type != VIRTIO_NET_HDR_GSO_UDP_L4)
+			return dp_afp_frame(h, len);
+		if (h->tp_snaplen < h->tp_len)
+			return NULL; /* no room on the socket for the whole */
+		*gso_size = vh->gso_size;
+		return dp_afp_frame(h, len);
+	}
+	/* the slot holds the start; the whole is next on the socket (only
+	 * such frames are queued there). Untagged: batches are (udp_gso.c). */
+	h->tp_status &= ~(uint32_t)TP_STATUS_COPY; /* taken: not to be skipped */
+	got = recv(r->fd, r->copy, AFP_RX_COPY_MAX, MSG_DONTWAIT | MSG_TRUNC);
+	if (got < (ssize_t)sizeof(*vh) || got > AFP_RX_COPY_MAX)
+		return NULL;
+	vh = (const struct virtio_net_hdr *)r->copy;
+	if (vh->gso_type == VIRTIO_NET_HDR_GSO_UDP_L4)
+		*gso_size = vh->gso_size;
+	*len = (uint32_t)got - sizeof(*vh);
+	return r->copy + sizeof(*vh);
+}
+
+void dp_afp_skip_copy(struct dp_afp_ring *r)
+{
+	uint8_t none;
+
+	recv(r->fd, &none, 0, MSG_DONTWAIT | MSG_TRUNC);
 }
 
 unsigned dp_afp_drain(struct dp_afp_ring *r)

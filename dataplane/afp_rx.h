@@ -3,6 +3,7 @@
 #ifndef UROCE_AFP_RX_H
 #define UROCE_AFP_RX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/if_packet.h>
@@ -13,6 +14,8 @@ struct dp_afp_ring {
 	size_t map_len;
 	uint32_t frame_size, frames_per_block, block_size, frame_count;
 	uint32_t head; /* the slot the next frame lands in */
+	bool vnet;     /* each slot has a virtio_net_hdr before its frame */
+	uint8_t *copy; /* where a frame too long for its slot is read whole */
 };
 
 /* A packet socket for `netdev` that receives nothing until bound with a
@@ -39,16 +42,32 @@ static inline struct tpacket2_hdr *dp_afp_next(const struct dp_afp_ring *r)
 	return __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER ? h : NULL;
 }
 
+/* Take a long frame's copy off the socket unread (dp_afp_frame_gso() reads it). */
+void dp_afp_skip_copy(struct dp_afp_ring *r);
+
 /* Hand slot `h` (the head) back to the kernel and move on. */
 static inline void dp_afp_release(struct dp_afp_ring *r, struct tpacket2_hdr *h)
 {
+	/* the socket's queue holds one copy per such slot, in slot order: one
+	 * left there would be read for the next long frame's slot */
+	if (h->tp_status & TP_STATUS_COPY)
+		dp_afp_skip_copy(r);
 	__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 	if (++r->head == r->frame_count)
 		r->head = 0;
 }
 
 /* The Ethernet frame in `h`, as it was on the wire: sets *len. */
-const uint8_t *dp_afp_frame(struct tpacket2_hdr *h, uint32_t *len);
+uint8_t *dp_afp_frame(struct tpacket2_hdr *h, uint32_t *len);
+
+/*
+ * The frame in `h` (sets *len), and the payload size of the segments it
+ * batches, if it is a batch (*gso_size, else 0): in its slot, or, too long
+ * for one, read from the socket (valid until the next call). NULL: a batch
+ * lost (the socket's queue was full: the slot holds only its start).
+ */
+uint8_t *dp_afp_frame_gso(struct dp_afp_ring *r, struct tpacket2_hdr *h, uint32_t *len,
+			  uint16_t *gso_size);
 
 /* Give back every frame waiting: how many there were. */
 unsigned dp_afp_drain(struct dp_afp_ring *r);

@@ -28,6 +28,7 @@
 
 #include "dp_internal.h"
 #include "netem.h"
+#include "udp_gso.h"
 
 #define POOL_MBUFS 4095
 #define RING_DESC 1024
@@ -274,7 +275,7 @@ static int open_afp_port(struct uroce_dp *dp)
 
 	if (err)
 		return err;
-	err = dp_afp_tx_open(&dp->afp_tx, dp->cfg.netdev, dp->data_room);
+	err = dp_afp_tx_open(&dp->afp_tx, dp->cfg.netdev, dp->data_room, !dp->cfg.no_gso);
 	if (err) {
 		dp_afp_ring_close(&dp->afp);
 		return err;
@@ -658,6 +659,32 @@ static void rx_in_place(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uro
 	}
 }
 
+/*
+ * A batch of frames from a uroce sender (udp_gso.c), cut into the frames
+ * it was made of, each handed up as if it had come alone. Anything else
+ * the kernel batched goes up as it came (to be refused). Returns the
+ * frames beyond the first.
+ */
+static unsigned rx_batch(struct uroce_dp *dp, uint8_t *f, uint32_t len, uint16_t size,
+			 uroce_dp_rx_fn fn, void *arg, uint64_t now)
+{
+	struct udp_gso_cut cut;
+	unsigned n = 0;
+	uint8_t *s;
+	uint32_t slen;
+
+	if (udp_gso_cut_start(&cut, f, len, size)) {
+		rx_in_place(dp, f, len, fn, arg, now);
+		return 0;
+	}
+	while ((s = udp_gso_cut_next(&cut, &slen))) {
+		dp_count(dp, DP_CTR_dp_rx_gso_frames);
+		rx_in_place(dp, s, slen, fn, arg, now);
+		n++;
+	}
+	return n ? n - 1 : 0;
+}
+
 static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
 		       uint64_t now)
 {
@@ -666,9 +693,15 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 
 	while (n < max && (h = dp_afp_next(&dp->afp))) {
 		uint32_t len;
-		const uint8_t *f = dp_afp_frame(h, &len);
+		uint16_t gso;
+		uint8_t *f = dp_afp_frame_gso(&dp->afp, h, &len, &gso);
 
-		rx_in_place(dp, f, len, fn, arg, now);
+		if (!f)
+			dp_count(dp, DP_CTR_dp_rx_ring_drops);
+		else if (gso)
+			n += rx_batch(dp, f, len, gso, fn, arg, now);
+		else
+			rx_in_place(dp, f, len, fn, arg, now);
 		dp_afp_release(&dp->afp, h);
 		n++;
 	}
@@ -914,7 +947,10 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 	if (!n)
 		return 0;
 	if (dp->kind == DP_PORT_AFP) {
-		sent = dp_afp_tx(&dp->afp_tx, out, n); /* frees them all */
+		unsigned batched = 0;
+
+		sent = dp_afp_tx(&dp->afp_tx, out, n, &batched); /* frees them all */
+		dp->ctr[DP_CTR_dp_tx_gso_frames] += batched;
 	} else if (dp->kind == DP_PORT_MEMIF) {
 		sent = memif_tx(dp, out, n);
 	} else {

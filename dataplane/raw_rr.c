@@ -45,14 +45,14 @@
 
 /* -a: our own packet sockets, to receive and to send */
 static struct dp_afp_ring ring = {.fd = -1};
-static struct dp_afp_tx tx = {.fd = -1};
+static struct dp_afp_tx tx = {.fd = -1, .gso_fd = -1};
 static struct rte_mempool *pool;
 
 /* Send m[0..n), all of them (the PMD's ring) or as many as the socket takes. */
 static void send_all(uint16_t port, struct rte_mbuf **m, uint16_t n)
 {
 	if (tx.fd >= 0) {
-		dp_afp_tx(&tx, m, n);
+		dp_afp_tx(&tx, m, n, NULL);
 		return;
 	}
 	for (uint16_t sent = 0; sent < n;)
@@ -91,7 +91,7 @@ static int open_sockets(const char *iface, uint8_t mac[6])
 
 	if (err)
 		return err;
-	err = dp_afp_tx_open(&tx, iface, 2048);
+	err = dp_afp_tx_open(&tx, iface, 2048, false);
 	if (err)
 		return err;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);

@@ -258,6 +258,9 @@ void uroce_config_parse(struct uroce_config *c, const struct uroce_devconf *dev,
 	/* to measure what steering saves */
 	v = io->get(io->arg, "UROCE_NO_STEER");
 	c->no_steer = v && *v && strcmp(v, "0");
+	/* to measure what batching saves, or for a peer that cannot take batches */
+	v = io->get(io->arg, "UROCE_NO_GSO");
+	c->no_gso = v && *v && strcmp(v, "0");
 	c->spin_ns = u64_var(io, "UROCE_SPIN_NS", UROCE_DEFAULT_SPIN_NS);
 	c->yield_after_ns = u64_var(io, "UROCE_YIELD_NS", UROCE_DEFAULT_YIELD_NS);
 	limits(c, io);

@@ -59,6 +59,7 @@ struct uroce_config {
 	char impair[UROCE_CONFIG_SPEC_MAX]; /* fault-injection spec, "" for none */
 	uint64_t seed;			    /* of the fault injector: UROCE_SEED, else the pid */
 	bool no_huge;			    /* UROCE_NO_HUGE: plain memory for DPDK */
+	bool no_gso;			    /* UROCE_NO_GSO: af_packet sends no batches */
 	bool no_steer;			    /* UROCE_NO_STEER: no receive filter (steer.c) */
 	/* progress.c */
 	uint64_t spin_ns;	 /* UROCE_SPIN_NS */

@@ -39,6 +39,7 @@ void uroce_port_config(const struct uroce_config *cfg, const struct uroce_devcon
 	dc->debug = cfg->debug;
 	dc->keep_dpdk_log = cfg->debug_set;
 	dc->no_huge = cfg->no_huge;
+	dc->no_gso = cfg->no_gso;
 }
 
 bool uroce_port_wants_daemon(const char *port)

@@ -134,6 +134,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c.seed, (uint64_t)getpid());
 	ck_assert(!c.no_huge);
 	ck_assert(!c.no_steer);
+	ck_assert(!c.no_gso);
 	ck_assert_uint_eq(c.spin_ns, 5000);
 	ck_assert_uint_eq(c.yield_after_ns, 50000);
 	for (unsigned i = 0; i < UROCE_OBJ_COUNT; i++)
@@ -249,6 +250,16 @@ static void steer(const struct uroce_config *c)
 	ck_assert(!c->no_steer);
 }
 
+static void no_gso(const struct uroce_config *c)
+{
+	ck_assert(c->no_gso);
+}
+
+static void gso(const struct uroce_config *c)
+{
+	ck_assert(!c->no_gso);
+}
+
 static void spin_123(const struct uroce_config *c)
 {
 	ck_assert_uint_eq(c->spin_ns, 123);
@@ -297,6 +308,9 @@ static const struct one_var good[] = {
     {"UROCE_NO_STEER", "00", no_steer},
     {"UROCE_NO_STEER", "0", steer},
     {"UROCE_NO_STEER", "", steer},
+    {"UROCE_NO_GSO", "1", no_gso},
+    {"UROCE_NO_GSO", "0", gso},
+    {"UROCE_NO_GSO", "", gso},
     {"UROCE_SPIN_NS", "123", spin_123},
     {"UROCE_YIELD_NS", "0", yield_never},
     {"UROCE_YIELD_NS", "010", yield_octal},
