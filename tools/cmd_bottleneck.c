@@ -8,6 +8,11 @@
  * has tc htb/tbf but neither netem nor red, so the marking has to happen in
  * a program: this one, on AF_PACKET sockets (no DPDK needed), one thread.
  *
+ * uroce over af_packet sends a QP's consecutive frames as one batch for the
+ * kernel's UDP segmentation (dataplane/udp_gso.c), and a veth hands it
+ * over whole: the switch cuts it into its frames, so that each is queued,
+ * marked and timed on its own, as on a wire.
+ *
  * Every interval it prints, per output port, what it sent (in total and
  * from each input port), the deepest queue, marks and drops; --csv writes
  * the same rows.
@@ -17,6 +22,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <linux/if_packet.h>
+#include <linux/virtio_net.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <poll.h>
@@ -31,6 +37,13 @@
 
 #include "lab.h"
 #include "netem.h"
+#include "udp_gso.h"
+
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4 5 /* Linux 6.2's uapi; Debian 12's headers are older */
+#endif
+/* the most a batch adds beyond a frame's buffer: 64 KB of IP packet */
+#define BATCH_SPILL 65536
 
 #define MAX_PORTS 8
 #define FRAME_MAX 10240
@@ -59,6 +72,8 @@ struct port {
 	uint64_t next_free_ns;
 	/* totals */
 	uint64_t rx_pkts, tx_pkts, tx_bytes, drops, marked, qmax;
+	uint64_t rx_lost;    /* received, too long to forward (not a batch of uroce's) */
+	uint64_t rx_batched; /* of rx_pkts, frames cut from uroce's batches */
 	/* this interval */
 	uint64_t i_bytes, i_from[MAX_PORTS], i_qmax, i_marked, i_drops;
 };
@@ -78,6 +93,8 @@ struct bn {
 	} macs[MAC_TABLE];
 	unsigned nmacs;
 	struct sim_rng rng;     /* RED's coin, seeded */
+	uint8_t spill[BATCH_SPILL];            /* a batch's bytes past a frame's buffer */
+	uint8_t batch[FRAME_MAX + BATCH_SPILL]; /* a batch whole, to be cut */
 	FILE *csv;
 	bool quiet;
 };
@@ -152,6 +169,12 @@ static int open_port(struct port *p, const char *ifname)
 	setsockopt(p->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
 	/* tell us which frames carry an unfinished (offloaded) checksum */
 	setsockopt(p->fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one));
+	/* and which are batches, and of what size (a virtio_net_hdr before each) */
+	if (setsockopt(p->fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one))) {
+		fprintf(stderr, "uroce-lab bottleneck: PACKET_VNET_HDR on %s: %s\n", ifname,
+			strerror(errno));
+		return -1;
+	}
 	if (setsockopt(p->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
 		setsockopt(p->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	return 0;
@@ -251,39 +274,119 @@ static void enqueue(struct bn *b, struct port *out, struct frame *f)
 		out->i_qmax = out->qbytes;
 }
 
+/* A frame from port pi to where its destination was learnt, or to every other port. */
+static void forward(struct bn *b, unsigned pi, struct frame *f)
+{
+	int dst;
+
+	f->in = (uint8_t)pi;
+	b->port[pi].rx_pkts++;
+	mac_learn(b, f->data + 6, pi);
+	dst = mac_lookup(b, f->data);
+	if (dst >= 0) {
+		if ((unsigned)dst == pi)
+			frame_put(b, f); /* already on that segment */
+		else
+			enqueue(b, &b->port[dst], f);
+		return;
+	}
+	/* broadcast, multicast or unknown: flood (ARP, ND) */
+	for (unsigned o = 0; o < b->nports; o++) {
+		struct frame *c;
+
+		if (o == pi)
+			continue;
+		c = frame_get(b);
+		if (!c)
+			break;
+		memcpy(c->data, f->data, f->len);
+		c->len = f->len;
+		c->in = f->in;
+		enqueue(b, &b->port[o], c);
+	}
+	frame_put(b, f);
+}
+
+/* A batch of uroce frames, len bytes at data: each frame forwarded on its own. */
+static void forward_batch(struct bn *b, unsigned pi, uint8_t *data, uint32_t len, uint16_t size)
+{
+	struct udp_gso_cut cut;
+	uint8_t *seg;
+	uint32_t slen;
+
+	if (udp_gso_cut_start(&cut, data, len, size))
+		return; /* no batch of uroce's: nothing a frame can hold */
+	while ((seg = udp_gso_cut_next(&cut, &slen))) {
+		struct frame *f = frame_get(b);
+
+		if (!f || slen > FRAME_MAX) {
+			if (f)
+				frame_put(b, f);
+			b->port[pi].rx_lost++;
+			continue;
+		}
+		memcpy(f->data, seg, slen);
+		f->len = slen;
+		b->port[pi].rx_batched++;
+		forward(b, pi, f);
+	}
+}
+
 static void receive(struct bn *b, unsigned pi)
 {
 	struct port *in = &b->port[pi];
 
 	for (unsigned n = 0; n < RX_BURST; n++) {
 		struct frame *f = frame_get(b);
+		struct virtio_net_hdr vh;
 		struct sockaddr_ll from;
 		union {
 			struct cmsghdr h;
 			char buf[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
 		} ctl;
-		struct iovec iov;
+		struct iovec iov[3];
 		struct msghdr msg = {0};
 		struct cmsghdr *cm;
 		ssize_t len;
-		int dst;
 
 		if (!f)
 			return;
-		iov.iov_base = f->data;
-		iov.iov_len = sizeof(f->data);
+		iov[0] = (struct iovec){&vh, sizeof(vh)};
+		iov[1] = (struct iovec){f->data, sizeof(f->data)};
+		iov[2] = (struct iovec){b->spill, sizeof(b->spill)};
 		msg.msg_name = &from;
 		msg.msg_namelen = sizeof(from);
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
+		msg.msg_iov = iov;
+		msg.msg_iovlen = 3;
 		msg.msg_control = ctl.buf;
 		msg.msg_controllen = sizeof(ctl.buf);
 		len = recvmsg(in->fd, &msg, MSG_TRUNC);
-		if (len <= 0 || len > (ssize_t)sizeof(f->data) || from.sll_pkttype == PACKET_OUTGOING ||
-		    len < 14) {
+		if (len <= 0) {
 			frame_put(b, f);
-			if (len <= 0)
-				return;
+			return; /* nothing more to read */
+		}
+		len -= (ssize_t)sizeof(vh);
+		if (len < 14 || len > (ssize_t)(sizeof(f->data) + sizeof(b->spill)) ||
+		    from.sll_pkttype == PACKET_OUTGOING) {
+			frame_put(b, f);
+			continue;
+		}
+		if (vh.gso_type == VIRTIO_NET_HDR_GSO_UDP_L4) {
+			uint8_t *whole = f->data;
+
+			if (len > (ssize_t)sizeof(f->data)) {
+				memcpy(b->batch, f->data, sizeof(f->data));
+				memcpy(b->batch + sizeof(f->data), b->spill,
+				       (size_t)len - sizeof(f->data));
+				whole = b->batch;
+			}
+			forward_batch(b, pi, whole, (uint32_t)len, vh.gso_size);
+			frame_put(b, f);
+			continue;
+		}
+		if (len > (ssize_t)sizeof(f->data)) {
+			frame_put(b, f); /* longer than any frame: a TCP batch, not ours */
+			in->rx_lost++;
 			continue;
 		}
 		f->len = (uint32_t)len;
@@ -296,33 +399,19 @@ static void receive(struct bn *b, unsigned pi)
 			if (aux.tp_status & TP_STATUS_CSUMNOTREADY)
 				finish_csum(f);
 		}
-		f->in = (uint8_t)pi;
-		in->rx_pkts++;
-		mac_learn(b, f->data + 6, pi);
-		dst = mac_lookup(b, f->data);
-		if (dst >= 0) {
-			if ((unsigned)dst == pi)
-				frame_put(b, f); /* already on that segment */
-			else
-				enqueue(b, &b->port[dst], f);
-			continue;
-		}
-		/* broadcast, multicast or unknown: flood (ARP, ND) */
-		for (unsigned o = 0; o < b->nports; o++) {
-			struct frame *c;
-
-			if (o == pi)
-				continue;
-			c = frame_get(b);
-			if (!c)
-				break;
-			memcpy(c->data, f->data, f->len);
-			c->len = f->len;
-			c->in = f->in;
-			enqueue(b, &b->port[o], c);
-		}
-		frame_put(b, f);
+		forward(b, pi, f);
 	}
+}
+
+/* One frame out, behind the virtio_net_hdr the socket wants (all zero: one frame, checksum done). */
+static ssize_t send_frame(struct port *p, struct frame *f)
+{
+	struct virtio_net_hdr vh = {0};
+	struct iovec iov[2] = {{&vh, sizeof(vh)}, {f->data, f->len}};
+	struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
+	ssize_t r = sendmsg(p->fd, &msg, 0);
+
+	return r < (ssize_t)sizeof(vh) ? -1 : r - (ssize_t)sizeof(vh);
 }
 
 static uint64_t wire_ns(const struct bn *b, uint32_t len)
@@ -351,7 +440,7 @@ static void transmit(struct bn *b, struct port *p, uint64_t now)
 		if (!p->head)
 			p->tail = NULL;
 		p->qbytes -= f->len;
-		if (send(p->fd, f->data, f->len, 0) == (ssize_t)f->len) {
+		if (send_frame(p, f) == (ssize_t)f->len) {
 			p->tx_pkts++;
 			p->tx_bytes += f->len;
 			p->i_bytes += f->len;
@@ -570,11 +659,13 @@ int cmd_bottleneck(int argc, char **argv)
 		socklen_t sl = sizeof(st);
 
 		getsockopt(p->fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
-		printf("  %-10s in %8llu pkts   out %8llu pkts %10.1f MB   marked %7llu   dropped %6llu   "
-		       "qmax %7.1f KB   socket drops %u\n",
-		       p->name, (unsigned long long)p->rx_pkts, (unsigned long long)p->tx_pkts,
+		printf("  %-10s in %8llu pkts (%llu cut from batches)   out %8llu pkts %10.1f MB   "
+		       "marked %7llu   dropped %6llu   qmax %7.1f KB   socket drops %u   too long %llu\n",
+		       p->name, (unsigned long long)p->rx_pkts, (unsigned long long)p->rx_batched,
+		       (unsigned long long)p->tx_pkts,
 		       (double)p->tx_bytes / 1e6, (unsigned long long)p->marked,
-		       (unsigned long long)p->drops, (double)p->qmax / 1024, st.tp_drops);
+		       (unsigned long long)p->drops, (double)p->qmax / 1024, st.tp_drops,
+		       (unsigned long long)p->rx_lost);
 		close(p->fd);
 	}
 	if (b.csv)
