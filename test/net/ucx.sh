@@ -28,18 +28,20 @@ rx_bytes() {
 	ur_in "$p-a" bash -c 'cat "$SYSFS_PATH"/class/infiniband/uroce0/ports/1/hw_counters/rx_bytes'
 }
 
-# snap: "FRAMES FAULTS": the RoCE frames the client (-b) has sent, and the
+# snap: "FRAMES FAULTS BATCHED": the RoCE frames the client (-b) has sent, and the
 # sum over both ends of what a transport fault raises (retransmissions, RNR
 # NAKs, local ACK timeouts, SENDs that found no receive buffer). On this
 # lossless veth a run should add none: a rate lost to those would be
 # uroce's, not UCX's (docs/ucx-libfabric.md, "stream_bw against UCX's TCP").
+# BATCHED: of the client's frames, those sent in batches (docs/dataplane.md).
 snap() {
 	{
 		ip netns exec "$p-a" "$UROCE" stat uroce0 -a | sed 's/^/a /'
 		ip netns exec "$p-b" "$UROCE" stat uroce0 -a | sed 's/^/b /'
 	} | awk '$1 == "b" && $2 == "tx_packets" { f = $3 }
+		$1 == "b" && $2 == "dp_tx_gso_frames" { g = $3 }
 		$2 ~ /^(retransmitted_packets|rnr_nak_retry_err|local_ack_timeout_err|out_of_buffer)$/ { e += $3 }
-		END { print f + 0, e + 0 }'
+		END { print f + 0, e + 0, g + 0 }'
 }
 
 # pt NAME KIND TEST SIZE ITERS: ucx_perftest server in -a, client in -b.
@@ -96,10 +98,10 @@ for spec in tag_bw:65536:1000 ucp_put_bw:65536:1000 stream_bw:65536:1000 \
 	tag_lat:8:3000 ucp_put_lat:8:3000; do
 	IFS=: read -r t size n <<<"$spec"
 	before=$(rx_bytes)
-	read -r f0 e0 < <(snap)
+	read -r f0 e0 g0 < <(snap)
 	pt "$t-uroce" uroce "$t" "$size" "$n" || continue
 	got=$(($(rx_bytes) - before))
-	read -r f1 e1 < <(snap)
+	read -r f1 e1 g1 < <(snap)
 	# per message, the 100 warm-up iterations (-w 100) included
 	fpm=$(awk -v f=$((f1 - f0)) -v m=$((n + 100)) 'BEGIN { printf "%.1f", f / m }')
 	lanes=$(grep -ho 'ep_cfg\[[0-9]*\]: .*' "$log/$t-uroce.cli" | sed 's/^ep_cfg\[[0-9]*\]: //' |
@@ -114,7 +116,7 @@ for spec in tag_bw:65536:1000 ucp_put_bw:65536:1000 stream_bw:65536:1000 \
 	else
 		ok "$t -s $size -n $n: $(field "$res" 2) us median, $(field "$res" 6) MB/s," \
 			"$(field "$res" 8) msg/s; lanes $lanes; uroce0 rx $got bytes;" \
-			"$fpm client frames per message"
+			"$fpm client frames per message, $((g1 - g0)) of $((f1 - f0)) in batches"
 	fi
 	case $t in
 	*_bw) bw_u[$t]=$(field "$res" 6) ;;
@@ -163,7 +165,9 @@ ur_in "$p-b" env UCX_NET_DEVICES="uroce0:1,${p}b0" UCX_LOG_LEVEL=info timeout 60
 	io_demo "$net.1" -p $port -q -d 1:200000 -i 2000 -o read,write -c 3 >"$log/io.cli" 2>&1
 rc=$?
 got=$(($(rx_bytes) - before))
-kill "$spid" 2>/dev/null
+# $spid is the subshell of ur_in: the server is a process of the namespace,
+# which without this went on polling for up to its 60 s after the test
+ip netns pids "$p-a" | xargs -r kill 2>/dev/null
 wait "$spid" 2>/dev/null
 if [ $rc -ne 0 ] || ! grep -q "Client exit with status 'OK'" "$log/io.cli" ||
 	grep -qi "mismatch\|corrupt\|assert" "$log/io.cli" "$log/io.srv"; then
