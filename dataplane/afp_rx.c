@@ -58,12 +58,19 @@ static int ring_setup(struct dp_afp_ring *r, int fd)
 		return -errno;
 	/* Batches (udp_gso.c): the virtio_net_hdr says where to cut one, and
 	 * one too long for its slot is also queued whole on the socket
-	 * (TP_STATUS_COPY). Where the kernel refuses, frames come one by one. */
+	 * (TP_STATUS_COPY). Where the kernel refuses, a batch is lost whole
+	 * (counted): senders toward such a port need UROCE_NO_GSO=1. */
 	r->vnet = !setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one));
 	if (r->vnet) {
 		r->copy = malloc(AFP_RX_COPY_MAX);
-		if (!r->copy || setsockopt(fd, SOL_PACKET, PACKET_COPY_THRESH, &one, sizeof(one)))
-			return -ENOMEM;
+		if (!r->copy || setsockopt(fd, SOL_PACKET, PACKET_COPY_THRESH, &one, sizeof(one))) {
+			int zero = 0;
+
+			free(r->copy);
+			r->copy = NULL;
+			r->vnet = false;
+			setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &zero, sizeof(zero));
+		}
 		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
 			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	}
@@ -161,11 +168,28 @@ uint8_t *dp_afp_frame(struct tpacket2_hdr *h, uint32_t *len)
 	return f;
 }
 
+/*
+ * The next frame queued on the socket into buf (up to len bytes): its
+ * length, or -1 if there is none. A socket error the kernel holds (the
+ * interface went down: ENETDOWN) is reported once in a recv() that takes
+ * nothing; the copy is still there.
+ */
+static ssize_t take_copy(struct dp_afp_ring *r, void *buf, size_t len)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		ssize_t got = recv(r->fd, buf, len, MSG_DONTWAIT | MSG_TRUNC);
+
+		if (got >= 0 || errno == EAGAIN || errno == EWOULDBLOCK)
+			return got;
+	}
+	return -1;
+}
+
 uint8_t *dp_afp_frame_gso(struct dp_afp_ring *r, struct tpacket2_hdr *h, uint32_t *len,
 			  uint16_t *gso_size)
 {
 	const struct virtio_net_hdr *vh;
-	ssize_t got;
+	ssize_t got = -1;
 
 	*gso_size = 0;
 	if (!r->vnet)
@@ -179,11 +203,18 @@ uint8_t *dp_afp_frame_gso(struct dp_afp_ring *r, struct tpacket2_hdr *h, uint32_
 		*gso_size = vh->gso_size;
 		return dp_afp_frame(h, len);
 	}
-	/* the slot holds the start; the whole is next on the socket (only
-	 * such frames are queued there). Untagged: batches are (udp_gso.c). */
+	/* The slot holds the start; the whole is queued on the socket, one
+	 * copy per such slot, in slot order. Should one have been left there
+	 * (it never should), the copies of other lengths are passed over.
+	 * Untagged: batches are (udp_gso.c). */
 	h->tp_status &= ~(uint32_t)TP_STATUS_COPY; /* taken: not to be skipped */
-	got = recv(r->fd, r->copy, AFP_RX_COPY_MAX, MSG_DONTWAIT | MSG_TRUNC);
-	if (got < (ssize_t)sizeof(*vh) || got > AFP_RX_COPY_MAX)
+	for (int tries = 0; tries < 4; tries++) {
+		got = take_copy(r, r->copy, AFP_RX_COPY_MAX);
+		if (got < 0 || (size_t)got == sizeof(*vh) + h->tp_len)
+			break;
+	}
+	if (got < (ssize_t)sizeof(*vh) || (size_t)got != sizeof(*vh) + h->tp_len ||
+	    got > AFP_RX_COPY_MAX)
 		return NULL;
 	vh = (const struct virtio_net_hdr *)r->copy;
 	if (vh->gso_type == VIRTIO_NET_HDR_GSO_UDP_L4)
@@ -196,7 +227,7 @@ void dp_afp_skip_copy(struct dp_afp_ring *r)
 {
 	uint8_t none;
 
-	recv(r->fd, &none, 0, MSG_DONTWAIT | MSG_TRUNC);
+	take_copy(r, &none, 0);
 }
 
 unsigned dp_afp_drain(struct dp_afp_ring *r)

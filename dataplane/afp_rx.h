@@ -64,7 +64,8 @@ uint8_t *dp_afp_frame(struct tpacket2_hdr *h, uint32_t *len);
  * The frame in `h` (sets *len), and the payload size of the segments it
  * batches, if it is a batch (*gso_size, else 0): in its slot, or, too long
  * for one, read from the socket (valid until the next call). NULL: a batch
- * lost (the socket's queue was full: the slot holds only its start).
+ * lost (the socket's queue was full: the slot holds only its start), or
+ * its copy not to be had.
  */
 uint8_t *dp_afp_frame_gso(struct dp_afp_ring *r, struct tpacket2_hdr *h, uint32_t *len,
 			  uint16_t *gso_size);

@@ -52,11 +52,9 @@
 #define AFP_TX_DATA TPACKET_ALIGN(sizeof(struct tpacket2_hdr))
 #define AFP_TX_FRAME (AFP_TX_DATA + sizeof(struct virtio_net_hdr))
 /*
- * The fewest frames worth a batch. A batch longer than the receiver's ring
- * slot (4608 bytes, port.c) costs it a second system call to read it whole
- * (afp_rx.c), which three frames do not repay: UCX's 8 KB SENDs (4096 +
- * 4096 + 64 bytes) as batches of three ran at 1013-1355 MB/s in tag_bw
- * against 1169-1527 one by one (4 interleaved rounds each).
+ * The fewest frames worth a batch: one longer than the receiver's ring slot
+ * costs it a second system call to read it whole (afp_rx.c), which three
+ * frames did not repay (docs/dataplane.md).
  */
 #define AFP_GSO_MIN 4
 /* a slot the kernel has not given back yet */
@@ -216,7 +214,8 @@ static unsigned ring_tx(struct dp_afp_tx *t, struct rte_mbuf **m, unsigned n)
 		if (send(t->fd, NULL, 0, MSG_DONTWAIT) >= 0 ||
 		    (errno != EAGAIN && errno != ENOBUFS && errno != EINTR))
 			break;
-	t->ring_behind = queued != 0;
+	if (queued)
+		t->ring_behind = true; /* until the kernel has sent what it was given */
 	ring_behind(t);
 	return queued;
 }
@@ -224,7 +223,7 @@ static unsigned ring_tx(struct dp_afp_tx *t, struct rte_mbuf **m, unsigned n)
 /* What one message of a GSO flush carries: a frame alone, or a batch of them. */
 struct gso_msg {
 	struct virtio_net_hdr vh;
-	uint8_t hdr[UDP_GSO_MAX_HDR];
+	uint8_t hdr[DP_GSO_MAX_HDR];
 	unsigned frames;
 };
 
@@ -232,27 +231,26 @@ struct gso_msg {
  * Plan m[0..n) as messages: each run of AFP_GSO_MIN or more frames that can share a batch
  * (udp_gso.h) becomes one, with its header in msg->hdr and its frames'
  * payloads after it; any other frame goes alone. Returns the number of
- * messages; *batched counts the frames in batches.
+ * messages.
  */
 static unsigned gso_plan(struct rte_mbuf **m, unsigned n, struct gso_msg *msg, struct mmsghdr *mh,
-			 struct iovec *iov, unsigned *batched)
+			 struct iovec *iov)
 {
 	unsigned nmsg = 0, niov = 0;
 
-	*batched = 0;
 	for (unsigned i = 0; i < n;) {
 		const uint8_t *a = rte_pktmbuf_mtod(m[i], const uint8_t *);
 		uint32_t alen = rte_pktmbuf_data_len(m[i]), payload;
-		unsigned hlen = udp_gso_lead(a, alen), k = 1;
+		unsigned hlen = dp_gso_lead(a, alen), k = 1;
 		struct gso_msg *g = &msg[nmsg];
 
 		payload = alen - hlen;
-		while (hlen && i + k < n && k < UDP_GSO_MAX_SEGS) {
+		while (hlen && i + k < n && k < DP_GSO_MAX_SEGS) {
 			const uint8_t *b = rte_pktmbuf_mtod(m[i + k], const uint8_t *);
 			uint32_t blen = rte_pktmbuf_data_len(m[i + k]);
 
 			/* IPv4's total length is 16 bits */
-			if (!udp_gso_follows(a, alen, b, blen, hlen, k) ||
+			if (!dp_gso_follows(a, alen, b, blen, hlen, k) ||
 			    28 + payload + (blen - hlen) > 0xffff)
 				break;
 			payload += blen - hlen;
@@ -268,7 +266,7 @@ static unsigned gso_plan(struct rte_mbuf **m, unsigned n, struct gso_msg *msg, s
 			g->vh = (struct virtio_net_hdr){.hdr_len = (uint16_t)alen};
 			iov[niov++] = (struct iovec){(void *)a, alen};
 		} else {
-			udp_gso_batch_header(g->hdr, a, hlen, payload);
+			dp_gso_batch_header(g->hdr, a, hlen, payload);
 			g->vh = (struct virtio_net_hdr){
 			    .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
 			    .gso_type = VIRTIO_NET_HDR_GSO_UDP_L4,
@@ -282,7 +280,6 @@ static unsigned gso_plan(struct rte_mbuf **m, unsigned n, struct gso_msg *msg, s
 				iov[niov++] = (struct iovec){
 				    rte_pktmbuf_mtod_offset(m[i + j], uint8_t *, hlen),
 				    rte_pktmbuf_data_len(m[i + j]) - hlen};
-			*batched += k;
 		}
 		mh[nmsg].msg_hdr.msg_iovlen = (size_t)(&iov[niov] - mh[nmsg].msg_hdr.msg_iov);
 		g->frames = k;
@@ -320,8 +317,9 @@ static unsigned mmsg_tx(struct dp_afp_tx *t, struct rte_mbuf **m, unsigned n)
 }
 
 /*
- * Send m[0..n) in batches on the GSO socket, with one sendmmsg(); false
- * (nothing sent) when no two frames could share a batch, or the ring still
+ * Send m[0..n) in batches on the GSO socket, with one sendmmsg(), setting
+ * *sent and *batched (of those, the frames that went in batches); false
+ * (nothing sent) when no run of AFP_GSO_MIN frames could share a batch, or the ring still
  * holds frames a batch would overtake. A kernel that refuses batches
  * (before Linux 6.2) loses the socket: from then on, the ring.
  */
@@ -331,17 +329,20 @@ static bool gso_tx(struct dp_afp_tx *t, struct rte_mbuf **m, unsigned n, unsigne
 	struct gso_msg msg[AFP_TX_MAX];
 	struct mmsghdr mh[AFP_TX_MAX];
 	struct iovec iov[3 * AFP_TX_MAX];
-	unsigned nmsg = gso_plan(m, n, msg, mh, iov, batched), done = 0;
+	unsigned nmsg = gso_plan(m, n, msg, mh, iov), done = 0;
 
 	if (nmsg == n || (t->map && ring_behind(t)))
 		return false;
-	*sent = 0;
+	*sent = *batched = 0;
 	for (int tries = 0; done < nmsg && tries < 8;) {
 		int r = sendmmsg(t->gso_fd, mh + done, nmsg - done, MSG_DONTWAIT);
 
 		if (r > 0) {
-			for (int j = 0; j < r; j++)
+			for (int j = 0; j < r; j++) {
 				*sent += msg[done + j].frames;
+				if (msg[done + j].frames > 1)
+					*batched += msg[done + j].frames;
+			}
 			done += (unsigned)r;
 		} else if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR) {
 			tries++;

@@ -10,7 +10,7 @@
 /* Dataplane counters: one X-macro list for the enum and the names. */
 #define DP_COUNTERS(X)                                                                             \
 	X(dp_rx_frames, "frames read from the port")                                               \
-	X(dp_rx_ring_drops, "frames (af_packet: or batches) dropped on our full receive ring or queue (af_packet, AF_XDP)") \
+	X(dp_rx_ring_drops, "frames the kernel dropped on our full receive ring (af_packet, AF_XDP)") \
 	X(dp_rx_not_for_us, "frames for another MAC address")                                      \
 	X(dp_rx_other, "frames that are neither RoCE nor ARP/ND (left to the kernel)")             \
 	X(dp_rx_arp, "ARP frames handled")                                                         \
@@ -18,6 +18,7 @@
 	X(dp_tx_frames, "frames handed to the port")                                               \
 	X(dp_tx_gso_frames, "of those, frames sent in batches of one QP's frames (af_packet GSO)") \
 	X(dp_rx_gso_frames, "frames received in batches and cut apart (af_packet GSO)")         \
+	X(dp_rx_gso_lost, "batches lost whole: no room for them on the receive socket (af_packet GSO)") \
 	X(dp_tx_dropped, "frames the port would not take after retries")                           \
 	X(dp_tx_no_mbuf, "no transmit buffer: no mbuf, or memif's ring full")                      \
 	X(dp_tx_loopback, "frames to our own MAC delivered locally")                               \

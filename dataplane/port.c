@@ -668,16 +668,16 @@ static void rx_in_place(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uro
 static unsigned rx_batch(struct uroce_dp *dp, uint8_t *f, uint32_t len, uint16_t size,
 			 uroce_dp_rx_fn fn, void *arg, uint64_t now)
 {
-	struct udp_gso_cut cut;
+	struct dp_gso_cut cut;
 	unsigned n = 0;
 	uint8_t *s;
 	uint32_t slen;
 
-	if (udp_gso_cut_start(&cut, f, len, size)) {
+	if (dp_gso_cut_start(&cut, f, len, size)) {
 		rx_in_place(dp, f, len, fn, arg, now);
 		return 0;
 	}
-	while ((s = udp_gso_cut_next(&cut, &slen))) {
+	while ((s = dp_gso_cut_next(&cut, &slen))) {
 		dp_count(dp, DP_CTR_dp_rx_gso_frames);
 		rx_in_place(dp, s, slen, fn, arg, now);
 		n++;
@@ -697,7 +697,7 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 		uint8_t *f = dp_afp_frame_gso(&dp->afp, h, &len, &gso);
 
 		if (!f)
-			dp_count(dp, DP_CTR_dp_rx_ring_drops);
+			dp_count(dp, DP_CTR_dp_rx_gso_lost);
 		else if (gso)
 			n += rx_batch(dp, f, len, gso, fn, arg, now);
 		else

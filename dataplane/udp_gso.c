@@ -11,8 +11,9 @@
  * frame must be single (a NIC without the offload, a qdisc, a local UDP
  * socket such as Soft-RoCE's): every byte the ICRC covers is then what
  * uroce built. Over a veth to another uroce the batch arrives whole, and
- * udp_gso_cut_next() cuts it the same way.
+ * dp_gso_cut_next() cuts it the same way.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "udp_gso.h"
@@ -44,7 +45,16 @@ static uint16_t fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
-unsigned udp_gso_lead(const uint8_t *f, uint32_t len)
+/* The IP and UDP lengths say what the frame's length does: no padding or trailing bytes to carry
+ * along. */
+static bool lengths_agree(const uint8_t *f, uint32_t len, unsigned hlen)
+{
+	uint32_t ip = hlen == 14 + 20 + 8 ? be16(f + 14 + 2) : 40u + be16(f + 14 + 4);
+
+	return 14 + ip == len && be16(f + hlen - 4) == len - (hlen - 8);
+}
+
+unsigned dp_gso_lead(const uint8_t *f, uint32_t len)
 {
 	const uint8_t *l3 = f + 14;
 	unsigned hlen;
@@ -65,17 +75,20 @@ unsigned udp_gso_lead(const uint8_t *f, uint32_t len)
 	default:
 		return 0;
 	}
-	if (len <= hlen || be16(f + hlen - 6) != ROCE_PORT)
+	if (len <= hlen || be16(f + hlen - 6) != ROCE_PORT || !lengths_agree(f, len, hlen))
 		return 0;
 	return hlen;
 }
 
-bool udp_gso_follows(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen,
-		     unsigned hlen, unsigned k)
+bool dp_gso_follows(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen, unsigned hlen,
+		    unsigned k)
 {
 	unsigned udp = hlen - 8;
 
-	if (blen <= hlen || blen > alen)
+	if (blen <= hlen || blen > alen || !lengths_agree(b, blen, hlen))
+		return false;
+	/* the same destination QP (BTH bytes 5-7): IPv6 has no identification to tell QPs apart */
+	if (memcmp(a + hlen + 5, b + hlen + 5, 3))
 		return false;
 	if (hlen == 14 + 20 + 8) {
 		/* up to the length; TOS..flags past it, not the identification;
@@ -87,7 +100,7 @@ bool udp_gso_follows(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t
 	return !memcmp(a, b, 18) && !memcmp(a + 20, b + 20, udp - 20 + 4);
 }
 
-void udp_gso_batch_header(uint8_t *hdr, const uint8_t *a, unsigned hlen, uint32_t payload)
+void dp_gso_batch_header(uint8_t *hdr, const uint8_t *a, unsigned hlen, uint32_t payload)
 {
 	uint8_t *l3 = hdr + 14, *udp = hdr + hlen - 8;
 	uint32_t ulen = 8 + payload, sum;
@@ -107,25 +120,25 @@ void udp_gso_batch_header(uint8_t *hdr, const uint8_t *a, unsigned hlen, uint32_
 	put_be16(udp + 6, fold(sum));
 }
 
-int udp_gso_cut_start(struct udp_gso_cut *c, uint8_t *f, uint32_t len, uint16_t size)
+int dp_gso_cut_start(struct dp_gso_cut *c, uint8_t *f, uint32_t len, uint16_t size)
 {
-	unsigned hlen = udp_gso_lead(f, len);
+	unsigned hlen = dp_gso_lead(f, len);
 
-	if (!hlen || !size || (len - hlen + size - 1) / size > UDP_GSO_MAX_SEGS * 2)
-		return -1;
+	/* twice what uroce sends: newer kernels allow 128 segments (UDP_MAX_SEGMENTS) */
+	if (!hlen || !size || (len - hlen + size - 1) / size > DP_GSO_MAX_SEGS * 2)
+		return -EINVAL;
 	c->f = f;
 	c->len = len;
 	c->hlen = hlen;
 	c->off = hlen;
 	c->size = size;
 	c->ipv6 = hlen != 14 + 20 + 8;
-	c->l3 = 14;
 	c->id = c->ipv6 ? 0 : be16(f + 14 + 4);
 	memcpy(c->hdr, f, hlen);
 	return 0;
 }
 
-uint8_t *udp_gso_cut_next(struct udp_gso_cut *c, uint32_t *len)
+uint8_t *dp_gso_cut_next(struct dp_gso_cut *c, uint32_t *len)
 {
 	uint32_t payload = c->len - c->off;
 	uint8_t *f, *l3, *udp;
@@ -136,7 +149,7 @@ uint8_t *udp_gso_cut_next(struct udp_gso_cut *c, uint32_t *len)
 		payload = c->size;
 	f = c->f + c->off - c->hlen;
 	memcpy(f, c->hdr, c->hlen);
-	l3 = f + c->l3;
+	l3 = f + 14;
 	udp = f + c->hlen - 8;
 	put_be16(udp + 4, 8 + payload);
 	put_be16(udp + 6, 0);

@@ -74,6 +74,7 @@ struct port {
 	uint64_t rx_pkts, tx_pkts, tx_bytes, drops, marked, qmax;
 	uint64_t rx_lost;    /* received, too long to forward (not a batch of uroce's) */
 	uint64_t rx_batched; /* of rx_pkts, frames cut from uroce's batches */
+	uint64_t rx_nobuf;   /* frames cut from a batch with no buffer left to hold them */
 	/* this interval */
 	uint64_t i_bytes, i_from[MAX_PORTS], i_qmax, i_marked, i_drops;
 };
@@ -310,18 +311,23 @@ static void forward(struct bn *b, unsigned pi, struct frame *f)
 /* A batch of uroce frames, len bytes at data: each frame forwarded on its own. */
 static void forward_batch(struct bn *b, unsigned pi, uint8_t *data, uint32_t len, uint16_t size)
 {
-	struct udp_gso_cut cut;
+	struct dp_gso_cut cut;
 	uint8_t *seg;
 	uint32_t slen;
 
-	if (udp_gso_cut_start(&cut, data, len, size))
-		return; /* no batch of uroce's: nothing a frame can hold */
-	while ((seg = udp_gso_cut_next(&cut, &slen))) {
+	if (dp_gso_cut_start(&cut, data, len, size)) {
+		b->port[pi].rx_lost++; /* no batch of uroce's: nothing a frame can hold */
+		return;
+	}
+	while ((seg = dp_gso_cut_next(&cut, &slen))) {
 		struct frame *f = frame_get(b);
 
-		if (!f || slen > FRAME_MAX) {
-			if (f)
-				frame_put(b, f);
+		if (!f) {
+			b->port[pi].rx_nobuf++; /* the buffers are full: as a full queue would */
+			continue;
+		}
+		if (slen > FRAME_MAX) {
+			frame_put(b, f);
 			b->port[pi].rx_lost++;
 			continue;
 		}
@@ -660,12 +666,13 @@ int cmd_bottleneck(int argc, char **argv)
 
 		getsockopt(p->fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
 		printf("  %-10s in %8llu pkts (%llu cut from batches)   out %8llu pkts %10.1f MB   "
-		       "marked %7llu   dropped %6llu   qmax %7.1f KB   socket drops %u   too long %llu\n",
+		       "marked %7llu   dropped %6llu   qmax %7.1f KB   socket drops %u   too long %llu   "
+		       "no buffer %llu\n",
 		       p->name, (unsigned long long)p->rx_pkts, (unsigned long long)p->rx_batched,
 		       (unsigned long long)p->tx_pkts,
 		       (double)p->tx_bytes / 1e6, (unsigned long long)p->marked,
 		       (unsigned long long)p->drops, (double)p->qmax / 1024, st.tp_drops,
-		       (unsigned long long)p->rx_lost);
+		       (unsigned long long)p->rx_lost, (unsigned long long)p->rx_nobuf);
 		close(p->fd);
 	}
 	if (b.csv)

@@ -8,6 +8,7 @@
  * that must not share a batch do not.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -60,6 +61,10 @@ static void build(struct frames *fr, bool v6, uint16_t id0)
 
 		for (uint32_t j = 0; j < roce; j++)
 			fr->buf[i][pre + j] = (uint8_t)(i * 37 + j * 11);
+		/* one QP: BTH bytes 5-7 */
+		fr->buf[i][pre + 5] = 0x00;
+		fr->buf[i][pre + 6] = 0x12;
+		fr->buf[i][pre + 7] = 0x34;
 		fr->len[i] = pre + roce;
 		fr->hlen = pre;
 		ur_frame_seal(&t, fr->buf[i], fr->len[i]);
@@ -76,7 +81,7 @@ static uint32_t batch(const struct frames *fr, uint8_t *out)
 		off += fr->len[i] - fr->hlen;
 		payload += fr->len[i] - fr->hlen;
 	}
-	udp_gso_batch_header(out, fr->buf[0], fr->hlen, payload);
+	dp_gso_batch_header(out, fr->buf[0], fr->hlen, payload);
 	return off;
 }
 
@@ -84,18 +89,18 @@ static void check_round_trip(bool v6, uint16_t id0)
 {
 	static struct frames fr;
 	static uint8_t b[NFRAMES * 2048];
-	struct udp_gso_cut cut;
+	struct dp_gso_cut cut;
 	uint32_t len, slen;
 	uint8_t *s;
 	unsigned n = 0, l3len;
 
 	build(&fr, v6, id0);
-	ck_assert_uint_eq(udp_gso_lead(fr.buf[0], fr.len[0]), v6 ? 62 : 42);
+	ck_assert_uint_eq(dp_gso_lead(fr.buf[0], fr.len[0]), v6 ? 62 : 42);
 	for (unsigned k = 1; k < NFRAMES; k++)
-		ck_assert(udp_gso_follows(fr.buf[0], fr.len[0], fr.buf[k], fr.len[k], fr.hlen, k));
+		ck_assert(dp_gso_follows(fr.buf[0], fr.len[0], fr.buf[k], fr.len[k], fr.hlen, k));
 	len = batch(&fr, b);
-	ck_assert_int_eq(udp_gso_cut_start(&cut, b, len, SEG), 0);
-	while ((s = udp_gso_cut_next(&cut, &slen))) {
+	ck_assert_int_eq(dp_gso_cut_start(&cut, b, len, SEG), 0);
+	while ((s = dp_gso_cut_next(&cut, &slen))) {
 		ck_assert_uint_lt(n, NFRAMES);
 		ck_assert_uint_eq(slen, fr.len[n]);
 		ck_assert_mem_eq(s, fr.buf[n], slen);
@@ -202,54 +207,62 @@ START_TEST(test_frames_that_must_not_share_a_batch)
 	alen = fr.len[0];
 	b = fr.buf[1];
 	blen = fr.len[1];
-	ck_assert(udp_gso_follows(a, alen, b, blen, fr.hlen, 1));
+	ck_assert(dp_gso_follows(a, alen, b, blen, fr.hlen, 1));
 	/* an identification out of step: another QP's frame, or one between */
-	ck_assert(!udp_gso_follows(a, alen, b, blen, fr.hlen, 2));
+	ck_assert(!dp_gso_follows(a, alen, b, blen, fr.hlen, 2));
 	/* longer than the lead */
-	ck_assert(!udp_gso_follows(fr.buf[4], fr.len[4], b, blen, fr.hlen, 1));
+	ck_assert(!dp_gso_follows(fr.buf[4], fr.len[4], b, blen, fr.hlen, 1));
 	/* another ECN mark, TTL, address or port */
 	b[15] ^= 0x03;
-	ck_assert(!udp_gso_follows(a, alen, b, blen, fr.hlen, 1));
+	ck_assert(!dp_gso_follows(a, alen, b, blen, fr.hlen, 1));
 	b[15] ^= 0x03;
 	b[22]--;
-	ck_assert(!udp_gso_follows(a, alen, b, blen, fr.hlen, 1));
+	ck_assert(!dp_gso_follows(a, alen, b, blen, fr.hlen, 1));
 	b[22]++;
 	b[33] ^= 1;
-	ck_assert(!udp_gso_follows(a, alen, b, blen, fr.hlen, 1));
+	ck_assert(!dp_gso_follows(a, alen, b, blen, fr.hlen, 1));
 	b[33] ^= 1;
 	b[35] ^= 1;
-	ck_assert(!udp_gso_follows(a, alen, b, blen, fr.hlen, 1));
+	ck_assert(!dp_gso_follows(a, alen, b, blen, fr.hlen, 1));
 	b[35] ^= 1;
-	ck_assert(udp_gso_follows(a, alen, b, blen, fr.hlen, 1));
+	ck_assert(dp_gso_follows(a, alen, b, blen, fr.hlen, 1));
+	/* another destination QP */
+	b[fr.hlen + 7] ^= 1;
+	ck_assert(!dp_gso_follows(a, alen, b, blen, fr.hlen, 1));
+	b[fr.hlen + 7] ^= 1;
+	/* bytes past the IP packet (Ethernet padding): not carried into a batch */
+	ck_assert(dp_gso_follows(a, alen, fr.buf[4], fr.len[4], fr.hlen, 4));
+	ck_assert(!dp_gso_follows(a, alen, fr.buf[4], fr.len[4] + 2, fr.hlen, 4));
+	ck_assert_uint_eq(dp_gso_lead(a, alen + 2), 0);
 
 	/* no lead: fragments, IP options, another UDP port, VLAN tags, not IP */
 	a[20] |= 0x20; /* MF */
-	ck_assert_uint_eq(udp_gso_lead(a, alen), 0);
+	ck_assert_uint_eq(dp_gso_lead(a, alen), 0);
 	a[20] &= (uint8_t)~0x20;
 	a[14] = 0x46;
-	ck_assert_uint_eq(udp_gso_lead(a, alen), 0);
+	ck_assert_uint_eq(dp_gso_lead(a, alen), 0);
 	a[14] = 0x45;
 	a[37] ^= 1;
-	ck_assert_uint_eq(udp_gso_lead(a, alen), 0);
+	ck_assert_uint_eq(dp_gso_lead(a, alen), 0);
 	a[37] ^= 1;
 	a[12] = 0x81;
-	ck_assert_uint_eq(udp_gso_lead(a, alen), 0);
+	ck_assert_uint_eq(dp_gso_lead(a, alen), 0);
 	a[12] = 0x08;
-	ck_assert_uint_eq(udp_gso_lead(a, 42), 0); /* no payload */
-	ck_assert_uint_eq(udp_gso_lead(a, alen), 42);
+	ck_assert_uint_eq(dp_gso_lead(a, 42), 0); /* no payload */
+	ck_assert_uint_eq(dp_gso_lead(a, alen), 42);
 }
 END_TEST
 
 START_TEST(test_cut_refuses_what_is_no_batch_of_ours)
 {
 	static struct frames fr;
-	struct udp_gso_cut cut;
+	struct dp_gso_cut cut;
 
 	build(&fr, false, 1);
-	ck_assert_int_eq(udp_gso_cut_start(&cut, fr.buf[0], fr.len[0], 0), -1);
+	ck_assert_int_eq(dp_gso_cut_start(&cut, fr.buf[0], fr.len[0], 0), -EINVAL);
 	fr.buf[0][37] ^= 1; /* not port 4791 */
-	ck_assert_int_eq(udp_gso_cut_start(&cut, fr.buf[0], fr.len[0], 100), -1);
-	ck_assert_int_eq(udp_gso_cut_start(&cut, fr.buf[0], 20, 100), -1);
+	ck_assert_int_eq(dp_gso_cut_start(&cut, fr.buf[0], fr.len[0], 100), -EINVAL);
+	ck_assert_int_eq(dp_gso_cut_start(&cut, fr.buf[0], 20, 100), -EINVAL);
 }
 END_TEST
 
