@@ -30,10 +30,8 @@
 #include <linux/virtio_net.h>
 
 #include "afp_rx.h"
+#include "udp_gso.h"
 
-#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
-#define VIRTIO_NET_HDR_GSO_UDP_L4 5 /* Linux 6.2's uapi; Debian 12's headers are older */
-#endif
 /* a batch whole: 64 KB of IP packet, its Ethernet header and virtio_net_hdr */
 #define AFP_RX_COPY_MAX (65536 + 64)
 /* room on the socket for batches waiting to be read whole */

@@ -40,10 +40,6 @@
 #include "afp_tx.h"
 #include "udp_gso.h"
 
-#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
-#define VIRTIO_NET_HDR_GSO_UDP_L4 5 /* Linux 6.2's uapi; Debian 12's headers are older */
-#endif
-
 /* enough for a burst of 4 KB frames on a NIC that frees them only when sent */
 #define AFP_TX_SNDBUF (4 << 20)
 #define AFP_TX_MAX 128 /* a transmit flush's most (DP_BURST frames and as many held back) */

@@ -12,6 +12,10 @@
 
 /* Ethernet (untagged) + IPv6 + UDP: the longest header a batch carries */
 #define DP_GSO_MAX_HDR (14 + 40 + 8)
+/* the virtio_net_hdr's gso_type of a batch: Linux 6.2's uapi, newer than Debian 12's headers */
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4 5
+#endif
 /* a batch's most frames: the kernel's limit (UDP_MAX_SEGMENTS) in 6.1 */
 #define DP_GSO_MAX_SEGS 64
 

@@ -39,9 +39,6 @@
 #include "netem.h"
 #include "udp_gso.h"
 
-#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
-#define VIRTIO_NET_HDR_GSO_UDP_L4 5 /* Linux 6.2's uapi; Debian 12's headers are older */
-#endif
 /* the most a batch adds beyond a frame's buffer: 64 KB of IP packet */
 #define BATCH_SPILL 65536
 
