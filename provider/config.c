@@ -226,6 +226,11 @@ static void engine(struct uroce_config *c, const struct uroce_devconf *dev,
 	/* a host's first milliseconds of a stream stall longer than the RTO's
 	 * floor (docs/selective-repeat.md); the simulator's hosts do not */
 	e->sr_rto_start_ns = u64_var(io, "UROCE_SR_RTO_START_NS", UROCE_DEFAULT_SR_RTO_START_NS);
+	/* a peer silent with 128 packets or more in flight has stopped its
+	 * thread, not lost them all: a live host does, for up to ~18 ms several
+	 * times a minute here (docs/selective-repeat.md); the simulator's
+	 * hosts stop only where a scenario says so */
+	e->sr_rto_stall_ns = u64_var(io, "UROCE_SR_RTO_STALL_NS", UROCE_DEFAULT_SR_RTO_STALL_NS);
 	/* congestion control: the port speed DCQCN starts from, the link's spec,
 	 * then UROCE_CC for this program (validated by `uroce link add`) */
 	if (dev->speed_mbps)

@@ -30,6 +30,7 @@
 #define UROCE_DEFAULT_SPIN_NS 5000ull	    /* the progress thread polls on after a packet */
 #define UROCE_DEFAULT_YIELD_NS 50000ull	    /* a spinning application yields when idle this long */
 #define UROCE_DEFAULT_SR_RTO_START_NS 10000000ull /* SR: the RTO's floor in a QP's first round trips */
+#define UROCE_DEFAULT_SR_RTO_STALL_NS 20000000ull /* SR: the RTO floor for a silent peer */
 
 /* Objects a context counts against its advertised limits (limits.c). */
 enum uroce_obj {

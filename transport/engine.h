@@ -111,6 +111,7 @@ struct ur_dev_config {
 	uint64_t sr_rto_high_ns;   /* SR: retransmission timeout otherwise */
 	uint32_t sr_low_inflight;  /* SR: "few" means fewer than this */
 	uint64_t sr_rto_start_ns;  /* SR: the RTO's floor until a QP has timed 64 round trips (0: none) */
+	uint64_t sr_rto_stall_ns;  /* SR: with many in flight, the RTO's floor for host stalls, not doubled (0: none) */
 	uint64_t ack_delay_ns;     /* a QP sending requests holds a plain ACK this long for one to ride behind (0: never) */
 	struct ur_dcqcn_params dcqcn_params;
 };

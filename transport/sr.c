@@ -651,6 +651,18 @@ bool ur_sr_next_retx(struct ur_qp *qp, uint32_t *psn)
  * second: live, half of 10-s ib_write_bw runs with no loss stalled past
  * 1 ms within 5 ms of RTS, before any stall had taught the floor.
  *
+ * With twice ack_req_every packets in flight (128) and nothing heard from
+ * the peer since the timeout's base, the floor is also sr_rto_stall_ns (the
+ * provider's 20 ms; 0 in the simulator). That silence is no tail loss: the
+ * responder answers at least every ack_req_every packets, so at least two
+ * answers were lost (1e-4 at 1% loss), or the peer's host stopped its
+ * thread, which no sample predicts (this 2-vCPU VM: up to ~18 ms, several
+ * times a minute). A tail loss is heard about: the answers before it move
+ * the base and leave fewer in flight; a lost resend amid SACKs is heard
+ * about too. Both keep the path's RTO. The floor is not doubled: the
+ * doublings still count from the path's RTO, so a stream that hears
+ * nothing reaches the IBTA timeout after as many expiries as without it.
+ *
  * Never above the IBTA local ACK timeout the QP was given: past it, that
  * timeout decides, and it alone counts retries.
  */
@@ -677,7 +689,10 @@ static uint64_t rto_ns(const struct ur_qp *qp, uint32_t inflight)
 	rto = UR_MAX(rto, 2 * wait);
 	if (sr->rtt_samples < UR_SR_START_SAMPLES)
 		rto = UR_MAX(rto, c->sr_rto_start_ns);
-	return UR_MIN(rto << sr->backoff, rto_max_ns(qp));
+	rto <<= sr->backoff;
+	if (inflight >= 2 * c->ack_req_every && sr->heard_ns <= sr->rto_base_ns)
+		rto = UR_MAX(rto, c->sr_rto_stall_ns);
+	return UR_MIN(rto, rto_max_ns(qp));
 }
 
 static void ur_sr_log_state(struct ur_qp *qp)

@@ -497,10 +497,11 @@ END_TEST
 /* A verified selective-repeat RC WRITE flow from *a to *b, started at 1 ms,
  * over links of rate_bps with 10 us of propagation; QP timeout 14 (67 ms);
  * b's answers impaired by `answers` (NULL: none). */
-static struct sim_flow *sr_write_flow_lossy(struct sim *s, uint64_t rate_bps, uint32_t msg_size,
+/* ... with the provider's floor for host stalls (sr_rto_stall_ns), 0 for none */
+static struct sim_flow *sr_write_flow_floor(struct sim *s, uint64_t rate_bps, uint32_t msg_size,
 					    uint32_t depth, const struct sim_impair *answers,
-					    struct sim_workload **w, struct sim_node **a,
-					    struct sim_node **b)
+					    uint64_t stall_floor_ns, struct sim_workload **w,
+					    struct sim_node **a, struct sim_node **b)
 {
 	struct ur_dev_config cfg;
 	struct sim_link_cfg link, b_up;
@@ -509,6 +510,7 @@ static struct sim_flow *sr_write_flow_lossy(struct sim *s, uint64_t rate_bps, ui
 
 	ur_dev_config_default(&cfg);
 	cfg.retx_mode = UR_RETX_SR;
+	cfg.sr_rto_stall_ns = stall_floor_ns;
 	fx_default_link(&link);
 	link.rate_bps = rate_bps;
 	link.prop_ps = 10 * SIM_PS_PER_US;
@@ -529,6 +531,14 @@ static struct sim_flow *sr_write_flow_lossy(struct sim *s, uint64_t rate_bps, ui
 	flow = sim_workload_add_flow(*w, *a, *b, &fc);
 	ck_assert_ptr_nonnull(flow);
 	return flow;
+}
+
+static struct sim_flow *sr_write_flow_lossy(struct sim *s, uint64_t rate_bps, uint32_t msg_size,
+					    uint32_t depth, const struct sim_impair *answers,
+					    struct sim_workload **w, struct sim_node **a,
+					    struct sim_node **b)
+{
+	return sr_write_flow_floor(s, rate_bps, msg_size, depth, answers, 0, w, a, b);
 }
 
 static struct sim_flow *sr_write_flow(struct sim *s, uint64_t rate_bps, uint32_t msg_size,
@@ -696,6 +706,77 @@ START_TEST(test_sr_lost_acks_keep_the_rto)
 	ck_assert_msg(ctr[UR_CTR_local_ack_timeout_err] == 0, "%llu IBTA timeouts",
 		      (unsigned long long)ctr[UR_CTR_local_ack_timeout_err]);
 	ck_assert_uint_gt(st->completed, 8000); /* ~0.95 of 1 Gb/s in 16 KiB */
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+END_TEST
+
+/*
+ * The floor for host stalls (the provider's 20 ms): a full window toward a
+ * receiver that is not scheduled for 15 ms, twice, with no loss. Without
+ * the floor the first stall costs a timeout (the test's premise); with it,
+ * none: the window filled and nothing came back, which no loss explains.
+ */
+START_TEST(test_sr_stall_floor_full_window)
+{
+	struct sim *s = sim_create(76);
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim_flow *flow;
+	const struct sim_flow_stats *st;
+	uint64_t *ctr;
+	bool floor = _i == 1;
+
+	/* 64 KiB messages 64 deep: more than the 512-packet window */
+	flow = sr_write_flow_floor(s, 10000000000ull, 65536, 64, NULL, floor ? 20000000 : 0, &w, &a,
+				   &b);
+	sim_run(s, 20 * SIM_PS_PER_S / 1000);
+	sim_node_stall(b, sim_now(s) + 15 * SIM_PS_PER_S / 1000);
+	sim_run(s, sim_now(s) + 200 * SIM_PS_PER_S / 1000);
+	sim_node_stall(b, sim_now(s) + 15 * SIM_PS_PER_S / 1000);
+	sim_run(s, sim_now(s) + 200 * SIM_PS_PER_S / 1000);
+	st = sim_flow_stats(flow);
+	ctr = ur_dev_counters(sim_node_dev(a));
+	ck_assert(ur_qp_selective(sim_flow_src_qp(flow)));
+	ck_assert_uint_eq(st->errors, 0);
+	ck_assert_uint_eq(st->verify_failures, 0);
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 0);
+	if (floor)
+		ck_assert_msg(ctr[UR_CTR_sr_timeouts] == 0, "%llu SR timeouts",
+			      (unsigned long long)ctr[UR_CTR_sr_timeouts]);
+	else
+		ck_assert_uint_ge(ctr[UR_CTR_sr_timeouts], 1);
+	ck_assert_uint_gt(st->completed, 6000); /* ~0.9 of 10 Gb/s less the stalls */
+	sim_workload_destroy(w);
+	sim_destroy(s);
+}
+END_TEST
+
+/*
+ * ... and never where a timeout recovers a real loss: one 16 KiB message at
+ * a time (4 packets in flight) with 1% of the answers lost, each lost last
+ * ACK waits out the path's RTO, not the 20 ms floor, so the goodput is that
+ * of test_sr_lost_acks_keep_the_rto.
+ */
+START_TEST(test_sr_stall_floor_spares_tail_losses)
+{
+	struct sim *s = sim_create(75);
+	struct sim_impair answers = {.loss = 0.01};
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim_flow *flow;
+	const struct sim_flow_stats *st;
+	uint64_t *ctr;
+
+	flow = sr_write_flow_floor(s, 1000000000ull, 16384, 1, &answers, 20000000, &w, &a, &b);
+	sim_run(s, 2 * SIM_PS_PER_S);
+	st = sim_flow_stats(flow);
+	ctr = ur_dev_counters(sim_node_dev(a));
+	ck_assert_uint_eq(st->errors, 0);
+	ck_assert_uint_eq(st->verify_failures, 0);
+	ck_assert_uint_ge(ctr[UR_CTR_sr_timeouts], 20); /* the test's premise */
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 0);
+	ck_assert_uint_gt(st->completed, 8000);
 	sim_workload_destroy(w);
 	sim_destroy(s);
 }
@@ -2386,6 +2467,8 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_sr_spurious_timeout_no_cascade);
 	tcase_add_loop_test(tc, test_sr_stalls_teach_the_rto, 0, 2);
 	tcase_add_test(tc, test_sr_lost_acks_keep_the_rto);
+	tcase_add_loop_test(tc, test_sr_stall_floor_full_window, 0, 2);
+	tcase_add_test(tc, test_sr_stall_floor_spares_tail_losses);
 	tcase_add_test(tc, test_sr_total_loss_retry_exceeded_on_time);
 	tcase_add_test(tc, test_sr_sack_progress_is_an_answer);
 	tcase_add_test(tc, test_sr_una_never_on_a_done_read);

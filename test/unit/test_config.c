@@ -118,6 +118,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.engine.retx_mode, UR_RETX_GBN);
 	ck_assert_uint_eq(c.engine.ack_delay_ns, 50000);
 	ck_assert_uint_eq(c.engine.sr_rto_start_ns, 10000000);
+	ck_assert_uint_eq(c.engine.sr_rto_stall_ns, 20000000);
 	ck_assert_uint_eq(c.engine.link_rate_mbps, 10000);
 	ck_assert_uint_eq(c.engine.max_qp_rd_atom, UR_DEFAULT_RD_ATOMIC);
 	ck_assert_uint_eq(c.engine.max_qp_init_rd_atom, UR_DEFAULT_RD_ATOMIC);
@@ -127,6 +128,7 @@ START_TEST(test_defaults)
 	e.max_mtu = 1024;
 	e.ack_delay_ns = 50000;
 	e.sr_rto_start_ns = 10000000;
+	e.sr_rto_stall_ns = 20000000;
 	e.link_rate_mbps = 10000;
 	ck_assert(!memcmp(&e, &c.engine, sizeof(e)));
 	ck_assert_str_eq(c.capture, "");
@@ -280,6 +282,11 @@ static void rto_start_off(const struct uroce_config *c)
 	ck_assert_uint_eq(c->engine.sr_rto_start_ns, 0);
 }
 
+static void rto_stall_off(const struct uroce_config *c)
+{
+	ck_assert_uint_eq(c->engine.sr_rto_stall_ns, 0);
+}
+
 static void limits_low(const struct uroce_config *c)
 {
 	ck_assert_uint_eq(c->limit[UROCE_OBJ_QP], 64);
@@ -298,6 +305,7 @@ static const struct one_var good[] = {
     {"UROCE_CC", "line_rate=2500M", cc_line_rate},
     {"UROCE_ACK_DELAY_NS", "0", ack_delay_off},
     {"UROCE_SR_RTO_START_NS", "0", rto_start_off},
+    {"UROCE_SR_RTO_STALL_NS", "0", rto_stall_off},
     {"UROCE_SEED", "0x1234", seed_hex},
     {"UROCE_SEED", "18446744073709551615", seed_max},
     {"UROCE_CAPTURE", "/tmp/env.pcap", capture_env},
