@@ -129,6 +129,30 @@ ur_listening() {
 	return 1
 }
 
+# ur_bw_pair_end CLIENT_PID SERVER_PID CLIENT_LOG: how a perftest bandwidth
+# pair ended, in $ur_bw_end: "finished" (both exit 0, a result line), "failed",
+# or one of perftest's refusals when it cannot calibrate its cycle counter
+# against the clock (r^2 < 0.9), which many programs on 2 CPUs can make
+# it: "unreported" ("Can't produce a report", after every write completed:
+# a completion error would have ended the run first) and "unrun" (the rate
+# limiter's refusal, before anything was posted). Not in $(): wait needs
+# this shell's children.
+# shellcheck disable=SC2034 # read by the test that sources this
+ur_bw_pair_end() {
+	local rc_c=0 rc_s=0
+	wait "$1" || rc_c=$?
+	wait "$2" || rc_s=$?
+	if [ $rc_c = 0 ] && [ $rc_s = 0 ] && grep -Eq '^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$3"; then
+		ur_bw_end=finished
+	elif [ $rc_s = 0 ] && grep -q "Can't produce a report" "$3"; then
+		ur_bw_end=unreported
+	elif grep -q "couldn't acquire cpu frequency for rate limiter" "$3"; then
+		ur_bw_end=unrun
+	else
+		ur_bw_end=failed
+	fi
+}
+
 fails=0
 ok() { echo "ok   $*"; }
 bad() {

@@ -107,24 +107,42 @@ sleep 5
 pkill -KILL -f "ib_write_bw -d uroce0 -x 1 -D 6 -p $port $ctl"
 alive=0
 total=0
+unreported=0
+unrun=0
 for i in $(seq 1 $((n - 1))); do
-	if wait "${cpids[i]}" && wait "${spids[i]}" && grep -Eq "$bw_re" "$log/multi$i.cli"; then
+	ur_bw_pair_end "${cpids[i]}" "${spids[i]}" "$log/multi$i.cli"
+	case $ur_bw_end in
+	finished)
 		alive=$((alive + 1))
 		total=$(awk -v t="$total" '/^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { t += $4 } END { print t }' "$log/multi$i.cli")
-	else
-		sed 's/^/  client: /' "$log/multi$i.cli" | tail -5
-		sed 's/^/  server: /' "$log/multi$i.srv" | tail -5
-	fi
+		;;
+	unreported) alive=$((alive + 1)) unreported=$((unreported + 1)) ;;
+	unrun) unrun=$((unrun + 1)) ;;
+	*)
+		{
+			echo "  pair $i:"
+			sed 's/^/  client: /' "$log/multi$i.cli" | tail -6
+			sed 's/^/  server: /' "$log/multi$i.srv" | tail -6
+		} >>"$log/failed"
+		;;
+	esac
 done
 wait "${cpids[0]}" "${spids[0]}" 2>/dev/null
-if [ $alive = $((n - 1)) ]; then
-	ok "one client killed, the other $alive pairs finished (together $total MB/s)"
+# what the shared wire cost, so that a run near the edge shows it
+losses="$(ur_ctr "$p-b" local_ack_timeout_err) local ACK timeouts, $(ur_ctr "$p-a" dp_switch_full)+$(ur_ctr "$p-b" dp_switch_full) frames dropped at full program rings"
+[ $unreported -gt 0 ] && losses="$losses; $unreported finished unreported: perftest could not calibrate its clock"
+[ $unrun -gt 0 ] && losses="$losses; $unrun not run: perftest could not calibrate its rate limiter"
+# two of seven left unrun by perftest still leave five sharing the wire
+if [ $alive = $((n - 1 - unrun)) ] && [ $unrun -le 2 ]; then
+	ok "one client killed, the other $alive pairs finished (together $total MB/s; $losses)"
 else
-	bad "one client killed: only $alive of the other $((n - 1)) pairs finished (together $total MB/s)"
 	for side in a b; do
 		ip netns exec "$p-$side" "$UROCE" stat uroce0 | sed "s/^/  $side: /"
-		tail -n 30 "$(devlog "$p-$side")" | sed "s/^/  $side: /"
+		tail -n 12 "$(devlog "$p-$side")" | sed "s/^/  $side: /"
 	done
+	# the pairs' own words last: a CI log keeps only its last 100 lines
+	cat "$log/failed"
+	bad "one client killed: only $alive of the other $((n - 1)) pairs finished (together $total MB/s; $losses)"
 fi
 
 echo "== server and client on one device"
