@@ -364,16 +364,13 @@ unsigned dp_afp_tx(struct dp_afp_tx *t, struct rte_mbuf **m, unsigned n, unsigne
 {
 	unsigned sent = 0, in_batches = 0;
 
-	if (n > AFP_TX_MAX) {
-		rte_pktmbuf_free_bulk(m + AFP_TX_MAX, n - AFP_TX_MAX);
+	if (n > AFP_TX_MAX)
 		n = AFP_TX_MAX;
-	}
 	if (t->gso_fd >= 0 && gso_tx(t, m, n, &sent, &in_batches)) {
 		if (batched)
 			*batched += in_batches;
 	} else {
 		sent = t->map ? ring_tx(t, m, n) : mmsg_tx(t, m, n);
 	}
-	rte_pktmbuf_free_bulk(m, n);
 	return sent;
 }

@@ -24,9 +24,10 @@ struct dp_afp_tx {
  * `gso` a socket for batches of frames (udp_gso.c). 0 or -errno. */
 int dp_afp_tx_open(struct dp_afp_tx *t, const char *netdev, uint32_t frame_room, bool gso);
 void dp_afp_tx_close(struct dp_afp_tx *t);
-/* Send m[0..n) with one system call; frees them all, returns how many went out
- * (into the ring: a full ring refuses the rest), and adds to *batched (if not
- * NULL) how many of them went in batches. */
+/* Send m[0..n) with one system call (the frames stay the caller's: copied
+ * out or refused); returns how many went out (into the ring: a full ring
+ * refuses the rest), and adds to *batched (if not NULL) how many of them went
+ * in batches. */
 unsigned dp_afp_tx(struct dp_afp_tx *t, struct rte_mbuf **m, unsigned n, unsigned *batched);
 
 #endif

@@ -11,6 +11,7 @@
 #include "afp_rx.h"
 #include "afp_tx.h"
 #include "dataplane.h"
+#include "frames.h"
 #include "memif.h"
 #include "peer_loop.h"
 #include "peer_wait.h"
@@ -55,7 +56,8 @@ struct uroce_dp {
 	char vdev_name[64];
 	char pci_name[64];
 	uint16_t port_id;
-	struct rte_mempool *pool;
+	struct rte_mempool *pool;  /* a DPDK port's mbufs, or NULL */
+	struct dp_frames frames;   /* or our own (frames.h) */
 	int wait_fd;            /* the socket to sleep on, or -1 */
 	struct dp_afp_ring afp; /* af_packet: our own socket and ring to receive (afp_rx.c) */
 	struct dp_afp_tx afp_tx; /* af_packet: our own socket and ring to transmit (afp_tx.c) */
@@ -94,6 +96,20 @@ struct uroce_dp {
 static inline void dp_count(struct uroce_dp *dp, enum dp_counter c)
 {
 	dp->ctr[c]++;
+}
+
+/* A frame buffer of the port's kind, NULL when all are in use; and back. */
+static inline struct rte_mbuf *dp_frame_alloc(struct uroce_dp *dp)
+{
+	return dp->pool ? rte_pktmbuf_alloc(dp->pool) : dp_frames_get(&dp->frames);
+}
+
+static inline void dp_frame_free(struct uroce_dp *dp, struct rte_mbuf *m)
+{
+	if (dp->pool)
+		rte_pktmbuf_free(m);
+	else
+		dp_frames_put(&dp->frames, m);
 }
 
 int dp_eal_start(const struct uroce_dp_config *cfg);

@@ -147,19 +147,19 @@ bad:
 	return -EINVAL;
 }
 
-static void impair_free(struct dp_impair *im)
+static void impair_free(struct uroce_dp *dp, struct dp_impair *im)
 {
 	if (!im)
 		return;
 	for (unsigned i = 0; i < im->nheld; i++)
-		rte_pktmbuf_free(im->held[i].m);
+		dp_frame_free(dp, im->held[i].m);
 	free(im);
 }
 
 void dp_impair_close(struct uroce_dp *dp)
 {
-	impair_free(dp->impair_tx);
-	impair_free(dp->impair_rx);
+	impair_free(dp, dp->impair_tx);
+	impair_free(dp, dp->impair_rx);
 	dp->impair_tx = dp->impair_rx = NULL;
 }
 
@@ -171,15 +171,19 @@ int dp_impair_frame(struct uroce_dp *dp, struct dp_impair *im, struct rte_mbuf *
 
 	if (fate & NETEM_DROP) {
 		dp_count(dp, rx ? DP_CTR_dp_impair_rx_dropped : DP_CTR_dp_impair_dropped);
-		rte_pktmbuf_free(m);
+		dp_frame_free(dp, m);
 		return 1;
 	}
 	if (fate & NETEM_MARKED)
 		dp_count(dp, rx ? DP_CTR_dp_impair_rx_ce_marked : DP_CTR_dp_impair_ce_marked);
 	if ((fate & NETEM_DUP) && im->nheld < HELD_MAX) {
-		struct rte_mbuf *copy = rte_pktmbuf_copy(m, dp->pool, 0, UINT32_MAX);
+		struct rte_mbuf *copy = dp_frame_alloc(dp);
 
 		if (copy) {
+			memcpy(rte_pktmbuf_mtod(copy, uint8_t *), rte_pktmbuf_mtod(m, const uint8_t *),
+			       m->data_len);
+			copy->data_len = m->data_len;
+			copy->pkt_len = m->data_len;
 			im->held[im->nheld++] = (struct held){copy, im->seq, now};
 			dp_count(dp, rx ? DP_CTR_dp_impair_rx_duplicated : DP_CTR_dp_impair_duplicated);
 		}

@@ -233,6 +233,14 @@ static void pool_put(struct rte_mempool *p)
 		rte_mempool_free(p);
 }
 
+/* The port's frame buffers go: DPDK's pool to the spares, or our own. */
+static void frames_put(struct uroce_dp *dp)
+{
+	if (dp->pool)
+		pool_put(dp->pool);
+	dp_frames_fini(&dp->frames);
+}
+
 /* Stop and remove a DPDK port, started or not. */
 static void close_dpdk_port(struct uroce_dp *dp)
 {
@@ -381,30 +389,37 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 	dp->afp_tx.fd = -1;
 	dp->block_shift = 12; /* provider/shared.h; uroce_dp_own_blocks says */
 	dp->ctr = cfg->counters ? cfg->counters : dp->own_ctr;
-	err = dp_eal_start(cfg);
-	if (err) {
-		dp_log(dp, "DPDK EAL did not start: %s", strerror(-err));
-		goto err_free;
-	}
 	dp->data_room = port_room(cfg);
-	dp->pool = pool_get(dp->data_room);
-	if (!dp->pool) {
-		err = -ENOMEM;
-		goto err_free;
-	}
-	if (!strcmp(cfg->port, "af_packet")) {
+	if (!strcmp(cfg->port, "af_packet"))
 		dp->kind = DP_PORT_AFP;
+	else if (!strncmp(cfg->port, "memif", 5) && (!cfg->port[5] || cfg->port[5] == ':'))
+		dp->kind = DP_PORT_MEMIF;
+	else
+		dp->kind = DP_PORT_DPDK;
+	if (dp->kind == DP_PORT_DPDK) {
+		/* EAL and its mbufs only for a port DPDK moves (frames.h) */
+		err = dp_eal_start(cfg);
+		if (err) {
+			dp_log(dp, "DPDK EAL did not start: %s", strerror(-err));
+			goto err_free;
+		}
+		dp->pool = pool_get(dp->data_room);
+		err = dp->pool ? 0 : -ENOMEM;
+	} else {
+		err = dp_frames_init(&dp->frames, POOL_MBUFS, dp->data_room + RTE_PKTMBUF_HEADROOM);
+	}
+	if (err)
+		goto err_free;
+	if (dp->kind == DP_PORT_AFP) {
 		err = open_afp_port(dp);
 		if (err)
 			dp_log(dp, "cannot open a packet socket on %s: %s", cfg->netdev,
 			       strerror(-err));
-	} else if (!strncmp(cfg->port, "memif", 5) && (!cfg->port[5] || cfg->port[5] == ':')) {
-		dp->kind = DP_PORT_MEMIF;
+	} else if (dp->kind == DP_PORT_MEMIF) {
 		err = open_memif_port(dp);
 		if (err)
 			dp_log(dp, "cannot open memif %s: %s", cfg->port, strerror(-err));
 	} else {
-		dp->kind = DP_PORT_DPDK;
 		err = open_dpdk_port(dp, cfg);
 	}
 	if (err)
@@ -439,7 +454,7 @@ err_port:
 	dp_capture_close(dp);
 	close_port(dp);
 err_pool:
-	pool_put(dp->pool);
+	frames_put(dp);
 err_free:
 	free(dp);
 	return err;
@@ -450,7 +465,7 @@ err_free:
 static void loop_push(struct uroce_dp *dp, struct rte_mbuf *m)
 {
 	if (dp->nloop == DP_LOOP_SLOTS) {
-		rte_pktmbuf_free(m);
+		dp_frame_free(dp, m);
 		dp_count(dp, DP_CTR_dp_tx_loopback_drops);
 		return;
 	}
@@ -474,15 +489,14 @@ static unsigned loop_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsig
 		struct rte_mbuf *l = loop_pop(dp);
 
 		fn(arg, rte_pktmbuf_mtod(l, const uint8_t *), rte_pktmbuf_data_len(l));
-		rte_pktmbuf_free(l);
+		dp_frame_free(dp, l);
 	}
 	return n;
 }
 
 static void free_frame(void *arg, void *m)
 {
-	(void)arg;
-	rte_pktmbuf_free(m);
+	dp_frame_free(arg, m);
 }
 
 void uroce_dp_close(struct uroce_dp *dp)
@@ -491,13 +505,13 @@ void uroce_dp_close(struct uroce_dp *dp)
 		return;
 	uroce_dp_tx_flush(dp, 0);
 	while (dp->nloop)
-		rte_pktmbuf_free(loop_pop(dp));
-	dp_peer_wait_fini(&dp->peer_wait, free_frame, NULL);
+		dp_frame_free(dp, loop_pop(dp));
+	dp_peer_wait_fini(&dp->peer_wait, free_frame, dp);
 	dp_peer_loop_fini(&dp->peer);
 	dp_impair_close(dp);
 	dp_capture_close(dp);
 	close_port(dp);
-	pool_put(dp->pool);
+	frames_put(dp);
 	free(dp);
 }
 
@@ -545,7 +559,7 @@ static void rx_mbuf(struct uroce_dp *dp, struct rte_mbuf *m, uroce_dp_rx_fn fn, 
 		    uint64_t now)
 {
 	rx_one(dp, rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), fn, arg, now);
-	rte_pktmbuf_free(m);
+	dp_frame_free(dp, m);
 }
 
 /* Injected receive faults hit only frames meant for this device: 1 when consumed. */
@@ -558,7 +572,7 @@ static int rx_impaired(struct uroce_dp *dp, struct rte_mbuf *m, uint64_t now)
 /* A frame from a ring into an mbuf, for the fault injector to hold: NULL without mbufs. */
 static struct rte_mbuf *ring_frame_copy(struct uroce_dp *dp, const uint8_t *f, uint32_t len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+	struct rte_mbuf *m = dp_frame_alloc(dp);
 
 	if (m && len > rte_pktmbuf_tailroom(m))
 		len = rte_pktmbuf_tailroom(m);
@@ -618,7 +632,7 @@ static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, stru
 	if (dp->port_down) {
 		dp_count(dp, DP_CTR_dp_tx_loopback_link_down);
 		if (m)
-			rte_pktmbuf_free(m);
+			dp_frame_free(dp, m);
 		return;
 	}
 	b = dp->peer.bells ? dp_frame_dqpn(f, len) >> dp->block_shift : 0;
@@ -635,7 +649,7 @@ static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, stru
 			return; /* the receiver is behind: wait for it, as a NIC's loopback does */
 		dp_count(dp, loop_result(err));
 		if (m)
-			rte_pktmbuf_free(m);
+			dp_frame_free(dp, m);
 		return;
 	}
 	if (!m)
@@ -823,7 +837,7 @@ static int tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **coo
 	}
 	if (dp->ntx == DP_BURST)
 		uroce_dp_tx_flush(dp, 0);
-	m = rte_pktmbuf_alloc(dp->pool);
+	m = dp_frame_alloc(dp);
 	if (!m) {
 		dp_count(dp, DP_CTR_dp_tx_no_mbuf);
 		return -ENOBUFS;
@@ -863,7 +877,7 @@ void uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len)
 		return;
 	}
 	if (!len || len > rte_pktmbuf_tailroom(m)) {
-		rte_pktmbuf_free(m);
+		dp_frame_free(dp, m);
 		return;
 	}
 	m->data_len = (uint16_t)len;
@@ -887,7 +901,7 @@ void dp_tx_raw(struct uroce_dp *dp, const uint8_t *frame, uint32_t len)
 	uroce_dp_tx_put(dp, cookie, len);
 }
 
-/* Copy frames into memif's ring, then free them all: how many went out. */
+/* Copy frames into memif's ring: how many went out. */
 static unsigned memif_tx(struct uroce_dp *dp, struct rte_mbuf **m, unsigned n)
 {
 	const uint8_t *frames[DP_BURST * 2];
@@ -899,7 +913,6 @@ static unsigned memif_tx(struct uroce_dp *dp, struct rte_mbuf **m, unsigned n)
 		lens[i] = rte_pktmbuf_data_len(m[i]);
 	}
 	sent = dp_memif_tx(&dp->memif, frames, lens, n);
-	rte_pktmbuf_free_bulk(m, n);
 	return sent;
 }
 
@@ -914,7 +927,7 @@ static int peer_wait_send(void *arg, uint32_t block, void *frame)
 	if (err == -EAGAIN)
 		return err;
 	dp_count(dp, loop_result(err));
-	rte_pktmbuf_free(m);
+	dp_frame_free(dp, m);
 	return 0;
 }
 
@@ -949,16 +962,17 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 	if (dp->kind == DP_PORT_AFP) {
 		unsigned batched = 0;
 
-		sent = dp_afp_tx(&dp->afp_tx, out, n, &batched); /* frees them all */
+		sent = dp_afp_tx(&dp->afp_tx, out, n, &batched);
 		dp->ctr[DP_CTR_dp_tx_gso_frames] += batched;
 	} else if (dp->kind == DP_PORT_MEMIF) {
 		sent = memif_tx(dp, out, n);
 	} else {
 		for (int tries = 0; sent < n && tries < 8; tries++)
 			sent += rte_eth_tx_burst(dp->port_id, 0, out + sent, (uint16_t)(n - sent));
-		for (unsigned i = sent; i < n; i++)
-			rte_pktmbuf_free(out[i]);
 	}
+	/* copied out (own sockets, memif) or refused (the PMD took the rest) */
+	for (unsigned i = dp->kind == DP_PORT_DPDK ? sent : 0; i < n; i++)
+		dp_frame_free(dp, out[i]);
 	dp->ctr[DP_CTR_dp_tx_dropped] += n - sent;
 	dp->ctr[DP_CTR_dp_tx_frames] += sent;
 	return sent;

@@ -52,7 +52,8 @@ static struct rte_mempool *pool;
 static void send_all(uint16_t port, struct rte_mbuf **m, uint16_t n)
 {
 	if (tx.fd >= 0) {
-		dp_afp_tx(&tx, m, n, NULL);
+		dp_afp_tx(&tx, m, n, NULL); /* copies them out */
+		rte_pktmbuf_free_bulk(m, n);
 		return;
 	}
 	for (uint16_t sent = 0; sent < n;)
