@@ -74,6 +74,10 @@ counted() {
 }
 
 ur_test_pair od
+# what a fresh process's first ibv_open_device takes, printed, not judged
+# (a benchmark's business); with DPDK's start it was 124-162 ms here
+opens=$(for _ in 1 2 3 4 5; do ur_in "$p-a" "$build/test/openctx" 1 | sed -n 's/.*first_open_ms=//p'; done | sort -n | tr '\n' ' ')
+echo "note first ibv_open_device of 5 fresh processes: $opens ms"
 echo "== af_packet"
 programs
 counted af_packet
@@ -119,6 +123,19 @@ ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20)) >"$lo
 sleep 1.5
 ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20)) "$net.1" >"$log/kill.cli" 2>&1 &
 sleep 3
+# a program on an af_packet port starts no DPDK (dataplane/frames.h): none
+# of EAL's memory (its memfd "nohuge", or hugepage files "rtemap") is mapped
+eal=0
+pss=
+for pid in $(pgrep -f "^ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20))"); do
+	grep -qE 'nohuge|rtemap' "/proc/$pid/maps" && eal=$((eal + 1))
+	pss="$pss $(awk '$1 == "Pss:" { printf "%.1f", $2 / 1024 }' "/proc/$pid/smaps_rollup") MiB"
+done
+if [ -n "$pss" ] && [ $eal = 0 ]; then
+	ok "no DPDK memory in the server and client (Pss$pss)"
+else
+	bad "$eal of the programs mapped DPDK's memory (Pss$pss)"
+fi
 pkill -KILL -f "ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20))"
 wait 2>/dev/null
 sleep 1.5
