@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The dataplane: DPDK inside the application process, one port per opened
- * device, moving Ethernet frames for the transport engine. It answers and
+ * The dataplane: one port per opened device (DPDK inside the application
+ * process only for a DPDK port: af_xdp, tap, PCI), moving Ethernet frames for the transport engine. It answers and
  * resolves ARP and IPv6 neighbour discovery itself, can capture and impair
  * traffic, and exposes only plain C types: nothing here includes DPDK, so
  * the provider never does either.
@@ -49,9 +49,10 @@ struct uroce_dp_config {
 
 /*
  * A long-lived thread that moves frames (the progress thread) registers
- * with DPDK: with an lcore id of its own it gets a per-thread mbuf cache
- * instead of an atomic ring operation for each mbuf it allocates or frees.
- * Unregister before the thread ends.
+ * with DPDK where a DPDK port started EAL: with an lcore id of its own it
+ * gets a per-thread mbuf cache instead of an atomic ring operation for each
+ * mbuf it allocates or frees (without EAL, as on af_packet and memif, it is
+ * a no-op). Unregister before the thread ends.
  */
 void uroce_dp_thread_register(void);
 void uroce_dp_thread_unregister(void);

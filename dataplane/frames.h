@@ -45,7 +45,9 @@ static inline struct rte_mbuf *dp_frames_get(struct dp_frames *f)
 
 static inline void dp_frames_put(struct dp_frames *f, struct rte_mbuf *m)
 {
-	f->free[f->nfree++] = m;
+	/* a frame freed twice would overrun the stack into frame 0's buffer */
+	if (f->nfree < f->n)
+		f->free[f->nfree++] = m;
 }
 
 #endif
