@@ -20,13 +20,14 @@
 
 struct dp_frames {
 	struct rte_mbuf *hdr; /* n headers, the n buffers after them */
-	struct rte_mbuf *
-	    *free; /* the free ones, a stack: the last freed, still in cache, goes first */
+	/* the free ones, a stack: the last freed, still in cache, goes first */
+	struct rte_mbuf **free;
 	unsigned n, nfree;
 	size_t bytes; /* the one mapping that holds it all */
 };
 
-/* n frames of `room` bytes each, headroom included: 0 or -ENOMEM. */
+/* n frames of `room` bytes each, headroom included: 0, -EINVAL (no frames,
+ * or a room beyond an mbuf's 16 bits) or -ENOMEM. */
 int dp_frames_init(struct dp_frames *f, unsigned n, uint32_t room);
 void dp_frames_fini(struct dp_frames *f);
 

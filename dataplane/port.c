@@ -906,14 +906,12 @@ static unsigned memif_tx(struct uroce_dp *dp, struct rte_mbuf **m, unsigned n)
 {
 	const uint8_t *frames[DP_BURST * 2];
 	uint32_t lens[DP_BURST * 2];
-	unsigned sent;
 
 	for (unsigned i = 0; i < n; i++) {
 		frames[i] = rte_pktmbuf_mtod(m[i], const uint8_t *);
 		lens[i] = rte_pktmbuf_data_len(m[i]);
 	}
-	sent = dp_memif_tx(&dp->memif, frames, lens, n);
-	return sent;
+	return dp_memif_tx(&dp->memif, frames, lens, n);
 }
 
 /* A frame that waited for a slow process (peer_wait.h): -EAGAIN while it is still behind. */
