@@ -168,8 +168,8 @@ static int map_region(struct dp_memif *m, int fd, uint64_t size)
 	return 0;
 }
 
-/* Forget the connection and everything shared over it. */
-static void teardown(struct dp_memif *m)
+/* The shared memory and the ring eventfds. */
+static void free_shared(struct dp_memif *m)
 {
 	for (unsigned i = 0; i < m->nregions; i++) {
 		munmap(m->region[i], m->region_size[i]);
@@ -180,13 +180,23 @@ static void teardown(struct dp_memif *m)
 		close(m->c2s_fd);
 	if (m->s2c_fd >= 0)
 		close(m->s2c_fd);
+	m->c2s_fd = m->s2c_fd = -1;
+	m->c2s = m->s2c = NULL;
+}
+
+/* Forget the connection. A server forgets what it was given; a client
+ * keeps the memory it made for the next connection (client_make_memory). */
+static void teardown(struct dp_memif *m)
+{
+	if (m->server)
+		free_shared(m);
 	if (m->ctl_fd >= 0)
 		close(m->ctl_fd);
-	m->c2s_fd = m->s2c_fd = m->ctl_fd = -1;
-	m->c2s = m->s2c = NULL;
+	m->ctl_fd = -1;
 	m->connected = false;
 	m->rx_last = m->rx_seen = 0;
-	m->ring_size = 0;
+	if (m->server)
+		m->ring_size = 0;
 	m->tx_reserved = false;
 	m->tx_frames = 0;
 	m->armed = false;
@@ -204,7 +214,13 @@ static struct memif_ring *ring_at(struct dp_memif *m, unsigned region, uint64_t 
 
 /* ---- client ---- */
 
-/* The client's memory: both rings, then a buffer per slot of each. */
+/*
+ * The client's memory: both rings, then a buffer per slot of each, and the
+ * rings' eventfds. Made once, before the first connection, and kept for
+ * the next: touching 19 MB of fresh pages took a starved program seconds
+ * on a loaded host, and a server waiting meanwhile for our INIT (the
+ * device daemon takes one program at a time) gave up on us.
+ */
 static int client_make_memory(struct dp_memif *m)
 {
 	size_t rb = memif_ring_bytes(m->log2_ring), n = (size_t)1 << m->log2_ring;
@@ -225,18 +241,37 @@ static int client_make_memory(struct dp_memif *m)
 	}
 	m->c2s = ring_at(m, 0, 0, m->log2_ring);
 	m->s2c = ring_at(m, 0, rb, m->log2_ring);
-	for (size_t i = 0; i < n; i++) {
-		m->c2s->desc[i] = (struct memif_desc){.offset = (uint32_t)(2 * rb + i * m->bsize),
-						      .length = m->bsize};
-		m->s2c->desc[i] = (struct memif_desc){
-		    .offset = (uint32_t)(2 * rb + (n + i) * m->bsize), .length = m->bsize};
-	}
-	m->c2s->cookie = m->s2c->cookie = MEMIF_COOKIE;
-	m->s2c->flags = MEMIF_RING_FLAG_MASK_INT; /* we poll what we receive on */
 	m->ring_size = (uint16_t)n;
 	m->c2s_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	m->s2c_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	return m->c2s_fd < 0 || m->s2c_fd < 0 ? -EMFILE : 0;
+	if (m->c2s_fd < 0 || m->s2c_fd < 0) {
+		free_shared(m);
+		return -EMFILE;
+	}
+	return 0;
+}
+
+/* Both rings as a new connection finds them: empty, each slot its own buffer. */
+static void client_reset_rings(struct dp_memif *m)
+{
+	size_t rb = memif_ring_bytes(m->log2_ring), n = m->ring_size;
+	uint64_t stale;
+
+	for (int c2s = 1; c2s >= 0; c2s--) {
+		struct memif_ring *r = c2s ? m->c2s : m->s2c;
+
+		r->head = r->tail = 0;
+		for (size_t i = 0; i < n; i++)
+			r->desc[i] = (struct memif_desc){
+			    .offset = (uint32_t)(2 * rb + ((c2s ? 0 : n) + i) * m->bsize),
+			    .length = m->bsize};
+		r->cookie = MEMIF_COOKIE;
+	}
+	m->c2s->flags = 0;
+	m->s2c->flags = MEMIF_RING_FLAG_MASK_INT; /* we poll what we receive on */
+	/* a signal the last server left behind */
+	(void)!read(m->s2c_fd, &stale, sizeof(stale));
+	(void)!read(m->c2s_fd, &stale, sizeof(stale));
 }
 
 /* The server's next message, which must be `type`: 0, or -ECONNREFUSED. */
@@ -256,6 +291,11 @@ static int client_connect(struct dp_memif *m)
 	struct memif_msg msg;
 	int err;
 
+	if (!m->nregions) {
+		err = client_make_memory(m);
+		if (err)
+			return err;
+	}
 	memcpy(sa.sun_path, m->path, sizeof(m->path));
 	m->ctl_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (m->ctl_fd < 0)
@@ -272,11 +312,15 @@ static int client_connect(struct dp_memif *m)
 	if (expect(m, MSG_HELLO, &msg) || msg.hello.min_version > MEMIF_VERSION ||
 	    msg.hello.max_version < MEMIF_VERSION)
 		goto fail;
-	if (m->log2_ring > msg.hello.max_log2_ring_size)
+	if (m->log2_ring > msg.hello.max_log2_ring_size) {
+		/* a server that takes smaller rings than ours (uroce and DPDK take 2^14) */
+		free_shared(m);
 		m->log2_ring = msg.hello.max_log2_ring_size;
-	err = client_make_memory(m);
-	if (err)
-		goto fail;
+		err = client_make_memory(m);
+		if (err)
+			goto fail;
+	}
+	client_reset_rings(m);
 
 	msg = (struct memif_msg){.type = MSG_INIT};
 	msg.init.version = MEMIF_VERSION;
@@ -579,6 +623,7 @@ void dp_memif_close(struct dp_memif *m)
 	if (m->connected)
 		msg_send_disconnect(m->ctl_fd, "uroce: interface closed");
 	teardown(m);
+	free_shared(m);
 	if (m->listen_fd >= 0) {
 		close(m->listen_fd);
 		unlink(m->path);

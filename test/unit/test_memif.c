@@ -244,6 +244,63 @@ START_TEST(test_second_client_refused_then_replacement_taken)
 }
 END_TEST
 
+/* A client's own upkeep until it is connected again (its server's comes from the main thread). */
+static void *client_upkeep_thread(void *arg)
+{
+	struct client_open *c = arg;
+	uint64_t now = 0;
+
+	for (int i = 0; i < 100 && !c->m.connected; i++) {
+		dp_memif_upkeep(&c->m, now += 1000000000ull);
+		usleep(10000);
+	}
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A client keeps the memory it made across connections (touching it again
+ * on a loaded host took seconds): when its server goes and another comes,
+ * it reconnects on the same region, whose rings start over empty.
+ */
+START_TEST(test_client_reconnects_on_its_memory)
+{
+	struct dp_memif server, again;
+	struct client_open c;
+	void *region;
+	pthread_t t;
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=4", 2000);
+	region = c.m.region[0];
+	/* part way around the 16-slot rings, so a reset shows */
+	move_frames(&c.m, &server, 21, 4200);
+	move_frames(&server, &c.m, 37, 4200);
+	dp_memif_close(&server);
+
+	/* the client sees it gone, and keeps its memory */
+	dp_memif_upkeep(&c.m, tick());
+	ck_assert(!c.m.connected);
+	ck_assert_uint_eq(c.m.nregions, 1);
+	ck_assert_ptr_eq(c.m.region[0], region);
+
+	/* the client retries in a thread of its own (its handshake waits for the server's turns) */
+	open_server(&again);
+	c.done = 0;
+	ck_assert_int_eq(pthread_create(&t, NULL, client_upkeep_thread, &c), 0);
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE)) {
+		dp_memif_upkeep(&again, tick());
+		usleep(1000);
+	}
+	pthread_join(t, NULL);
+	ck_assert(c.m.connected);
+	ck_assert(again.connected);
+	ck_assert_ptr_eq(c.m.region[0], region);
+	ck_assert_uint_eq(again.ring_size, 16);
+	both_ways_then_close(&again, &c.m, 50);
+}
+END_TEST
+
 /* Frames built in the ring itself: one buffer lent at a time, a full ring lends none. */
 START_TEST(test_frames_built_in_the_ring)
 {
@@ -535,6 +592,7 @@ int main(void)
 	tcase_add_test(tc, test_frames_in_pieces);
 	tcase_add_test(tc, test_bad_descriptor_is_skipped);
 	tcase_add_test(tc, test_second_client_refused_then_replacement_taken);
+	tcase_add_test(tc, test_client_reconnects_on_its_memory);
 	tcase_add_test(tc, test_frames_built_in_the_ring);
 	tcase_add_test(tc, test_armed_interrupt);
 	tcase_add_loop_test(tc, test_lying_client_refused, LIE_WRONG_ID, LIE_RING_TWICE + 1);
