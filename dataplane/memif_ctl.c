@@ -289,6 +289,7 @@ static int client_connect(struct dp_memif *m)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct memif_msg msg;
+	bool sent;
 	int err;
 
 	if (!m->nregions) {
@@ -322,29 +323,38 @@ static int client_connect(struct dp_memif *m)
 	}
 	client_reset_rings(m);
 
+	/*
+	 * INIT, the region, both rings and CONNECT in one burst, then their
+	 * answers: on a loaded host each wait for the server's answer costs a
+	 * turn at the CPU, and a server taking one client at a time (the
+	 * device daemon's greeter) waits on us through all of them. Servers
+	 * read the messages in order either way (DPDK's too).
+	 */
+	err = -EPROTO;
 	msg = (struct memif_msg){.type = MSG_INIT};
 	msg.init.version = MEMIF_VERSION;
 	msg.init.id = m->id;
 	memcpy(msg.init.name, "uroce", 5);
-	err = -EPROTO;
-	if (msg_send(m->ctl_fd, &msg, -1) || expect(m, MSG_ACK, &msg))
-		goto fail;
+	sent = !msg_send(m->ctl_fd, &msg, -1);
 	msg = (struct memif_msg){.type = MSG_ADD_REGION};
 	msg.add_region.size = m->region_size[0];
-	if (msg_send(m->ctl_fd, &msg, m->region_fd[0]) || expect(m, MSG_ACK, &msg))
-		goto fail;
+	sent = sent && !msg_send(m->ctl_fd, &msg, m->region_fd[0]);
 	for (int c2s = 1; c2s >= 0; c2s--) {
 		msg = (struct memif_msg){.type = MSG_ADD_RING};
 		msg.add_ring.flags = c2s ? MEMIF_ADD_RING_FLAG_C2S : 0;
 		msg.add_ring.offset = c2s ? 0 : (uint32_t)memif_ring_bytes(m->log2_ring);
 		msg.add_ring.log2_ring_size = m->log2_ring;
-		if (msg_send(m->ctl_fd, &msg, c2s ? m->c2s_fd : m->s2c_fd) ||
-		    expect(m, MSG_ACK, &msg))
-			goto fail;
+		sent = sent && !msg_send(m->ctl_fd, &msg, c2s ? m->c2s_fd : m->s2c_fd);
 	}
 	msg = (struct memif_msg){.type = MSG_CONNECT};
 	memcpy(msg.connect.if_name, "uroce", 5);
-	if (msg_send(m->ctl_fd, &msg, -1) || expect(m, MSG_CONNECTED, &msg))
+	sent = sent && !msg_send(m->ctl_fd, &msg, -1);
+	/* read the answers even when a send failed: a server that said no
+	 * closed after its DISCONNECT, which expect() logs */
+	for (int acks = 0; acks < 4; acks++)
+		if (expect(m, MSG_ACK, &msg))
+			goto fail;
+	if (!sent || expect(m, MSG_CONNECTED, &msg))
 		goto fail;
 	/* offer the server every receive buffer */
 	__atomic_store_n(&m->s2c->head, m->ring_size, __ATOMIC_RELEASE);
