@@ -20,6 +20,14 @@ struct uroce_dp;
 /* Loopback between processes: one bell per QP number block, a 64-byte
  * line each, in memory every user of the device maps (peer_loop.h). */
 #define UROCE_DP_BELL_BYTES 64
+/*
+ * A buffer that holds any RoCE frame: at path MTU 4096 with the largest
+ * header stack (VLAN, IPv6, UDP, BTH, RETH, ImmDt, SR extension, ICRC) one
+ * is under 4250 bytes, and af_packet writes a frame 66 bytes into its ring
+ * slot; 4608 holds 4542 (8 slots per 9 pages). af_packet's ring slots and a
+ * program's memif buffers through the device daemon are this size.
+ */
+#define UROCE_DP_ROCE_FRAME_ROOM 4608u
 
 struct uroce_dp_config {
 	const char *name;       /* device name, for logs and file prefixes */

@@ -122,18 +122,15 @@ static uint32_t frame_room(unsigned eth_mtu)
 }
 
 /*
- * af_packet's ring slot and mbuf: a RoCE frame at path MTU 4096 with the
- * largest header stack (VLAN, IPv6, UDP, BTH, RETH, ImmDt, SR extension,
- * ICRC) is under 4250 bytes, and the kernel writes a frame 66 bytes into its
- * slot; 4608 holds 4542 (8 slots per 9 pages). A longer frame - never
- * RoCE, and with steering on never delivered at all - is truncated into the
- * slot by the kernel (tp_snaplen), and handed up as truncated (the engine
- * counts it as such); an mbuf of the slot's size holds any frame that
- * needs copying (injected receive faults). Half the MTU 9000 slot: twice the
- * frames in the same ring memory, which is what a receiver starved of CPU
- * while several processes share two cores needs (see docs/multi-process.md).
+ * af_packet's ring slot and mbuf: UROCE_DP_ROCE_FRAME_ROOM. A longer
+ * frame - never RoCE, and with steering on never delivered at all - is
+ * truncated into the slot by the kernel (tp_snaplen), and handed up as
+ * truncated (the engine counts it as such); an mbuf of the slot's size
+ * holds any frame that needs copying (injected receive faults). Half the
+ * MTU 9000 slot: twice the frames in the same ring memory, which is what a
+ * receiver starved of CPU while several processes share two cores needs
+ * (see docs/multi-process.md).
  */
-#define AFP_ROCE_FRAMESZ 4608u
 #define AFP_FRAMECNT 4096u
 
 /*
@@ -152,11 +149,20 @@ static uint32_t frame_room(unsigned eth_mtu)
 static uint32_t port_room(const struct uroce_dp_config *cfg)
 {
 	uint32_t room = frame_room(cfg->eth_mtu);
+	unsigned long bsize;
+	const char *b;
 
-	if (!strcmp(cfg->port, "af_packet") && room > AFP_ROCE_FRAMESZ)
-		room = AFP_ROCE_FRAMESZ;
+	if (!strcmp(cfg->port, "af_packet") && room > UROCE_DP_ROCE_FRAME_ROOM)
+		room = UROCE_DP_ROCE_FRAME_ROOM;
 	if (!strcmp(cfg->port, "af_xdp") && room > XDP_ROOM)
 		room = XDP_ROOM;
+	/* a memif port whose buffers are named smaller (a program through its
+	 * device daemon): frames are built in them */
+	b = strncmp(cfg->port, "memif:", 6) ? NULL
+	    : strncmp(cfg->port + 6, "bsize=", 6) ? strstr(cfg->port, ",bsize=")
+						 : cfg->port + 5;
+	if (b && (bsize = strtoul(b + 7, NULL, 0) & ~127ul) >= 2048 && bsize < room)
+		room = (uint32_t)bsize;
 	return room;
 }
 

@@ -66,7 +66,11 @@ bool uroce_port_via_daemon(const struct uroce_devconf *conf, const char *devdir,
 	 * turn, and a deep ring only delays what waits behind a bulk sender's
 	 * frames (ARP requests behind 8 MB of WRITEs missed their 2 s); not
 	 * 512 either: the same size receives, and ib_send_bw's burst of 1000
-	 * UD datagrams overflowed it */
-	snprintf(port, len, "memif:role=client,id=%d,socket=%s,rsize=10", (int)getpid(), sock);
+	 * UD datagrams overflowed it. Buffers for RoCE frames, not the
+	 * interface's MTU: the daemon hands a program nothing else, and half
+	 * the memory is half the pages a program's start must touch (a
+	 * loaded host took seconds over 19 MB) */
+	snprintf(port, len, "memif:role=client,id=%d,socket=%s,rsize=10,bsize=%u", (int)getpid(),
+		 sock, UROCE_DP_ROCE_FRAME_ROOM);
 	return true;
 }
