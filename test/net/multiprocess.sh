@@ -12,7 +12,11 @@
 #      ib_write_bw must be at least MP_MIN_PCT (80) % of the mean of the
 #      single pairs around it. A shared 2-CPU machine is noisy: below the
 #      mark, another round (without the victim) and single pair are run, up
-#      to MP_ROUNDS (3) rounds in all.
+#      to MP_ROUNDS (3) rounds in all. A perftest that finished but could
+#      not calibrate its cycle counter to report ("Can't produce a report",
+#      its server exited 0) is noted, not failed: a single pair then runs
+#      once more, and a round's aggregate counts the pairs that reported
+#      (at least 3 of 4, scaled to 4).
 #   2. Three pairs with exact WRITE counts at once: the device total, read
 #      after they have all exited, must grow by exactly what they received.
 #   3. Afterwards no process holds QP numbers, a new pair runs, and the
@@ -156,12 +160,26 @@ pair() {
 	start "$name-c" b 90 "$kind" -d uroce0 -x 1 -p "$port" "$@" "$net.1"
 }
 
-# single NAME: one ib_write_bw pair alone; its MB/s in $bw (empty on failure)
+# unreported NAME: perftest finished but could not calibrate its cycle
+# counter against the clock (r^2 < 0.9), which many programs on 2 CPUs can
+# make it: "Can't produce a report", after every operation completed (an
+# error completion would have ended the run first)
+unreported() { grep -q "Can't produce a report" "$log/$1"; }
+
+# single NAME: one ib_write_bw pair alone; its MB/s in $bw (empty on
+# failure); once more if perftest could not calibrate its clock
 single() {
-	pair ib_write_bw "$1" 18600 -s 65536 -D "$single_dur" -f "$single_margin" -u "$qp_timeout"
-	finish "$1-s"
-	local rc_s=$rc
-	finish "$1-c"
+	local rc_s try
+	for try in 1 2; do
+		pair ib_write_bw "$1" 18600 -s 65536 -D "$single_dur" -f "$single_margin" -u "$qp_timeout"
+		finish "$1-s"
+		rc_s=$rc
+		finish "$1-c"
+		if [ "$rc_s" != 0 ] || [ $try = 2 ] || ! unreported "$1-c"; then
+			break
+		fi
+		echo "note single pair $1: perftest could not calibrate its clock; once more"
+	done
 	bw=$(bw_of "$1-c")
 	all_iters=$((all_iters + $(iters_of "$1-c") + 0))
 	if [ "$rc_s" != 0 ] || [ "$rc" != 0 ] || [ -z "$bw" ]; then
@@ -174,7 +192,7 @@ single() {
 # together R [victim]: round R of four ib_write_bw and four ib_send_lat pairs
 # at once, with the victim pair if asked; sets agg and checks exits
 together() {
-	local r=$1 victim=${2:-} n i side kind re
+	local r=$1 victim=${2:-} n i side kind re rc_s reported
 	for i in 1 2 3 4; do
 		start "bw$i-s$r" a 90 ib_write_bw -d uroce0 -x 1 -p $((18600 + i)) -s 65536 -D "$dur" -f "$margin" -u "$qp_timeout"
 		start "lat$i-s$r" a 90 ib_send_lat -d uroce0 -x 1 -p $((18610 + i)) -s 2 -n "$lat_iters" -e -u "$qp_timeout"
@@ -200,20 +218,35 @@ together() {
 			for side in s c; do
 				n=$kind$i-$side$r
 				finish "$n"
+				[ $side = s ] && rc_s=$rc
 				re=$bw_re
 				[ $kind = lat ] && re=$lat_re
 				if [ "$rc" != 0 ] || { [ $side = c ] && ! grep -Eq "$re" "$log/$n"; }; then
+					if [ $side = c ] && [ "$rc_s" = 0 ] && unreported "$n"; then
+						echo "note $n finished, but perftest could not calibrate its clock to report"
+						continue
+					fi
 					fail "$n: exit $rc"
 					tail -n 4 "$log/$n" | sed 's/^/  /'
 				fi
 			done
 		done
 	done
-	agg=0
+	# the aggregate of the pairs that reported, for four (each pair's share
+	# is about equal); fewer than three is not a measurement
+	agg=0 reported=0
 	for i in 1 2 3 4; do
+		[ -n "$(bw_of "bw$i-c$r")" ] && reported=$((reported + 1))
 		agg=$(awk -v a="$agg" -v b="$(bw_of "bw$i-c$r")" 'BEGIN {print a + b}')
 		all_iters=$((all_iters + $(iters_of "bw$i-c$r") + 0))
 	done
+	if [ $reported -lt 3 ]; then
+		fail "round $r: $reported of 4 ib_write_bw pairs reported a rate"
+		agg=0
+	elif [ $reported -lt 4 ]; then
+		agg=$(awk -v a="$agg" -v n=$reported 'BEGIN {printf "%.2f", a * 4 / n}')
+		echo "     round $r: 3 of 4 ib_write_bw pairs reported; aggregate taken as 4/3 of theirs"
+	fi
 }
 
 # kill_victim: SIGKILL the victim's target once WRITEs flow; its peer must
