@@ -36,6 +36,7 @@ struct dp_memif {
 	bool server;
 	bool any_id;	      /* server of many clients: takes the id a client names */
 	bool connected;
+	bool region_given;    /* client: a server was handed our memory (it is not reused) */
 	int connect_err;      /* client: what its last connect found (0, or -errno) */
 	uint32_t id;	      /* the interface id both ends name */
 	char path[108];	      /* the control socket */

@@ -185,17 +185,19 @@ static void free_shared(struct dp_memif *m)
 }
 
 /* Forget the connection. A server forgets what it was given; a client
- * keeps the memory it made for the next connection (client_make_memory). */
+ * keeps the memory it made for the next try unless a server was handed it
+ * (one that hung up may still read our rings: client_make_memory). */
 static void teardown(struct dp_memif *m)
 {
-	if (m->server)
+	if (m->server || m->region_given)
 		free_shared(m);
+	m->region_given = false;
 	if (m->ctl_fd >= 0)
 		close(m->ctl_fd);
 	m->ctl_fd = -1;
 	m->connected = false;
 	m->rx_last = m->rx_seen = 0;
-	if (m->server)
+	if (!m->nregions)
 		m->ring_size = 0;
 	m->tx_reserved = false;
 	m->tx_frames = 0;
@@ -216,10 +218,11 @@ static struct memif_ring *ring_at(struct dp_memif *m, unsigned region, uint64_t 
 
 /*
  * The client's memory: both rings, then a buffer per slot of each, and the
- * rings' eventfds. Made once, before the first connection, and kept for
- * the next: touching 19 MB of fresh pages took a starved program seconds
- * on a loaded host, and a server waiting meanwhile for our INIT (the
- * device daemon takes one program at a time) gave up on us.
+ * rings' eventfds. Made before connecting: touching 19 MB of fresh pages
+ * took a starved program seconds on a loaded host, and a server waiting
+ * meanwhile for our INIT (the device daemon takes one program at a time)
+ * gave up on us. Kept for the next try when no server was handed it (no
+ * one listening, no HELLO); made again after a connection that had it.
  */
 static int client_make_memory(struct dp_memif *m)
 {
@@ -255,7 +258,6 @@ static int client_make_memory(struct dp_memif *m)
 static void client_reset_rings(struct dp_memif *m)
 {
 	size_t rb = memif_ring_bytes(m->log2_ring), n = m->ring_size;
-	uint64_t stale;
 
 	for (int c2s = 1; c2s >= 0; c2s--) {
 		struct memif_ring *r = c2s ? m->c2s : m->s2c;
@@ -269,9 +271,6 @@ static void client_reset_rings(struct dp_memif *m)
 	}
 	m->c2s->flags = 0;
 	m->s2c->flags = MEMIF_RING_FLAG_MASK_INT; /* we poll what we receive on */
-	/* a signal the last server left behind */
-	(void)!read(m->s2c_fd, &stale, sizeof(stale));
-	(void)!read(m->c2s_fd, &stale, sizeof(stale));
 }
 
 /* The server's next message, which must be `type`: 0, or -ECONNREFUSED. */
@@ -338,6 +337,7 @@ static int client_connect(struct dp_memif *m)
 	sent = !msg_send(m->ctl_fd, &msg, -1);
 	msg = (struct memif_msg){.type = MSG_ADD_REGION};
 	msg.add_region.size = m->region_size[0];
+	m->region_given = sent;
 	sent = sent && !msg_send(m->ctl_fd, &msg, m->region_fd[0]);
 	for (int c2s = 1; c2s >= 0; c2s--) {
 		msg = (struct memif_msg){.type = MSG_ADD_RING};

@@ -156,12 +156,15 @@ static uint32_t port_room(const struct uroce_dp_config *cfg)
 		room = UROCE_DP_ROCE_FRAME_ROOM;
 	if (!strcmp(cfg->port, "af_xdp") && room > XDP_ROOM)
 		room = XDP_ROOM;
-	/* a memif port whose buffers are named smaller (a program through its
-	 * device daemon): frames are built in them */
+	/* a memif port whose buffers are named smaller but hold any RoCE frame
+	 * (a program through its device daemon): frames are built in them.
+	 * Smaller ones than that leave the room as it is: frames then go to
+	 * the ring in pieces */
 	b = strncmp(cfg->port, "memif:", 6) ? NULL
 	    : strncmp(cfg->port + 6, "bsize=", 6) ? strstr(cfg->port, ",bsize=")
 						 : cfg->port + 5;
-	if (b && (bsize = strtoul(b + 7, NULL, 0) & ~127ul) >= 2048 && bsize < room)
+	if (b && (bsize = strtoul(b + 7, NULL, 0) & ~127ul) >= UROCE_DP_ROCE_FRAME_ROOM &&
+	    bsize < room)
 		room = (uint32_t)bsize;
 	return room;
 }

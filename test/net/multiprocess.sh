@@ -178,7 +178,9 @@ single() {
 		if [ "$rc_s" != 0 ] || [ $try = 2 ] || ! unreported "$1-c"; then
 			break
 		fi
-		echo "note single pair $1: perftest could not calibrate its clock; once more"
+		echo "note single pair $1: perftest could not calibrate its clock; once more" \
+			"(the first try's output: $log/$1-?.try1)"
+		for f in "$log/$1"-[sc] "$log/$1"-[sc].cpu; do mv "$f" "$f.try1"; done
 	done
 	bw=$(bw_of "$1-c")
 	all_iters=$((all_iters + $(iters_of "$1-c") + 0))

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -244,11 +245,11 @@ START_TEST(test_second_client_refused_then_replacement_taken)
 }
 END_TEST
 
-/* A client's own upkeep until it is connected again (its server's comes from the main thread). */
+/* A client's own upkeep until it is connected (its server's comes from the main thread). */
 static void *client_upkeep_thread(void *arg)
 {
 	struct client_open *c = arg;
-	uint64_t now = 0;
+	uint64_t now = c->m.next_ctl_ns;
 
 	for (int i = 0; i < 100 && !c->m.connected; i++) {
 		dp_memif_upkeep(&c->m, now += 1000000000ull);
@@ -258,46 +259,79 @@ static void *client_upkeep_thread(void *arg)
 	return NULL;
 }
 
-/*
- * A client keeps the memory it made across connections (touching it again
- * on a loaded host took seconds): when its server goes and another comes,
- * it reconnects on the same region, whose rings start over empty.
- */
-START_TEST(test_client_reconnects_on_its_memory)
+/* Run the client's upkeep in a thread and the server's here until the client is connected. */
+static void reconnect(struct dp_memif *server, struct client_open *c)
 {
-	struct dp_memif server, again;
-	struct client_open c;
-	void *region;
 	pthread_t t;
 
-	open_server(&server);
-	connect_client(&server, &c, "rsize=4", 2000);
-	region = c.m.region[0];
-	/* part way around the 16-slot rings, so a reset shows */
-	move_frames(&c.m, &server, 21, 4200);
-	move_frames(&server, &c.m, 37, 4200);
-	dp_memif_close(&server);
-
-	/* the client sees it gone, and keeps its memory */
-	dp_memif_upkeep(&c.m, tick());
-	ck_assert(!c.m.connected);
-	ck_assert_uint_eq(c.m.nregions, 1);
-	ck_assert_ptr_eq(c.m.region[0], region);
-
-	/* the client retries in a thread of its own (its handshake waits for the server's turns) */
-	open_server(&again);
-	c.done = 0;
-	ck_assert_int_eq(pthread_create(&t, NULL, client_upkeep_thread, &c), 0);
-	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE)) {
-		dp_memif_upkeep(&again, tick());
+	c->done = 0;
+	ck_assert_int_eq(pthread_create(&t, NULL, client_upkeep_thread, c), 0);
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+		dp_memif_upkeep(server, tick());
 		usleep(1000);
 	}
 	pthread_join(t, NULL);
-	ck_assert(c.m.connected);
-	ck_assert(again.connected);
+	ck_assert(c->m.connected);
+	ck_assert(server->connected);
+}
+
+/*
+ * A client makes its memory before it connects (touching it took a loaded
+ * host seconds, and a server waiting for it gave up). A try that handed
+ * the memory to no server keeps it: here a server that never says HELLO.
+ * A connection that had it makes new memory when it ends (the server that
+ * hung up may still read the old rings); either way the next connection's
+ * rings start empty.
+ */
+START_TEST(test_client_memory_across_connections)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct dp_memif server;
+	struct client_open c;
+	int l = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	struct stat st;
+	ino_t old_ino;
+	void *region;
+
+	/* a listener that never shakes hands */
+	snprintf(sock_path, sizeof(sock_path), "/tmp/uroce-test-memif-%d.sock", (int)getpid());
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	unlink(sock_path);
+	ck_assert_int_ge(l, 0);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(l, 8), 0);
+	snprintf(c.args, sizeof(c.args), "role=client,id=7,socket=%s,rsize=4", sock_path);
+	ck_assert_int_eq(dp_memif_open(&c.m, c.args, 9216, 0, NULL, NULL), 0);
+	ck_assert(!c.m.connected);
+	ck_assert_uint_eq(c.m.nregions, 1);
+	region = c.m.region[0];
+	close(l);
+	unlink(sock_path);
+
+	/* a real server: the client connects on the memory it kept */
+	open_server(&server);
+	reconnect(&server, &c);
 	ck_assert_ptr_eq(c.m.region[0], region);
-	ck_assert_uint_eq(again.ring_size, 16);
-	both_ways_then_close(&again, &c.m, 50);
+	/* part way around the 16-slot rings, so a reset shows */
+	move_frames(&c.m, &server, 21, 4200);
+	move_frames(&server, &c.m, 37, 4200);
+
+	/* that server goes: the client lets go of what it had shared, and
+	 * makes new memory for its next try */
+	ck_assert_int_eq(fstat(c.m.region_fd[0], &st), 0);
+	old_ino = st.st_ino;
+	dp_memif_close(&server);
+	dp_memif_upkeep(&c.m, c.m.next_ctl_ns);
+	ck_assert(!c.m.connected);
+	ck_assert_uint_eq(c.m.nregions, 1);
+	ck_assert_int_eq(fstat(c.m.region_fd[0], &st), 0);
+	ck_assert_uint_ne(st.st_ino, old_ino);
+
+	/* another comes: empty rings, frames both ways */
+	open_server(&server);
+	reconnect(&server, &c);
+	ck_assert_uint_eq(server.ring_size, 16);
+	both_ways_then_close(&server, &c.m, 50);
 }
 END_TEST
 
@@ -592,7 +626,7 @@ int main(void)
 	tcase_add_test(tc, test_frames_in_pieces);
 	tcase_add_test(tc, test_bad_descriptor_is_skipped);
 	tcase_add_test(tc, test_second_client_refused_then_replacement_taken);
-	tcase_add_test(tc, test_client_reconnects_on_its_memory);
+	tcase_add_test(tc, test_client_memory_across_connections);
 	tcase_add_test(tc, test_frames_built_in_the_ring);
 	tcase_add_test(tc, test_armed_interrupt);
 	tcase_add_loop_test(tc, test_lying_client_refused, LIE_WRONG_ID, LIE_RING_TWICE + 1);
