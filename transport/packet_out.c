@@ -16,14 +16,28 @@ int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_
 	const struct ur_opcode_info *op = ur_opcode_get(opcode);
 	struct ur_bth *bth;
 
-	o->unresolved = !ur_qp_tx_av(qp)->resolved;
-	if (ur_unlikely(o->unresolved)) {
+	o->discard = !ur_qp_tx_av(qp)->resolved;
+	o->discard_why = UR_CTR_tx_no_neighbour;
+	if (!o->discard) {
+		if (ur_unlikely(dev->ops->tx_get(dev->host, &o->buf))) {
+			ur_count(dev, UR_CTR_tx_no_buffer);
+			return -ENOBUFS;
+		}
+		/* a host whose buffers cannot hold a packet at the path MTU (a
+		 * bug, or a port set up too small) never has us write past
+		 * them: the packet is lost, counted, and RC's timeout ends the
+		 * QP with an error completion, as on a link that drops it */
+		if (ur_unlikely(o->buf.cap < qp->tmpl.len + op->hdr_len + ext_len + UR_ICRC_SIZE +
+						 (op->payload ? qp->mtu : 0))) {
+			dev->ops->tx_put(dev->host, &o->buf, 0);
+			o->discard = true;
+			o->discard_why = UR_CTR_tx_buffer_too_small;
+		}
+	}
+	if (ur_unlikely(o->discard)) {
 		o->buf.data = dev->scratch;
 		o->buf.cap = sizeof(dev->scratch);
 		o->buf.cookie = NULL;
-	} else if (ur_unlikely(dev->ops->tx_get(dev->host, &o->buf))) {
-		ur_count(dev, UR_CTR_tx_no_buffer);
-		return -ENOBUFS;
 	}
 	o->hdr_len = qp->tmpl.len;
 	o->ext_len = ext_len;
@@ -50,8 +64,8 @@ uint32_t ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint
 	uint32_t frame_len = o->hdr_len + roce_len;
 
 	ur_bth_set_padcnt((struct ur_bth *)o->bth, pad);
-	if (ur_unlikely(o->unresolved)) {
-		ur_count(dev, UR_CTR_tx_no_neighbour);
+	if (ur_unlikely(o->discard)) {
+		ur_count(dev, (enum ur_counter)o->discard_why);
 		return 0;
 	}
 	memset(end, 0, pad);
@@ -66,6 +80,6 @@ uint32_t ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint
 
 void ur_pkt_abort(struct ur_qp *qp, struct ur_pkt_out *o)
 {
-	if (!o->unresolved)
+	if (!o->discard)
 		qp->dev->ops->tx_put(qp->dev->host, &o->buf, 0);
 }

@@ -22,6 +22,12 @@ void fake_host_fail(const struct fake_host *h, const char *fmt, ...)
 	abort();
 }
 
+/* What a lent buffer claims to hold. */
+static uint32_t buf_cap(const struct fake_host *h)
+{
+	return h->opt.cap && h->opt.cap < UR_FRAME_MAX ? h->opt.cap : UR_FRAME_MAX;
+}
+
 static int host_tx_get(void *host, struct ur_txbuf *b)
 {
 	struct fake_host *h = host;
@@ -38,7 +44,7 @@ static int host_tx_get(void *host, struct ur_txbuf *b)
 	if (h->opt.poison)
 		memset(h->buf[i], h->opt.poison_byte, UR_FRAME_MAX);
 	b->data = h->buf[i];
-	b->cap = UR_FRAME_MAX;
+	b->cap = buf_cap(h);
 	b->cookie = (void *)(uintptr_t)(i + 1);
 	return 0;
 }
@@ -54,7 +60,7 @@ static void bad_put(struct fake_host *h, const struct ur_txbuf *b, uint32_t len)
 			       (unsigned long)c);
 	if (!h->busy[i])
 		fake_host_fail(h, "buffer %u handed back twice", i);
-	if (b->data != h->buf[i] || b->cap != UR_FRAME_MAX)
+	if (b->data != h->buf[i] || b->cap != buf_cap(h))
 		fake_host_fail(h, "buffer %u handed back moved or resized", i);
 	fake_host_fail(h, "frame of %u bytes in a buffer of %u", len, b->cap);
 }
@@ -66,7 +72,7 @@ static void host_tx_put(void *host, struct ur_txbuf *b, uint32_t len)
 
 	/* one test on the way (the benchmark runs this per frame), the diagnosis aside */
 	if (__builtin_expect(i >= h->opt.nbufs || !h->busy[i] || b->data != h->buf[i] ||
-				 b->cap != UR_FRAME_MAX || len > UR_FRAME_MAX,
+				 b->cap != buf_cap(h) || len > b->cap,
 			     0))
 		bad_put(h, b, len);
 	h->puts++;

@@ -46,6 +46,7 @@ struct fake_host_opts {
 	bool poison;	     /* fill each buffer with poison_byte when lent... */
 	uint8_t poison_byte; /* ...so bytes the engine never wrote show */
 	uint64_t seed;	     /* random's seed */
+	uint32_t cap;	     /* the size a buffer lent claims (0: UR_FRAME_MAX); frames past it fail */
 	void (*fail)(const char *msg);
 	/* The owner's own invariants, called after the host's checks (each optional). */
 	void *ctx;

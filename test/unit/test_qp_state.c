@@ -1230,6 +1230,22 @@ START_TEST(test_capped_qps_wait_in_order)
 }
 END_TEST
 
+/* A UD datagram's destination, resolved: another host on the subnet. */
+static const uint8_t far_mac[6] = {0x02, 0, 0, 0, 0, 0x77};
+static const uint8_t far_ip[4] = {10, 0, 7, 7};
+
+static void far_av(struct ur_av *av, uint8_t tclass)
+{
+	memset(av, 0, sizeof(*av));
+	memcpy(av->path.smac, my_mac, 6);
+	memcpy(av->path.dmac, far_mac, 6);
+	ur_gid_from_v4(&av->path.sgid, my_ip);
+	ur_gid_from_v4(&av->path.dgid, far_ip);
+	av->path.hop_limit = 64;
+	av->path.tclass = tclass;
+	av->resolved = 1;
+}
+
 /*
  * UD sends: each datagram goes where its WQE's address handle says, with a
  * DETH carrying the WR's Q_Key (or the QP's when the WR's has its high bit
@@ -1238,8 +1254,6 @@ END_TEST
  */
 START_TEST(test_ud_datagrams)
 {
-	static const uint8_t far_mac[6] = {0x02, 0, 0, 0, 0, 0x77};
-	static const uint8_t far_ip[4] = {10, 0, 7, 7};
 	const uint32_t rqpn = 0x654321;
 	struct ur_send_wqe *w;
 	struct ur_cqe c[8];
@@ -1249,14 +1263,7 @@ START_TEST(test_ud_datagrams)
 	unsigned n;
 
 	fresh_qp(UR_QPT_UD, UR_QPS_RTS);
-	memset(&av, 0, sizeof(av));
-	memcpy(av.path.smac, my_mac, 6);
-	memcpy(av.path.dmac, far_mac, 6);
-	ur_gid_from_v4(&av.path.sgid, my_ip);
-	ur_gid_from_v4(&av.path.dgid, far_ip);
-	av.path.hop_limit = 64;
-	av.path.tclass = 0x68; /* DSCP 26 */
-	av.resolved = 1;
+	far_av(&av, 0x68); /* DSCP 26 */
 
 	w = post_send(qp, 1, UR_WR_SEND, true);
 	w->ud_av = &av;
@@ -1328,6 +1335,41 @@ END_TEST
  * UD SEND Only, DETH Q_Key 0x80010000, a 256-byte MAD) parse cleanly and
  * are counted as for a QP that does not exist here, never misread.
  */
+/*
+ * A host whose buffers are shorter than a packet at the path MTU (a port
+ * set up too small) never has the engine write past them: the datagram is
+ * lost, as on a link that drops it, and counted; nothing stalls the QP.
+ */
+START_TEST(test_buffer_shorter_than_the_path_mtu)
+{
+	struct ur_send_wqe *w;
+	struct ur_cqe c[4];
+	struct ur_av av;
+	uint64_t *ctr = ur_dev_counters(dev);
+
+	fresh_qp(UR_QPT_UD, UR_QPS_RTS);
+	far_av(&av, 0);
+	/* 2048 bytes: a UD packet at the 4096 MTU needs 42 + 12 + 8 + 4096 + 4 */
+	host.opt.cap = 2048;
+	for (uint64_t id = 1; id <= 3; id++) {
+		/* buffers that hold it for the third: it leaves */
+		if (id == 3)
+			host.opt.cap = 0;
+		w = post_send(qp, id, UR_WR_SEND, true);
+		w->ud_av = &av;
+		w->ud_qpn = 0x654321;
+		w->ud_qkey = 0x22222222;
+		run_engine(qp, 16);
+		ck_assert_uint_eq(host.nsent, id == 3);
+		ck_assert_uint_eq(ctr[UR_CTR_tx_buffer_too_small], id < 3 ? id : 2);
+		ck_assert_uint_eq(ctr[UR_CTR_tx_packets], id == 3);
+		ck_assert_uint_eq(drain_cq(&scq, c, 4), 1);
+		ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+		ck_assert_uint_eq(ur_qp_state(qp), UR_QPS_RTS);
+	}
+}
+END_TEST
+
 START_TEST(test_gsi_datagram_parses_and_is_counted)
 {
 	const struct ur_opcode_info *op = ur_opcode_get(UR_OP_UD_SEND_ONLY);
@@ -1560,6 +1602,7 @@ static Suite *qp_state_suite(void)
 	tcase_add_test(tf, test_ud_datagrams);
 	tcase_add_test(tf, test_capped_qps_wait_in_order);
 	tcase_add_test(tf, test_uc_sqd_drained_once_sent);
+	tcase_add_test(tf, test_buffer_shorter_than_the_path_mtu);
 	tcase_add_test(tf, test_gsi_datagram_parses_and_is_counted);
 	suite_add_tcase(s, tf);
 	return s;
