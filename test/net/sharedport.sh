@@ -183,11 +183,17 @@ sleep 3
 w=$(worker_pid "$p-a")
 # no switch (pid 0): `kill 0` would kill this script's own process group
 [ "${w:-0}" -gt 1 ] && kill -KILL "$w"
-if wait $cpid && wait $spid && grep -Eq "$bw_re" "$log/crash.cli"; then
+rc_c=0 rc_s=0
+wait $cpid || rc_c=$?
+wait $spid || rc_s=$?
+if [ $rc_c = 0 ] && [ $rc_s = 0 ] && grep -Eq "$bw_re" "$log/crash.cli"; then
 	ok "worker $w killed: restarted, transfer completed: $(grep -E "$bw_re" "$log/crash.cli" | tr -s ' \t' ' ')"
 else
-	bad "worker $w killed: the transfer did not complete"
+	# an exit of 128+N is signal N
+	bad "worker $w killed: the transfer did not complete (client exit $rc_c, server exit $rc_s)"
 	tail -n 5 "$log/crash.cli" "$log/crash.srv"; tail -n 12 "$(devlog "$p-a")"
+	ip netns exec "$p-a" "$UROCE" stat uroce0 -a |
+		grep -E "^ *(local_ack_timeout_err|retransmitted_packets|dp_switch_full|dp_rx_ring_drops|tx_buffer_too_small) " || true
 fi
 w2=$(worker_pid "$p-a")
 if [ -n "$w2" ] && [ "$w2" != 0 ] && [ "$w2" != "$w" ] &&
