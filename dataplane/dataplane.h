@@ -2,9 +2,9 @@
 /*
  * The dataplane: one port per opened device (DPDK inside the application
  * process only for a DPDK port: af_xdp, tap, PCI), moving Ethernet frames
- * for the transport engine. It answers and resolves ARP and IPv6 neighbour discovery itself, can capture and impair
- * traffic, and exposes only plain C types: nothing here includes DPDK, so
- * the provider never does either.
+ * for the transport engine. It answers and resolves ARP and IPv6 neighbour
+ * discovery itself, can capture and impair traffic, and exposes only plain
+ * C types: nothing here includes DPDK, so the provider never does either.
  *
  * Not thread-safe: the provider calls it with its progress lock held.
  */

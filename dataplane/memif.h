@@ -77,6 +77,8 @@ struct dp_memif {
  * ignored; bsize defaults to `bsize`, rsize to 11). A server listens; a
  * client connects, waiting up to `wait_ms` for its server. 0 or -errno.
  */
+/* The buffer size `args` names (bsize=N, rounded down to 128), or 0. */
+uint32_t dp_memif_args_bsize(const char *args);
 int dp_memif_open(struct dp_memif *m, const char *args, uint32_t bsize, unsigned wait_ms,
 		  void (*log)(void *, const char *), void *log_arg);
 void dp_memif_close(struct dp_memif *m);

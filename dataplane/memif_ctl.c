@@ -570,6 +570,17 @@ static bool arg_value(const char *args, const char *key, char *out, size_t len)
 	return false;
 }
 
+uint32_t dp_memif_args_bsize(const char *args)
+{
+	char num[16];
+	unsigned long v;
+
+	if (!arg_value(args, "bsize", num, sizeof(num)))
+		return 0;
+	v = strtoul(num, NULL, 0);
+	return v >= 128 && v <= UINT32_MAX ? (uint32_t)v & ~127u : 0;
+}
+
 static void init(struct dp_memif *m, uint32_t bsize, void (*log)(void *, const char *),
 		 void *log_arg)
 {
@@ -595,8 +606,8 @@ int dp_memif_open(struct dp_memif *m, const char *args, uint32_t bsize, unsigned
 	arg_value(args, "id", id, sizeof(id));
 	m->id = (uint32_t)strtoul(id, NULL, 0);
 	/* DPDK's names: buffer size in bytes, ring size as log2 (a client's choice) */
-	if (arg_value(args, "bsize", num, sizeof(num)) && strtoul(num, NULL, 0) >= 128)
-		m->bsize = (uint32_t)strtoul(num, NULL, 0) & ~127u;
+	if (dp_memif_args_bsize(args))
+		m->bsize = dp_memif_args_bsize(args);
 	if (arg_value(args, "rsize", num, sizeof(num)) && strtoul(num, NULL, 0) >= 1 &&
 	    strtoul(num, NULL, 0) <= MEMIF_MAX_LOG2_RING)
 		m->log2_ring = (uint8_t)strtoul(num, NULL, 0);

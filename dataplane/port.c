@@ -148,9 +148,7 @@ static uint32_t frame_room(unsigned eth_mtu)
 
 static uint32_t port_room(const struct uroce_dp_config *cfg)
 {
-	uint32_t room = frame_room(cfg->eth_mtu);
-	unsigned long bsize;
-	const char *b;
+	uint32_t room = frame_room(cfg->eth_mtu), bsize;
 
 	if (!strcmp(cfg->port, "af_packet") && room > UROCE_DP_ROCE_FRAME_ROOM)
 		room = UROCE_DP_ROCE_FRAME_ROOM;
@@ -160,12 +158,9 @@ static uint32_t port_room(const struct uroce_dp_config *cfg)
 	 * (a program through its device daemon): frames are built in them.
 	 * Smaller ones than that leave the room as it is: frames then go to
 	 * the ring in pieces */
-	b = strncmp(cfg->port, "memif:", 6) ? NULL
-	    : strncmp(cfg->port + 6, "bsize=", 6) ? strstr(cfg->port, ",bsize=")
-						 : cfg->port + 5;
-	if (b && (bsize = strtoul(b + 7, NULL, 0) & ~127ul) >= UROCE_DP_ROCE_FRAME_ROOM &&
-	    bsize < room)
-		room = (uint32_t)bsize;
+	bsize = strncmp(cfg->port, "memif:", 6) ? 0 : dp_memif_args_bsize(cfg->port + 6);
+	if (bsize >= UROCE_DP_ROCE_FRAME_ROOM && bsize < room)
+		room = bsize;
 	return room;
 }
 

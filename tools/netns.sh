@@ -47,3 +47,9 @@ ur_memif_ports() {
 	local p=$1
 	echo "memif:role=server,id=0,socket=/dev/shm/uroce-memif-$p.sock memif:role=client,id=0,socket=/dev/shm/uroce-memif-$p.sock"
 }
+
+# ur_perftest_unreported LOG: a perftest finished but could not calibrate its
+# cycle counter against the clock to report (r^2 < 0.9), which a busy
+# machine can make it: "Can't produce a report", after every operation
+# completed (an error completion would have ended the run first)
+ur_perftest_unreported() { grep -q "Can't produce a report" "$1"; }

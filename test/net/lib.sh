@@ -144,7 +144,7 @@ ur_bw_pair_end() {
 	wait "$2" || rc_s=$?
 	if [ $rc_c = 0 ] && [ $rc_s = 0 ] && grep -Eq '^ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$3"; then
 		ur_bw_end=finished
-	elif [ $rc_s = 0 ] && grep -q "Can't produce a report" "$3"; then
+	elif [ $rc_s = 0 ] && ur_perftest_unreported "$3"; then
 		ur_bw_end=unreported
 	elif grep -q "couldn't acquire cpu frequency for rate limiter" "$3"; then
 		ur_bw_end=unrun

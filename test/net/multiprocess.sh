@@ -160,12 +160,6 @@ pair() {
 	start "$name-c" b 90 "$kind" -d uroce0 -x 1 -p "$port" "$@" "$net.1"
 }
 
-# unreported NAME: perftest finished but could not calibrate its cycle
-# counter against the clock (r^2 < 0.9), which many programs on 2 CPUs can
-# make it: "Can't produce a report", after every operation completed (an
-# error completion would have ended the run first)
-unreported() { grep -q "Can't produce a report" "$log/$1"; }
-
 # single NAME: one ib_write_bw pair alone; its MB/s in $bw (empty on
 # failure); once more if perftest could not calibrate its clock
 single() {
@@ -175,7 +169,7 @@ single() {
 		finish "$1-s"
 		rc_s=$rc
 		finish "$1-c"
-		if [ "$rc_s" != 0 ] || [ $try = 2 ] || ! unreported "$1-c"; then
+		if [ "$rc_s" != 0 ] || [ $try = 2 ] || ! ur_perftest_unreported "$log/$1-c"; then
 			break
 		fi
 		echo "note single pair $1: perftest could not calibrate its clock; once more" \
@@ -224,7 +218,7 @@ together() {
 				re=$bw_re
 				[ $kind = lat ] && re=$lat_re
 				if [ "$rc" != 0 ] || { [ $side = c ] && ! grep -Eq "$re" "$log/$n"; }; then
-					if [ $side = c ] && [ "$rc_s" = 0 ] && unreported "$n"; then
+					if [ $side = c ] && [ "$rc_s" = 0 ] && ur_perftest_unreported "$log/$n"; then
 						echo "note $n finished, but perftest could not calibrate its clock to report"
 						continue
 					fi

@@ -53,7 +53,7 @@ check() {
 	wait $spid
 	rc_s=$?
 	if [ $rc_c -ne 0 ] && [ -z "$again" ] &&
-		grep -q "Can't produce a report" "$log/$name.cli"; then
+		ur_perftest_unreported "$log/$name.cli"; then
 		# perftest times with the CPU's cycle counter and refuses to report
 		# when it cannot calibrate it against the clock (r^2 < 0.9): a busy
 		# host's doing, not the transfer's (every size had completed)

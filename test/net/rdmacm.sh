@@ -281,7 +281,7 @@ perftest_specs() {
 		pair "$name" 30 "$spec -d uroce0 -R -p $P" "$spec -d uroce0 -R -p $P $net.1"
 		# perftest finished but could not calibrate its cycle counter
 		# against the clock to report (a busy machine): once more
-		if [ "$rc_s" = 0 ] && grep -q "Can't produce a report" "$log/$name.cli"; then
+		if [ "$rc_s" = 0 ] && ur_perftest_unreported "$log/$name.cli"; then
 			echo "note $name: perftest could not calibrate its cycle counter; once more"
 			pair "$name" 30 "$spec -d uroce0 -R -p $P" "$spec -d uroce0 -R -p $P $net.1"
 		fi

@@ -60,7 +60,7 @@ check() {
 		rc_c=$?
 		wait $spid
 		rc_s=$?
-		if [ $try = 2 ] || [ $rc_s -ne 0 ] || ! grep -q "Can't produce a report" "$log/$name.cli"; then
+		if [ $try = 2 ] || [ $rc_s -ne 0 ] || ! ur_perftest_unreported "$log/$name.cli"; then
 			break
 		fi
 		echo "note $name: perftest could not calibrate its cycle counter; once more"

@@ -245,6 +245,21 @@ START_TEST(test_second_client_refused_then_replacement_taken)
 }
 END_TEST
 
+/* A socket at sock_path that takes connections into its backlog and never shakes hands. */
+static int silent_listener(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int l = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	snprintf(sock_path, sizeof(sock_path), "/tmp/uroce-test-memif-%d.sock", (int)getpid());
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	unlink(sock_path);
+	ck_assert_int_ge(l, 0);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(l, 8), 0);
+	return l;
+}
+
 /* A client's own upkeep until it is connected (its server's comes from the main thread). */
 static void *client_upkeep_thread(void *arg)
 {
@@ -285,21 +300,13 @@ static void reconnect(struct dp_memif *server, struct client_open *c)
  */
 START_TEST(test_client_memory_across_connections)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct dp_memif server;
 	struct client_open c;
-	int l = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	int l = silent_listener();
 	struct stat st;
 	ino_t old_ino;
 	void *region;
 
-	/* a listener that never shakes hands */
-	snprintf(sock_path, sizeof(sock_path), "/tmp/uroce-test-memif-%d.sock", (int)getpid());
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-	unlink(sock_path);
-	ck_assert_int_ge(l, 0);
-	ck_assert_int_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(l, 8), 0);
 	snprintf(c.args, sizeof(c.args), "role=client,id=7,socket=%s,rsize=4", sock_path);
 	ck_assert_int_eq(dp_memif_open(&c.m, c.args, 9216, 0, NULL, NULL), 0);
 	ck_assert(!c.m.connected);
@@ -586,17 +593,10 @@ END_TEST
  */
 START_TEST(test_silent_server_is_not_absent)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct dp_memif c;
 	char args[160];
-	int l = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	int l = silent_listener();
 
-	snprintf(sock_path, sizeof(sock_path), "/tmp/uroce-test-memif-%d.sock", (int)getpid());
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-	unlink(sock_path);
-	ck_assert_int_ge(l, 0);
-	ck_assert_int_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(l, 8), 0);
 	snprintf(args, sizeof(args), "role=client,id=7,socket=%s", sock_path);
 	/* one try: connect is taken by the backlog, the HELLO never comes */
 	ck_assert_int_eq(dp_memif_open(&c, args, 2048, 0, NULL, NULL), 0);
