@@ -27,6 +27,7 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
 #include <linux/virtio_net.h>
 
 #include "afp_rx.h"
@@ -97,7 +98,7 @@ int dp_afp_socket(const char *netdev, struct sockaddr_ll *sll)
 }
 
 int dp_afp_ring_open(struct dp_afp_ring *r, const char *netdev, uint32_t frame_size,
-		     uint32_t frame_count)
+		     uint32_t frame_count, const struct sock_fprog *filter)
 {
 	struct sockaddr_ll sll;
 	int fd, one = 1, err;
@@ -115,6 +116,9 @@ int dp_afp_ring_open(struct dp_afp_ring *r, const char *netdev, uint32_t frame_s
 	 * (ours leaves past the qdisc, afp_tx.c, which no socket sees) */
 	if (!err)
 		setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
+	/* on before the bind: frames it would refuse never reach the ring */
+	if (!err && filter && setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, filter, sizeof(*filter)))
+		err = -errno;
 	if (!err && bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
 		err = -errno;
 	if (err) {

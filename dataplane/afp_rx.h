@@ -22,9 +22,12 @@ struct dp_afp_ring {
  * protocol; `sll` is filled in to bind it with. The fd, or -errno. */
 int dp_afp_socket(const char *netdev, struct sockaddr_ll *sll);
 
-/* Open a ring of `frame_count` slots of `frame_size` bytes on `netdev`. 0 or -errno. */
+struct sock_fprog;
+
+/* Open a ring of `frame_count` slots of `frame_size` bytes on `netdev`,
+ * taking only what `filter` accepts (NULL: every frame). 0 or -errno. */
 int dp_afp_ring_open(struct dp_afp_ring *r, const char *netdev, uint32_t frame_size,
-		     uint32_t frame_count);
+		     uint32_t frame_count, const struct sock_fprog *filter);
 void dp_afp_ring_close(struct dp_afp_ring *r);
 
 /* The frame in slot `i`'s header. */

@@ -48,6 +48,7 @@ struct uroce_dp_config {
 	bool keep_dpdk_log;     /* the debug log asked for at all: DPDK's level stays */
 	bool no_huge;           /* plain memory even when hugepages are free */
 	bool no_gso;            /* af_packet: every frame on its own, no batches (udp_gso.c) */
+	bool steered;           /* af_packet: no RoCE frame until uroce_dp_steer names our blocks */
 	uint64_t *counters;     /* where to count (e.g. shared memory), or NULL */
 	void *loop_bells;       /* 4096 bells of UROCE_DP_BELL_BYTES, shared, or NULL:
 				 * then frames to other processes' QPs are dropped */

@@ -28,6 +28,7 @@
 
 #include "dp_internal.h"
 #include "netem.h"
+#include "steer_bpf.h"
 #include "udp_gso.h"
 
 #define POOL_MBUFS 4095
@@ -283,8 +284,23 @@ static void close_port(struct uroce_dp *dp)
  */
 static int open_afp_port(struct uroce_dp *dp)
 {
-	int err = dp_afp_ring_open(&dp->afp, dp->cfg.netdev, dp->data_room, AFP_FRAMECNT);
+	struct sock_filter insn[DP_STEER_MAX_INSNS];
+	struct sock_fprog none_yet = {.filter = insn};
+	int err, len;
 
+	/* A program on a shared device holds no QP number yet: until it does,
+	 * the frames on the wire are other programs', and copying them into
+	 * this ring (as a busy device's would fill it in milliseconds) costs
+	 * the kernel's CPU and counts as ring drops (steer.c widens it). */
+	if (dp->cfg.steered) {
+		len = dp_steer_build(insn, DP_STEER_MAX_INSNS, NULL, 0, dp->block_shift);
+		if (len < 0)
+			return len;
+		none_yet.len = (unsigned short)len;
+		dp->steered = true;
+	}
+	err = dp_afp_ring_open(&dp->afp, dp->cfg.netdev, dp->data_room, AFP_FRAMECNT,
+			       dp->cfg.steered ? &none_yet : NULL);
 	if (err)
 		return err;
 	err = dp_afp_tx_open(&dp->afp_tx, dp->cfg.netdev, dp->data_room, !dp->cfg.no_gso);

@@ -88,7 +88,7 @@ static uint16_t rx_burst(uint16_t port, struct rte_mbuf **m, uint16_t max)
 static int open_sockets(const char *iface, uint8_t mac[6])
 {
 	struct ifreq ifr = {0};
-	int err = dp_afp_ring_open(&ring, iface, 2048, 512);
+	int err = dp_afp_ring_open(&ring, iface, 2048, 512, NULL);
 
 	if (err)
 		return err;

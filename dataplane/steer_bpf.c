@@ -120,7 +120,7 @@ int dp_steer_build(struct sock_filter *insn, unsigned max, const uint32_t *block
 	struct prog prog = {.insn = insn}, *p = &prog;
 	int err;
 
-	if (shift > 23 || !n || n > DP_STEER_MAX_BLOCKS)
+	if (shift > 23 || n > DP_STEER_MAX_BLOCKS)
 		return -EINVAL;
 	if (max > DP_STEER_MAX_INSNS)
 		max = DP_STEER_MAX_INSNS;

@@ -154,7 +154,7 @@ START_TEST(test_frames_come_out_whole_and_in_order)
 	if (!own_loopback())
 		return; /* not root: nothing to test here */
 	sll.sll_ifindex = (int)if_nametoindex("lo");
-	ck_assert_int_eq(dp_afp_ring_open(&r, "lo", 2048, 64), 0);
+	ck_assert_int_eq(dp_afp_ring_open(&r, "lo", 2048, 64, NULL), 0);
 	ck_assert_uint_eq(r.frame_count, 64);
 	ck_assert_uint_eq(r.frames_per_block, 2);
 	tx = socket(AF_PACKET, SOCK_RAW, 0);
@@ -188,7 +188,7 @@ START_TEST(test_no_such_interface)
 {
 	struct dp_afp_ring r;
 
-	ck_assert_int_lt(dp_afp_ring_open(&r, "no-such-if0", 2048, 64), 0);
+	ck_assert_int_lt(dp_afp_ring_open(&r, "no-such-if0", 2048, 64, NULL), 0);
 	ck_assert_int_eq(r.fd, -1);
 }
 END_TEST
