@@ -231,15 +231,3 @@ void dp_afp_skip_copy(struct dp_afp_ring *r)
 
 	take_copy(r, &none, 0);
 }
-
-unsigned dp_afp_drain(struct dp_afp_ring *r)
-{
-	struct tpacket2_hdr *h;
-	unsigned n = 0;
-
-	while ((h = dp_afp_next(r))) {
-		dp_afp_release(r, h);
-		n++;
-	}
-	return n;
-}

@@ -73,7 +73,4 @@ uint8_t *dp_afp_frame(struct tpacket2_hdr *h, uint32_t *len);
 uint8_t *dp_afp_frame_gso(struct dp_afp_ring *r, struct tpacket2_hdr *h, uint32_t *len,
 			  uint16_t *gso_size);
 
-/* Give back every frame waiting: how many there were. */
-unsigned dp_afp_drain(struct dp_afp_ring *r);
-
 #endif

@@ -35,7 +35,6 @@
 	X(dp_impair_rx_reordered, "received frames delayed by injected reordering")                \
 	X(dp_impair_ce_marked, "transmitted frames CE-marked by injection")                        \
 	X(dp_impair_rx_ce_marked, "received frames CE-marked by injection")                        \
-	X(dp_rx_before_steer, "frames discarded that arrived before the steering filter was on") \
 	X(dp_rx_no_mbuf, "received frames dropped for want of a buffer to hold them (faults on)")  \
 	X(dp_memif_bad_desc, "memif descriptors from the peer that point outside its memory")     \
 	X(dp_switch_no_owner, "device daemon: wire frames for QP numbers no attached program holds") \

@@ -65,7 +65,6 @@ struct uroce_dp {
 	bool memif_direct;      /* frames are built in memif's ring (uroce_dp_tx_get) */
 	bool port_down;         /* the device's port is down (its daemon gone): nothing flows */
 	uint64_t last_rx_ns;    /* memif: when frames last came (uroce_dp_arm_wakeup) */
-	bool steered;           /* a steering filter is on wait_fd (steer.c) */
 	bool xsk;               /* wait_fd is an AF_XDP socket (af_xdp's PMD's) */
 	uint64_t xsk_drops;     /* its drops counted so far: the kernel never resets them */
 	bool warm;              /* the rings' pages were touched (warm.c) */

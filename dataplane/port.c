@@ -297,7 +297,6 @@ static int open_afp_port(struct uroce_dp *dp)
 		if (len < 0)
 			return len;
 		none_yet.len = (unsigned short)len;
-		dp->steered = true;
 	}
 	err = dp_afp_ring_open(&dp->afp, dp->cfg.netdev, dp->data_room, AFP_FRAMECNT,
 			       dp->cfg.steered ? &none_yet : NULL);

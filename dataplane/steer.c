@@ -26,10 +26,5 @@ int uroce_dp_steer(struct uroce_dp *dp, const uint32_t *blocks, unsigned n, unsi
 	fprog.filter = insn;
 	if (setsockopt(dp->afp.fd, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, sizeof(fprog)))
 		return -errno;
-	/* frames that reached the ring before its first filter: nobody vetted them */
-	if (!dp->steered) {
-		dp->steered = true;
-		dp->ctr[DP_CTR_dp_rx_before_steer] += dp_afp_drain(&dp->afp);
-	}
 	return 0;
 }
