@@ -9,8 +9,14 @@
  * memory registration. It is the ceiling over ib_write_bw and ib_send_bw
  * on the wire (tools/bench), beside testpmd's af_packet PMD, which moves
  * one frame per kernel pass and which uroce beats.
- *   raw_bw EAL_ARGS -- -t IFACE SIZE SECONDS   send SIZE-byte frames
- *   raw_bw EAL_ARGS -- -r IFACE SECONDS        receive; a line per second,
+ *
+ * The sender keeps at most WINDOW frames ahead of what the receiver has
+ * counted, which the receiver publishes in a shared file, as RC's window
+ * keeps uroce's sender: unpaced, it ran twice as fast as the receiver,
+ * whose socket then dropped batches, and took less than uroce did through
+ * the contention on the receiver's queue.
+ *   raw_bw EAL_ARGS -- -t IFACE SIZE SECONDS SHM   send SIZE-byte frames
+ *   raw_bw EAL_ARGS -- -r IFACE SECONDS SHM        receive; a line per second,
  *                       "rx frames F bytes B", and at the end "rx total F
  *                       bytes B batches_lost L ring_drops D" (the kernel's)
  * Frames go from 198.18.0.1 to 198.18.0.2 (RFC 2544's benchmark range),
@@ -27,8 +33,11 @@
 
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_mbuf.h>
@@ -42,8 +51,26 @@
 #define RING_SLOTS 4096u /* uroce's receive ring (AFP_FRAMECNT in port.c) */
 #define HDR (14 + 20 + 8) /* Ethernet, IPv4, UDP */
 #define BTH_LEN 12
+#define WINDOW 1024u /* frames in flight: well within the receiver's ring and socket */
+#define STALL_NS 2000000ull /* no progress for this long: frames were lost, go on */
 
 static volatile sig_atomic_t stop;
+
+/* The receiver's count of frames taken, in a file both map (/dev/shm). */
+static uint64_t *shared_count(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT, 0600);
+	void *p;
+
+	if (fd < 0 || ftruncate(fd, 4096)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
 
 static void on_signal(int sig)
 {
@@ -65,7 +92,13 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
-/* A RoCEv2 RDMA WRITE Middle packet of `size` bytes to QP 0x11, as uroce frames one. */
+/*
+ * A RoCEv2 RDMA WRITE Middle packet of `size` bytes to QP 0xfff011, as
+ * uroce frames one. The QP is in the last block of QP numbers, which no
+ * program holds: a device on the receiving interface (whose housekeeper
+ * takes block 0, QPs 0-4095) must not have the kernel copy every batch
+ * into its own socket too, which halved the rate.
+ */
 static void build_frame(uint8_t *f, uint16_t size, const uint8_t src_mac[6])
 {
 	static const uint8_t dst_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
@@ -87,10 +120,12 @@ static void build_frame(uint8_t *f, uint16_t size, const uint8_t src_mac[6])
 	put16(udp + 4, (uint16_t)(size - 14 - 20));
 	bth[0] = 0x07; /* RC RDMA WRITE Middle */
 	put16(bth + 2, 0xffff);
-	bth[7] = 0x11; /* destination QP */
+	bth[5] = 0xff; /* destination QP */
+	bth[6] = 0xf0;
+	bth[7] = 0x11;
 }
 
-static int sender(const char *iface, uint16_t size, unsigned secs)
+static int sender(const char *iface, uint16_t size, unsigned secs, uint64_t *taken)
 {
 	struct rte_mempool *pool =
 	    rte_pktmbuf_pool_create("bw", 255, 0, 0, RTE_PKTMBUF_HEADROOM + UROCE_DP_ROCE_FRAME_ROOM,
@@ -98,7 +133,7 @@ static int sender(const char *iface, uint16_t size, unsigned secs)
 	struct dp_afp_tx tx = {.fd = -1, .gso_fd = -1};
 	struct rte_mbuf *m[FLUSH];
 	struct ifreq ifr = {0};
-	uint64_t sent = 0, batched = 0, end;
+	uint64_t sent = 0, batched = 0, end, base = 0, last_taken = 0, stalled = 0;
 	uint16_t id = 0;
 	uint32_t psn = 0;
 	int err;
@@ -122,7 +157,21 @@ static int sender(const char *iface, uint16_t size, unsigned secs)
 			    (const uint8_t *)ifr.ifr_hwaddr.sa_data);
 	end = now_ns() + (uint64_t)secs * 1000000000ull;
 	while (!stop && now_ns() < end) {
+		uint64_t t = __atomic_load_n(taken, __ATOMIC_ACQUIRE), now = now_ns();
 		unsigned b = 0, n;
+
+		if (t != last_taken) {
+			last_taken = t;
+			stalled = now;
+		}
+		if (sent - base > t + WINDOW) {
+			if (!stalled)
+				stalled = now;
+			if (now - stalled < STALL_NS)
+				continue;
+			base = sent - t; /* frames lost on the way: count from here */
+			stalled = now;
+		}
 
 		/* what the kernel rewrites per segment counts up from the lead's */
 		for (unsigned i = 0; i < FLUSH; i++) {
@@ -177,7 +226,7 @@ static void count_slot(struct dp_afp_ring *r, struct tpacket2_hdr *h, uint64_t *
 	}
 }
 
-static int receiver(const char *iface, unsigned secs)
+static int receiver(const char *iface, unsigned secs, uint64_t *taken)
 {
 	struct dp_afp_ring ring;
 	struct tpacket_stats st = {0};
@@ -201,6 +250,7 @@ static int receiver(const char *iface, unsigned secs)
 			count_slot(&ring, h, &frames, &bytes, &lost);
 			dp_afp_release(&ring, h);
 		}
+		__atomic_store_n(taken, total + frames, __ATOMIC_RELEASE);
 		t = now_ns();
 		if (t >= next) {
 			printf("rx frames %llu bytes %llu\n", (unsigned long long)frames,
@@ -224,6 +274,7 @@ int main(int argc, char **argv)
 {
 	int used = rte_eal_init(argc, argv);
 	unsigned long size = 0, secs = 0;
+	uint64_t *taken;
 
 	if (used < 0) {
 		fprintf(stderr, "raw_bw: EAL init failed\n");
@@ -233,17 +284,21 @@ int main(int argc, char **argv)
 	argv += used;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (argc == 5 && !strcmp(argv[1], "-t")) {
+	if (argc == 6 && !strcmp(argv[1], "-t")) {
 		size = strtoul(argv[3], NULL, 0);
 		secs = strtoul(argv[4], NULL, 0);
-		if (size >= HDR + BTH_LEN + 4 && size <= UROCE_DP_ROCE_FRAME_ROOM - 64 && secs)
-			return sender(argv[2], (uint16_t)size, (unsigned)secs);
-	} else if (argc == 4 && !strcmp(argv[1], "-r")) {
+		taken = shared_count(argv[5]);
+		if (size >= HDR + BTH_LEN + 4 && size <= UROCE_DP_ROCE_FRAME_ROOM - 64 && secs && taken)
+			return sender(argv[2], (uint16_t)size, (unsigned)secs, taken);
+	} else if (argc == 5 && !strcmp(argv[1], "-r")) {
 		secs = strtoul(argv[3], NULL, 0);
-		if (secs)
-			return receiver(argv[2], (unsigned)secs);
+		taken = shared_count(argv[4]);
+		if (secs && taken) {
+			*taken = 0;
+			return receiver(argv[2], (unsigned)secs, taken);
+		}
 	}
-	fprintf(stderr, "usage: raw_bw EAL_ARGS -- -t IFACE SIZE SECONDS | -r IFACE SECONDS\n"
+	fprintf(stderr, "usage: raw_bw EAL_ARGS -- -t IFACE SIZE SECONDS SHM | -r IFACE SECONDS SHM\n"
 			"  (%d <= SIZE <= %u)\n",
 		HDR + BTH_LEN + 4, UROCE_DP_ROCE_FRAME_ROOM - 64);
 	return 2;

@@ -13,12 +13,13 @@ b=${UROCE_BUILD:-build}
 [[ $b = /* ]] || b=$root/$b
 bin=$b/dataplane/raw_bw
 out=$(mktemp -d)
-trap 'kill $rx 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+shm=/dev/shm/uroce-raw_bw-$$ # the receiver's count, which paces the sender
+trap 'kill $rx 2>/dev/null; wait 2>/dev/null; rm -rf "$out" "$shm"' EXIT
 eal="--no-pci --no-telemetry --log-level=*:error --no-huge -m 64"
-ip netns exec "$ns_rx" taskset -c 1 "$bin" --file-prefix=bw-rx-$$ $eal -- -r "$if_rx" $((secs + 3)) >"$out/rx.log" 2>&1 &
+ip netns exec "$ns_rx" taskset -c 1 "$bin" --file-prefix=bw-rx-$$ $eal -- -r "$if_rx" $((secs + 3)) "$shm" >"$out/rx.log" 2>&1 &
 rx=$!
 for _ in $(seq 60); do grep -q 'rx ready' "$out/rx.log" && break; sleep 0.1; done
-ip netns exec "$ns_tx" taskset -c 0 "$bin" --file-prefix=bw-tx-$$ $eal -- -t "$if_tx" "$size" $((secs + 1)) >"$out/tx.log" 2>&1
+ip netns exec "$ns_tx" taskset -c 0 "$bin" --file-prefix=bw-tx-$$ $eal -- -t "$if_tx" "$size" $((secs + 1)) "$shm" >"$out/tx.log" 2>&1
 wait $rx
 awk '$1 == "rx" && $2 == "frames" && $3 > 0 {f[++n] = $3; b[n] = $5}
 	END {

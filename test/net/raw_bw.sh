@@ -17,7 +17,7 @@ log=$(mktemp -d)
 cleanup() {
 	ip netns del "$p-a" 2>/dev/null
 	ip netns del "$p-b" 2>/dev/null
-	rm -rf "$log"
+	rm -rf "$log" "/dev/shm/uroce-raw_bw-t$$"
 }
 trap cleanup EXIT INT TERM
 ip netns add "$p-a" && ip netns add "$p-b" &&
@@ -27,10 +27,10 @@ ip netns add "$p-a" && ip netns add "$p-b" &&
 eal="--no-pci --no-telemetry --log-level=*:error --no-huge -m 64"
 fails=0
 for size in 4154 122; do
-	ip netns exec "$p-b" "$bin" --file-prefix=rbr-$$ $eal -- -r "${p}b0" 5 >"$log/rx" 2>&1 &
+	ip netns exec "$p-b" "$bin" --file-prefix=rbr-$$ $eal -- -r "${p}b0" 5 "/dev/shm/uroce-raw_bw-t$$" >"$log/rx" 2>&1 &
 	rx=$!
 	for _ in $(seq 50); do grep -q 'rx ready' "$log/rx" && break; sleep 0.1; done
-	ip netns exec "$p-a" "$bin" --file-prefix=rbt-$$ $eal -- -t "${p}a0" "$size" 2 >"$log/tx" 2>&1
+	ip netns exec "$p-a" "$bin" --file-prefix=rbt-$$ $eal -- -t "${p}a0" "$size" 2 "/dev/shm/uroce-raw_bw-t$$" >"$log/tx" 2>&1
 	wait $rx
 	read -r sent batched <<<"$(awk '$1 == "tx" {print $3, $5}' "$log/tx")"
 	read -r got bytes lost drops <<<"$(awk '$2 == "total" {print $3, $5, $7, $9}' "$log/rx")"
