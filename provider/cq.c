@@ -207,7 +207,7 @@ int uroce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	return got;
 }
 
-int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+void uroce_cq_arm(struct ibv_cq *cq, int solicited_only)
 {
 	struct uroce_cq *ucq = to_ucq(cq);
 
@@ -215,6 +215,13 @@ int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	 * seq_cst pairs with the engine's fence after publishing a CQE. */
 	atomic_store_explicit(&ucq->cq.arm, solicited_only ? UR_CQ_ARM_SOLICITED : UR_CQ_ARM_NEXT,
 			      memory_order_seq_cst);
+}
+
+int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	uroce_cq_arm(cq, solicited_only);
+	/* the application may now block on the channel: the progress thread
+	 * must move the frames even while some thread of it polls */
 	atomic_store_explicit(&to_unic(cq->context)->events_used, true, memory_order_relaxed);
 	return 0;
 }

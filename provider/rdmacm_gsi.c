@@ -511,7 +511,11 @@ static void *cm_thread(void *arg)
 			if (!d->gsi)
 				continue;
 			drain(d);
-			ibv_req_notify_cq(d->cq, 0);
+			/* armed without telling the progress thread that the
+			 * application waits on events: this thread is the
+			 * provider's own, and a MAD that comes while the
+			 * application polls is moved by its passes */
+			uroce_cq_arm(d->cq, 0);
 			drain(d); /* what came before the arm raises no event */
 			of[n] = d;
 			is_cq[n] = true;

@@ -379,6 +379,9 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *ctx, int cqe, struct ibv_comp
 int uroce_destroy_cq(struct ibv_cq *cq);
 int uroce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/* Arm a CQ of the provider's own (the CM's): as ibv_req_notify_cq, but the application
+ * is not taken to wait on events (progress.c, app_polls). */
+void uroce_cq_arm(struct ibv_cq *cq, int solicited_only);
 void uroce_cq_event(struct ibv_cq *cq);
 int uroce_resize_cq(struct ibv_cq *cq, int cqe);
 /* cq.c: a CQ of `cqe` entries for create_cq and create_cq_ex; with_ts keeps completion times */
