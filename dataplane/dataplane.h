@@ -97,7 +97,7 @@ void uroce_dp_set_port_down(struct uroce_dp *dp, bool down);
 bool uroce_dp_peer_absent(const struct uroce_dp *dp);
 
 /* Frames the port can take now without waiting (memif: free slots). */
-unsigned uroce_dp_tx_space(const struct uroce_dp *dp);
+unsigned uroce_dp_tx_space(struct uroce_dp *dp);
 /* Transmit: borrow a frame buffer, fill it, give it back with its length (0 = unused). */
 int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie);
 void uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len);

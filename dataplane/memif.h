@@ -57,9 +57,11 @@ struct dp_memif {
 	int c2s_fd, s2c_fd;
 	uint16_t ring_size;
 	uint16_t rx_last;      /* the next slot to read on the ring we receive on */
+	uint16_t rx_end;       /* the producer's index as we last read it (bounded) */
 	uint16_t rx_seen;      /* slots read in the current receive burst, not yet given back */
 	uint16_t tx_next;      /* the next slot we write (memif_ring.c) */
 	uint16_t tx_published; /* the peer sees the slots before this one */
+	uint16_t tx_end;       /* slots before this one are free to write, as last read */
 	unsigned tx_frames;    /* frames written, not yet published */
 	bool tx_reserved;      /* the slot at tx_next is lent out (dp_memif_tx_reserve) */
 	bool armed;	       /* the peer is asked to signal the next frame (dp_memif_arm) */
@@ -143,8 +145,11 @@ uint8_t *dp_memif_tx_reserve(struct dp_memif *m, uint32_t need, uint32_t *cap);
 void dp_memif_tx_commit(struct dp_memif *m, uint32_t len);
 unsigned dp_memif_tx_publish(struct dp_memif *m);
 /* Connected, and no slot free to write. */
-bool dp_memif_tx_full(const struct dp_memif *m);
+bool dp_memif_tx_full(struct dp_memif *m);
 /* Slots free to write (0 when not connected). */
-unsigned dp_memif_tx_space(const struct dp_memif *m);
+unsigned dp_memif_tx_space(struct dp_memif *m);
+/* Connected with more than `keep` slots free: reads the peer's index only
+ * when what it last read says no (the per-frame check of a sender). */
+bool dp_memif_tx_room_over(struct dp_memif *m, unsigned keep);
 
 #endif

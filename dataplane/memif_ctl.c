@@ -196,7 +196,7 @@ static void teardown(struct dp_memif *m)
 		close(m->ctl_fd);
 	m->ctl_fd = -1;
 	m->connected = false;
-	m->rx_last = m->rx_seen = 0;
+	m->rx_last = m->rx_end = m->rx_seen = 0;
 	if (!m->nregions)
 		m->ring_size = 0;
 	m->tx_reserved = false;
@@ -358,7 +358,8 @@ static int client_connect(struct dp_memif *m)
 		goto fail;
 	/* offer the server every receive buffer */
 	__atomic_store_n(&m->s2c->head, m->ring_size, __ATOMIC_RELEASE);
-	m->tx_next = m->tx_published = 0;
+	m->tx_next = m->tx_published = m->tx_end = 0;
+	m->rx_end = m->rx_last;
 	m->connected = true;
 	return 0;
 fail:
@@ -480,6 +481,8 @@ static int server_handshake(struct dp_memif *m, int fd)
 	m->c2s->flags |= MEMIF_RING_FLAG_MASK_INT; /* we poll what we receive on */
 	m->rx_last = __atomic_load_n(&m->c2s->tail, __ATOMIC_ACQUIRE);
 	m->tx_next = m->tx_published = __atomic_load_n(&m->s2c->tail, __ATOMIC_ACQUIRE);
+	m->rx_end = m->rx_last;
+	m->tx_end = m->tx_next;
 	m->connected = true;
 	return 0;
 fail:

@@ -49,26 +49,39 @@ static const uint8_t *gather(struct dp_memif *m, struct memif_ring *r, uint16_t 
 const uint8_t *dp_memif_rx_next(struct dp_memif *m, uint32_t *len)
 {
 	struct memif_ring *r = m->server ? m->c2s : m->s2c;
-	uint16_t end;
+	uint16_t mask = (uint16_t)(m->ring_size - 1);
 
 	if (!m->connected)
 		return NULL;
-	/* the producer moves head (client to server) or tail (server to client);
-	 * one that claims more than a ring's worth is not believed */
-	end = __atomic_load_n(m->server ? &r->head : &r->tail, __ATOMIC_ACQUIRE);
-	if ((uint16_t)(end - m->rx_last) > m->ring_size)
-		end = (uint16_t)(m->rx_last + m->ring_size);
-	while (m->rx_last != end) {
-		struct memif_desc d = memif_desc_read(&r->desc[m->rx_last & (m->ring_size - 1)]);
+	/* the producer moves head (client to server) or tail (server to client),
+	 * a line it writes: read again only once the slots it gave are read.
+	 * One that claims more than a ring's worth is not believed */
+	if (m->rx_last == m->rx_end) {
+		uint16_t end = __atomic_load_n(m->server ? &r->head : &r->tail, __ATOMIC_ACQUIRE);
+
+		if ((uint16_t)(end - m->rx_last) > m->ring_size)
+			end = (uint16_t)(m->rx_last + m->ring_size);
+		m->rx_end = end;
+	}
+	while (m->rx_last != m->rx_end) {
+		struct memif_desc d = memif_desc_read(&r->desc[m->rx_last & mask]);
 		const uint8_t *b;
 
 		if (d.flags & MEMIF_DESC_FLAG_NEXT) {
-			b = gather(m, r, end, len);
+			b = gather(m, r, m->rx_end, len);
 		} else {
 			*len = d.length;
 			b = memif_desc_buf(m, &d, *len);
 			m->rx_last++;
 			m->rx_seen++;
+			/* the next frame's headers on their way while this one is read */
+			if (m->rx_last != m->rx_end) {
+				struct memif_desc n = memif_desc_read(&r->desc[m->rx_last & mask]);
+				const uint8_t *nb = memif_desc_buf(m, &n, 128);
+
+				if (nb)
+					__builtin_prefetch(nb);
+			}
 		}
 		if (b)
 			return b;
@@ -174,8 +187,9 @@ static struct memif_ring *tx_ring(const struct dp_memif *m)
 	return m->server ? m->s2c : m->c2s;
 }
 
-/* Slots free from tx_next on. */
-static uint16_t tx_room(const struct dp_memif *m)
+/* Slots free from tx_next on, read from the peer's index now and kept:
+ * the peer only ever frees more, so what was read stays true. */
+static uint16_t tx_room(struct dp_memif *m)
 {
 	const struct memif_ring *r = tx_ring(m);
 	uint16_t room;
@@ -183,20 +197,29 @@ static uint16_t tx_room(const struct dp_memif *m)
 	if (m->server) {
 		room = (uint16_t)(__atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - m->tx_next);
 		/* the client's head is not believed past a ring */
-		return room > m->ring_size ? m->ring_size : room;
+		if (room > m->ring_size)
+			room = m->ring_size;
+	} else {
+		room = (uint16_t)(m->tx_next - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE));
+		room = room > m->ring_size ? 0 : (uint16_t)(m->ring_size - room);
 	}
-	room = (uint16_t)(m->tx_next - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE));
-	return room > m->ring_size ? 0 : (uint16_t)(m->ring_size - room);
+	m->tx_end = (uint16_t)(m->tx_next + room);
+	return room;
 }
 
-bool dp_memif_tx_full(const struct dp_memif *m)
+bool dp_memif_tx_full(struct dp_memif *m)
 {
 	return m->connected && !tx_room(m);
 }
 
-unsigned dp_memif_tx_space(const struct dp_memif *m)
+unsigned dp_memif_tx_space(struct dp_memif *m)
 {
 	return m->connected ? tx_room(m) : 0;
+}
+
+bool dp_memif_tx_room_over(struct dp_memif *m, unsigned keep)
+{
+	return m->connected && ((uint16_t)(m->tx_end - m->tx_next) > keep || tx_room(m) > keep);
 }
 
 unsigned dp_memif_tx_publish(struct dp_memif *m)
@@ -229,7 +252,7 @@ uint8_t *dp_memif_tx_reserve(struct dp_memif *m, uint32_t need, uint32_t *cap)
 	struct memif_desc d;
 	uint8_t *b;
 
-	if (!m->connected || m->tx_reserved || !tx_room(m))
+	if (m->tx_reserved || !dp_memif_tx_room_over(m, 0))
 		return NULL;
 	d = memif_desc_read(&tx_ring(m)->desc[m->tx_next & (m->ring_size - 1)]);
 	/* a server fills what the client offered; a client its own buffers */
@@ -243,7 +266,11 @@ uint8_t *dp_memif_tx_reserve(struct dp_memif *m, uint32_t need, uint32_t *cap)
 	}
 	m->tx_reserved = true;
 	m->tx_buf = b;
-	return b;
+	/* the next frame's buffer, written soon: its first lines on their way */
+	d = memif_desc_read(&tx_ring(m)->desc[(m->tx_next + 1) & (m->ring_size - 1)]);
+	if ((b = memif_desc_buf(m, &d, 128)))
+		__builtin_prefetch(b, 1);
+	return m->tx_buf;
 }
 
 void dp_memif_tx_commit(struct dp_memif *m, uint32_t len)

@@ -840,7 +840,7 @@ static int tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **coo
 	struct rte_mbuf *m;
 
 	if (dp->memif_direct) {
-		if (dp->memif.connected && dp_memif_tx_space(&dp->memif) <= keep) {
+		if (dp->memif.connected && !dp_memif_tx_room_over(&dp->memif, keep)) {
 			dp_count(dp, DP_CTR_dp_tx_no_mbuf);
 			return -ENOBUFS;
 		}
@@ -1066,7 +1066,7 @@ bool uroce_dp_peer_absent(const struct uroce_dp *dp)
 	return dp->kind == DP_PORT_MEMIF && dp_memif_peer_absent(&dp->memif);
 }
 
-unsigned uroce_dp_tx_space(const struct uroce_dp *dp)
+unsigned uroce_dp_tx_space(struct uroce_dp *dp)
 {
 	/* a DPDK port's queue says so only when a burst fails; mbufs abound */
 	return dp->memif_direct ? dp_memif_tx_space(&dp->memif) : UINT32_MAX;

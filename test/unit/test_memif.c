@@ -397,6 +397,70 @@ START_TEST(test_frames_built_in_the_ring)
 }
 END_TEST
 
+/*
+ * Each end keeps the peer's index as it last read it (memif_ring.c): a
+ * reader must still see frames published after it looked, in order, and a
+ * writer's kept room must never exceed the real one nor hide slots freed.
+ */
+START_TEST(test_kept_indices)
+{
+	struct dp_memif server;
+	struct client_open c;
+	uint32_t cap, len, sent = 0, got = 0, seed = 1;
+	const uint8_t *f;
+	uint8_t *b;
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=3", 2000); /* 8 slots */
+	for (uint32_t i = 0; i < 8; i++) {
+		ck_assert(dp_memif_tx_room_over(&c.m, 0));
+		b = dp_memif_tx_reserve(&c.m, 200, &cap);
+		ck_assert_ptr_nonnull(b);
+		make_frame(b, 60 + sent % 100, sent);
+		dp_memif_tx_commit(&c.m, 60 + sent % 100);
+		sent++;
+		if (i == 1)
+			dp_memif_tx_publish(&c.m);
+		if (i == 1) { /* the reader takes what is there, and looks again later */
+			for (; (f = dp_memif_rx_next(&server, &len)); got++)
+				check_frame(f, len, 60 + got % 100, got);
+			ck_assert_uint_eq(got, 2);
+		}
+	}
+	ck_assert(!dp_memif_tx_room_over(&c.m, 0));
+	dp_memif_tx_publish(&c.m);
+	/* three read and given back: exactly three free */
+	for (; got < 3 && (f = dp_memif_rx_next(&server, &len)); got++)
+		check_frame(f, len, 60 + got % 100, got);
+	dp_memif_rx_done(&server);
+	ck_assert(dp_memif_tx_room_over(&c.m, 2));
+	ck_assert(!dp_memif_tx_room_over(&c.m, 3));
+	ck_assert_uint_eq(dp_memif_tx_space(&c.m), 3);
+
+	/* then many frames, published and read in uneven steps */
+	while (sent < 5000) {
+		unsigned burst = 1 + (seed = seed * 1103515245u + 12345u) % 11, reads = seed >> 8 & 7;
+
+		for (unsigned i = 0; i < burst && (b = dp_memif_tx_reserve(&c.m, 200, &cap)); i++) {
+			make_frame(b, 60 + sent % 100, sent);
+			dp_memif_tx_commit(&c.m, 60 + sent % 100);
+			sent++;
+		}
+		dp_memif_tx_publish(&c.m);
+		for (unsigned i = 0; i < reads && (f = dp_memif_rx_next(&server, &len)); i++, got++)
+			check_frame(f, len, 60 + got % 100, got);
+		dp_memif_rx_done(&server);
+		ck_assert_uint_le(sent - got, 8);
+	}
+	for (; (f = dp_memif_rx_next(&server, &len)); got++)
+		check_frame(f, len, 60 + got % 100, got);
+	ck_assert_uint_eq(got, sent);
+	ck_assert_uint_eq(server.bad_desc + c.m.bad_desc, 0);
+	dp_memif_close(&c.m);
+	dp_memif_close(&server);
+}
+END_TEST
+
 /* ---- a client that lies: the server must refuse it and stay usable ---- */
 
 enum lie {
@@ -628,6 +692,7 @@ int main(void)
 	tcase_add_test(tc, test_second_client_refused_then_replacement_taken);
 	tcase_add_test(tc, test_client_memory_across_connections);
 	tcase_add_test(tc, test_frames_built_in_the_ring);
+	tcase_add_test(tc, test_kept_indices);
 	tcase_add_test(tc, test_armed_interrupt);
 	tcase_add_loop_test(tc, test_lying_client_refused, LIE_WRONG_ID, LIE_RING_TWICE + 1);
 	tcase_add_test(tc, test_client_without_server);
