@@ -53,6 +53,19 @@ bool dp_peer_loop_owns(const struct dp_peer_loop *pl, uint32_t block);
 int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *frame,
 		      uint32_t len);
 
+/* Whether dp_peer_loop_rx may find frames: a bell of ours rung, or a look
+ * owed (the caller's cheap test, every pass). */
+static inline bool dp_peer_loop_maybe(const struct dp_peer_loop *pl)
+{
+	if (pl->recheck)
+		return true;
+	for (unsigned i = 0; pl->bells && i < pl->nown; i++)
+		if (atomic_load_explicit(&pl->bells[(size_t)pl->own[i] * DP_BELL_STRIDE],
+					 memory_order_relaxed))
+			return true;
+	return false;
+}
+
 /* Up to max frames from other processes to fn; how many. */
 unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, unsigned max);
 

@@ -790,7 +790,7 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 	/* loopback frames first (they were sent before anything now arriving),
 	 * but at most half the burst while the port may have frames: a busy
 	 * local pair must not starve the wire's ACKs */
-	done = loop_rx(dp, fn, arg, dp->nloop > max / 2 ? max / 2 : dp->nloop);
+	done = dp->nloop ? loop_rx(dp, fn, arg, dp->nloop > max / 2 ? max / 2 : dp->nloop) : 0;
 	switch (dp->kind) {
 	case DP_PORT_AFP:
 		done += rx_afp(dp, fn, arg, max - done, now);
@@ -804,7 +804,7 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 	}
 	if (dp->nloop && done < max)
 		done += loop_rx(dp, fn, arg, dp->nloop < max - done ? dp->nloop : max - done);
-	if (done < max)
+	if (done < max && dp_peer_loop_maybe(&dp->peer))
 		done += dp_peer_loop_rx(&dp->peer, fn, arg, max - done);
 	if (unlikely(dp->impair_rx != NULL)) {
 		unsigned late = dp_impair_release(dp->impair_rx, m, DP_BURST, now);
