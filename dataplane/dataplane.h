@@ -84,6 +84,10 @@ int uroce_dp_own_blocks(struct uroce_dp *dp, const uint32_t *blocks, unsigned n,
 int uroce_dp_loop_fd(struct uroce_dp *dp);
 /* It woke on that fd: look at every sender on the next receive. */
 void uroce_dp_loop_woken(struct uroce_dp *dp);
+/* Before sleeping on that fd: other processes' senders are to wake us.
+ * False when frames came meanwhile (do not sleep); disarm once awake. */
+bool uroce_dp_loop_arm(struct uroce_dp *dp);
+void uroce_dp_loop_disarm(struct uroce_dp *dp);
 /* Frames to our own MAC wait in the loopback ring: no fd will say so, pass again. */
 bool uroce_dp_loop_pending(const struct uroce_dp *dp);
 

@@ -2,22 +2,56 @@
 /* Loopback between processes of one device: see peer_loop.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "peer_loop.h"
 
-#define SEND_BUF_BYTES (16 << 20) /* frames in flight to one receiver */
+/*
+ * One sender's frames to one receiving process: records of a length word
+ * and the frame, 8-byte aligned, one after the other; a record that would
+ * cross the end is preceded by a wrap mark and starts over at 0. head and
+ * tail count bytes from the start, each on its own cache line. The size
+ * holds about a thousand 4 KB frames, what a socket buffered before.
+ */
+#define RING_BYTES (4u << 20)
+#define WRAP_MARK 0xffffffffu
 
-static _Atomic uint32_t *bell(struct dp_peer_loop *pl, uint32_t block)
+struct dp_loop_ring {
+	_Atomic uint64_t head; /* written by the sender */
+	uint8_t pad0[56];
+	_Atomic uint64_t tail; /* written by the receiver */
+	uint8_t pad1[56];
+	uint8_t data[RING_BYTES];
+};
+
+static uint32_t record_bytes(uint32_t len)
 {
-	return &pl->bells[(size_t)block * DP_BELL_STRIDE];
+	return 8 + ((len + 7) & ~7u);
+}
+
+static struct dp_loop_ring *ring_map(int fd)
+{
+	void *p = mmap(NULL, sizeof(struct dp_loop_ring), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void ring_unmap(struct dp_loop_ring *r)
+{
+	if (r)
+		munmap(r, sizeof(*r));
 }
 
 /* The abstract name of block's listener; returns the address length. */
@@ -44,9 +78,10 @@ int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint3
 	if (!bells)
 		return 0;
 	pl->ep_fd = epoll_create1(EPOLL_CLOEXEC);
-	pl->rx_buf = malloc(frame_max);
 	pl->to_fd = malloc(DP_PEER_BLOCKS * sizeof(int));
-	if (pl->ep_fd < 0 || !pl->rx_buf || !pl->to_fd) {
+	pl->to_ring = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_ring));
+	pl->to_owner = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_owner));
+	if (pl->ep_fd < 0 || !pl->to_fd || !pl->to_ring || !pl->to_owner) {
 		dp_peer_loop_fini(pl);
 		return -ENOMEM;
 	}
@@ -55,20 +90,32 @@ int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint3
 	return 0;
 }
 
+static void disconnect(struct dp_peer_loop *pl, uint32_t block)
+{
+	close(pl->to_fd[block]);
+	pl->to_fd[block] = -1;
+	ring_unmap(pl->to_ring[block]);
+	pl->to_ring[block] = NULL;
+}
+
 void dp_peer_loop_fini(struct dp_peer_loop *pl)
 {
 	for (unsigned i = 0; i < pl->nown; i++)
-		close(pl->listen_fd[i]);
-	for (unsigned i = 0; i < pl->nconn; i++)
+		if (pl->bells)
+			close(pl->listen_fd[i]);
+	for (unsigned i = 0; i < pl->nconn; i++) {
 		close(pl->conn[i]);
-	if (pl->to_fd)
+		ring_unmap(pl->conn_ring[i]);
+	}
+	if (pl->to_fd && pl->to_ring)
 		for (unsigned b = 0; b < DP_PEER_BLOCKS; b++)
 			if (pl->to_fd[b] >= 0)
-				close(pl->to_fd[b]);
+				disconnect(pl, b);
 	if (pl->ep_fd >= 0)
 		close(pl->ep_fd);
-	free(pl->rx_buf);
 	free(pl->to_fd);
+	free(pl->to_ring);
+	free(pl->to_owner);
 	memset(pl, 0, sizeof(*pl));
 	pl->ep_fd = -1;
 }
@@ -121,24 +168,61 @@ int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n
 		}
 		pl->listen_fd[pl->nown] = fd;
 		pl->own[pl->nown++] = blocks[k];
-		/* a bell rung for the block's last owner means nothing to us */
-		atomic_store_explicit(bell(pl, blocks[k]), 0, memory_order_relaxed);
+		/* what was rung or asked for the block's last owner means nothing
+		 * to us; its senders see a new owner and connect again */
+		atomic_store_explicit(dp_bell(pl, blocks[k], DP_BELL_RUNG), 0, memory_order_relaxed);
+		atomic_store_explicit(dp_bell(pl, blocks[k], DP_BELL_ASLEEP), 0, memory_order_relaxed);
+		atomic_fetch_add_explicit(dp_bell(pl, blocks[k], DP_BELL_OWNER), 1,
+					  memory_order_release);
 	}
 	return 0;
 }
 
+/* Hand a new connection its ring: a sealed-size memfd, over the socket. */
+static int send_ring(int fd, struct dp_loop_ring **ring)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0}, tag = 'R';
+	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	int mfd = memfd_create("uroce-loop", MFD_CLOEXEC | MFD_ALLOW_SEALING), err = 0;
+
+	if (mfd < 0)
+		return -errno;
+	if (ftruncate(mfd, sizeof(struct dp_loop_ring)) ||
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) ||
+	    !(*ring = ring_map(mfd))) {
+		err = -errno;
+		close(mfd);
+		return err ? err : -ENOMEM;
+	}
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &mfd, sizeof(int));
+	if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != 1)
+		err = -errno;
+	close(mfd);
+	if (err) {
+		ring_unmap(*ring);
+		*ring = NULL;
+	}
+	return err;
+}
+
 static int connect_to(struct dp_peer_loop *pl, uint32_t block)
 {
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0),
-	    buf = SEND_BUF_BYTES, err;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), err;
 	struct sockaddr_un a;
 	socklen_t len = block_addr(pl, block, &a);
 
 	if (fd < 0)
 		return -errno;
-	/* beyond net.core.wmem_max where allowed (CAP_NET_ADMIN) */
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)))
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	/* the owner first, then its listener: a listener bound after we read
+	 * the word is newer still, and we connect to it again next time */
+	pl->to_owner[block] =
+	    atomic_load_explicit(dp_bell(pl, block, DP_BELL_OWNER), memory_order_acquire);
 	/* a unix listener answers at once, refuses, or has its accept queue
 	 * full (EAGAIN: the frame waits in the sender and we try again) */
 	if (connect(fd, (struct sockaddr *)&a, len)) {
@@ -146,35 +230,108 @@ static int connect_to(struct dp_peer_loop *pl, uint32_t block)
 		close(fd);
 		return err;
 	}
+	err = send_ring(fd, &pl->to_ring[block]);
+	if (err) {
+		close(fd);
+		return err == -EAGAIN ? -ENOBUFS : err;
+	}
 	pl->to_fd[block] = fd;
-	return fd;
+	atomic_store_explicit(dp_bell(pl, block, DP_BELL_NEW), 1, memory_order_release);
+	return 0;
+}
+
+/* A ring full for good or for now: the receiver is gone (its socket hung
+ * up: -ECONNRESET), or behind (-EAGAIN). */
+static int ring_full(struct dp_peer_loop *pl, uint32_t block)
+{
+	struct pollfd p = {.fd = pl->to_fd[block], .events = 0};
+
+	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) {
+		disconnect(pl, block);
+		return -ECONNRESET;
+	}
+	return -EAGAIN;
+}
+
+static int ring_put(struct dp_loop_ring *r, const uint8_t *frame, uint32_t len)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	uint32_t need = record_bytes(len), off = (uint32_t)(head % RING_BYTES);
+	uint32_t to_end = RING_BYTES - off;
+	uint64_t used = head - tail;
+
+	/* a receiver's tail past our head is not believed: full */
+	if (used > RING_BYTES || RING_BYTES - used < (need > to_end ? to_end + need : need))
+		return -EAGAIN;
+	if (need > to_end) {
+		memcpy(r->data + off, &(uint32_t){WRAP_MARK}, 4);
+		head += to_end;
+		off = 0;
+	}
+	memcpy(r->data + off, &len, 4);
+	memcpy(r->data + off + 8, frame, len);
+	atomic_store_explicit(&r->head, head + need, memory_order_release);
+	return 0;
 }
 
 int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *frame, uint32_t len)
 {
-	int fd;
+	int err;
 
-	if (!pl->bells || block >= DP_PEER_BLOCKS)
+	if (!pl->bells || block >= DP_PEER_BLOCKS || len > pl->frame_max)
 		return -EHOSTUNREACH;
-	fd = pl->to_fd[block];
-	if (fd < 0) {
-		fd = connect_to(pl, block);
-		if (fd < 0)
-			return fd; /* nobody holds the block: ECONNREFUSED, ENOENT */
+	/* a new owner of the block (the last one exited): connect to it */
+	if (pl->to_fd[block] >= 0 &&
+	    pl->to_owner[block] !=
+		atomic_load_explicit(dp_bell(pl, block, DP_BELL_OWNER), memory_order_relaxed))
+		disconnect(pl, block);
+	if (pl->to_fd[block] < 0) {
+		err = connect_to(pl, block);
+		if (err)
+			return err; /* nobody holds the block: ECONNREFUSED, ENOENT */
 	}
-	if (send(fd, frame, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len) {
-		int err = errno;
-
-		if (err != EAGAIN) {
-			/* the owner went away; its block may find a new one */
-			close(fd);
-			pl->to_fd[block] = -1;
-		}
-		return -err;
-	}
-	/* after the write: a receiver that sees the bell finds the frame */
-	atomic_store_explicit(bell(pl, block), 1, memory_order_release);
+	if (ring_put(pl->to_ring[block], frame, len))
+		return ring_full(pl, block);
+	/* after the frame: a receiver that sees the bell finds it */
+	atomic_store_explicit(dp_bell(pl, block, DP_BELL_RUNG), 1, memory_order_release);
+	/* the bell before the look at its sleep flag (dp_peer_loop_arm fences
+	 * the other way): one of us sees the other */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(dp_bell(pl, block, DP_BELL_ASLEEP), memory_order_relaxed) &&
+	    atomic_exchange_explicit(dp_bell(pl, block, DP_BELL_ASLEEP), 0, memory_order_relaxed) &&
+	    send(pl->to_fd[block], "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN)
+		disconnect(pl, block);
 	return 0;
+}
+
+/* The ring a new sender hands over with its first message, once it came. */
+static void take_ring(struct dp_peer_loop *pl, unsigned i)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], tag;
+	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c;
+	struct stat st;
+	int mfd = -1;
+
+	if (recvmsg(pl->conn[i], &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
+		return; /* not yet (or gone: the next look at its socket says) */
+	c = CMSG_FIRSTHDR(&mh);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&mfd, CMSG_DATA(c), sizeof(int));
+	/* a ring of the size we read, which its sender cannot shrink under us */
+	if (mfd >= 0 && !fstat(mfd, &st) && (uint64_t)st.st_size == sizeof(struct dp_loop_ring) &&
+	    (fcntl(mfd, F_GET_SEALS) & F_SEAL_SHRINK))
+		pl->conn_ring[i] = ring_map(mfd);
+	if (mfd >= 0)
+		close(mfd);
+	if (!pl->conn_ring[i]) { /* not a uroce sender: hang up */
+		close(pl->conn[i]);
+		pl->conn[i] = -1;
+	}
 }
 
 static void accept_all(struct dp_peer_loop *pl, int lfd)
@@ -188,55 +345,113 @@ static void accept_all(struct dp_peer_loop *pl, int lfd)
 			close(fd); /* the sender counts its frames as dropped */
 			continue;
 		}
+		pl->conn_ring[pl->nconn] = NULL;
 		pl->conn[pl->nconn++] = fd;
+		take_ring(pl, pl->nconn - 1);
 	}
 }
 
-/* Frames from one sender, up to max; the connection closes when it did. */
-static unsigned rx_conn(struct dp_peer_loop *pl, unsigned i, uroce_dp_rx_fn fn, void *arg,
+static void drop_conn(struct dp_peer_loop *pl, unsigned i)
+{
+	close(pl->conn[i]); /* epoll forgets a closed fd */
+	pl->conn[i] = -1;
+	ring_unmap(pl->conn_ring[i]);
+	pl->conn_ring[i] = NULL;
+}
+
+/* Frames from one sender's ring, up to max, read in place. */
+static unsigned rx_ring(struct dp_peer_loop *pl, unsigned i, uroce_dp_rx_fn fn, void *arg,
 			unsigned max, bool *more)
 {
+	struct dp_loop_ring *r = pl->conn_ring[i];
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	unsigned got = 0;
 
-	while (got < max) {
-		ssize_t n = recv(pl->conn[i], pl->rx_buf, pl->frame_max, MSG_DONTWAIT | MSG_TRUNC);
+	/* the sender's word is checked before use, as a wire's frames are */
+	if (head - tail > RING_BYTES) {
+		drop_conn(pl, i);
+		return 0;
+	}
+	while (tail != head && got < max) {
+		uint32_t off = (uint32_t)(tail % RING_BYTES), len;
 
-		if (n > 0 && (size_t)n <= pl->frame_max) {
-			fn(arg, pl->rx_buf, (uint32_t)n);
-			got++;
+		memcpy(&len, r->data + off, 4);
+		if (len == WRAP_MARK && RING_BYTES - off <= head - tail) {
+			tail += RING_BYTES - off;
 			continue;
 		}
-		if (n > 0)
-			continue; /* larger than any frame of ours: not one */
-		if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-			close(pl->conn[i]); /* epoll forgets a closed fd */
-			pl->conn[i] = -1;
+		if (len > pl->frame_max || off + record_bytes(len) > RING_BYTES ||
+		    record_bytes(len) > head - tail) {
+			drop_conn(pl, i);
+			return got;
 		}
-		return got;
+		fn(arg, r->data + off + 8, len);
+		tail += record_bytes(len);
+		got++;
 	}
-	*more = true;
+	atomic_store_explicit(&r->tail, tail, memory_order_release);
+	if (tail != head)
+		*more = true;
 	return got;
+}
+
+/* A sender's socket: its wake-up bytes read, its ring taken, its hang-up
+ * seen (after its last frames were read). */
+static void look_at_socket(struct dp_peer_loop *pl, unsigned i)
+{
+	char buf[64];
+	ssize_t n;
+
+	if (!pl->conn_ring[i]) {
+		take_ring(pl, i);
+		return;
+	}
+	while ((n = recv(pl->conn[i], buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		;
+	if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		uint64_t head = atomic_load_explicit(&pl->conn_ring[i]->head, memory_order_acquire);
+
+		if (head == atomic_load_explicit(&pl->conn_ring[i]->tail, memory_order_relaxed))
+			drop_conn(pl, i);
+		else
+			pl->recheck = true; /* its last frames first */
+	}
 }
 
 unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, unsigned max)
 {
-	bool rung = pl->recheck, more = false;
+	bool sockets = pl->recheck, more = false;
 	unsigned got = 0, kept = 0;
 
-	for (unsigned i = 0; i < pl->nown; i++)
-		if (atomic_load_explicit(bell(pl, pl->own[i]), memory_order_relaxed) &&
-		    atomic_exchange_explicit(bell(pl, pl->own[i]), 0, memory_order_acquire))
-			rung = true;
-	if (!rung)
-		return 0;
+	for (unsigned i = 0; i < pl->nown; i++) {
+		uint32_t b = pl->own[i];
+
+		if (atomic_load_explicit(dp_bell(pl, b, DP_BELL_RUNG), memory_order_relaxed))
+			atomic_exchange_explicit(dp_bell(pl, b, DP_BELL_RUNG), 0,
+						 memory_order_acquire);
+		if (atomic_load_explicit(dp_bell(pl, b, DP_BELL_NEW), memory_order_relaxed) &&
+		    atomic_exchange_explicit(dp_bell(pl, b, DP_BELL_NEW), 0, memory_order_acquire))
+			accept_all(pl, pl->listen_fd[i]);
+	}
 	pl->recheck = false;
-	for (unsigned i = 0; i < pl->nown; i++)
-		accept_all(pl, pl->listen_fd[i]);
-	for (unsigned i = 0; i < pl->nconn && got < max; i++)
-		got += rx_conn(pl, i, fn, arg, max - got, &more);
+	/* no slot for a new sender: see who has gone */
+	if (pl->nconn == DP_PEER_MAX_CONNS)
+		sockets = true;
+	if (sockets)
+		for (unsigned i = 0; i < pl->nown; i++)
+			accept_all(pl, pl->listen_fd[i]);
+	for (unsigned i = 0; i < pl->nconn; i++) {
+		if (pl->conn[i] >= 0 && (sockets || !pl->conn_ring[i]))
+			look_at_socket(pl, i);
+		if (pl->conn[i] >= 0 && pl->conn_ring[i] && got < max)
+			got += rx_ring(pl, i, fn, arg, max - got, &more);
+	}
 	for (unsigned i = 0; i < pl->nconn; i++)
-		if (pl->conn[i] >= 0)
+		if (pl->conn[i] >= 0) {
+			pl->conn_ring[kept] = pl->conn_ring[i];
 			pl->conn[kept++] = pl->conn[i];
+		}
 	pl->nconn = kept;
 	/* the budget ran out with frames left: no bell will say so again */
 	if (more || got == max)
@@ -247,4 +462,36 @@ unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, 
 void dp_peer_loop_recheck(struct dp_peer_loop *pl)
 {
 	pl->recheck = true;
+}
+
+bool dp_peer_loop_arm(struct dp_peer_loop *pl)
+{
+	if (!pl->bells)
+		return true;
+	for (unsigned i = 0; i < pl->nown; i++)
+		atomic_store_explicit(dp_bell(pl, pl->own[i], DP_BELL_ASLEEP), 1,
+				      memory_order_relaxed);
+	/* our flags before our look at the bells, as a sender rings before it
+	 * looks at our flag: one of us sees the other */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (dp_peer_loop_maybe(pl)) {
+		dp_peer_loop_disarm(pl);
+		return false;
+	}
+	for (unsigned i = 0; i < pl->nown; i++)
+		if (atomic_load_explicit(dp_bell(pl, pl->own[i], DP_BELL_NEW),
+					 memory_order_relaxed)) {
+			dp_peer_loop_disarm(pl);
+			return false;
+		}
+	return true;
+}
+
+void dp_peer_loop_disarm(struct dp_peer_loop *pl)
+{
+	for (unsigned i = 0; pl->bells && i < pl->nown; i++)
+		if (atomic_load_explicit(dp_bell(pl, pl->own[i], DP_BELL_ASLEEP),
+					 memory_order_relaxed))
+			atomic_store_explicit(dp_bell(pl, pl->own[i], DP_BELL_ASLEEP), 0,
+					      memory_order_relaxed);
 }

@@ -2,13 +2,17 @@
 /*
  * Loopback between processes: frames to the device's own MAC whose
  * destination QP belongs to another process of the host (its QP number
- * block, provider/shared.h). Each process binds one unix datagram socket
- * per block it holds, named in the abstract namespace (scoped to the
- * network namespace, freed by the kernel when the process dies); a sender
- * writes the frame to the block's name and rings the block's bell, a word
- * in memory all the device's users map, so that a busy receiver looks at
- * its sockets only when something came. No daemon is in the path, and it
- * works the same whatever the port (docs/shared-device.md).
+ * block, provider/shared.h). Each process listens on one unix socket per
+ * block it holds, named in the abstract namespace (scoped to the network
+ * namespace, freed by the kernel when the process dies). A sender connects
+ * once and hands the receiver a ring in shared memory (a memfd, over the
+ * socket), then writes frames into the ring and rings the block's bell, a
+ * word in memory all the device's users map: a busy receiver reads the
+ * ring in place when the bell says so, with no system call on either side.
+ * The socket stays for what memory cannot say: a receiver about to sleep
+ * asks for one wake-up (a byte on the socket), and either side's death
+ * hangs it up. No daemon is in the path, and it works the same whatever
+ * the port (docs/shared-device.md).
  */
 #ifndef UROCE_DP_PEER_LOOP_H
 #define UROCE_DP_PEER_LOOP_H
@@ -23,6 +27,18 @@
 #define DP_PEER_MAX_CONNS 256 /* senders connected to us at once */
 #define DP_PEER_BLOCKS 4096   /* QP number blocks on a device (provider/shared.h) */
 
+/* A cache line of words per block in the shared bells file, so that senders
+ * to different blocks do not collide. */
+#define DP_BELL_STRIDE 16
+enum {
+	DP_BELL_RUNG,	 /* a sender wrote frames since the owner last looked */
+	DP_BELL_ASLEEP,	 /* the owner sleeps: the next sender wakes it on its socket */
+	DP_BELL_NEW,	 /* a sender connected: the owner accepts it */
+	DP_BELL_OWNER,	 /* bumped by each new owner: senders to the last one connect again */
+};
+
+struct dp_loop_ring;
+
 struct dp_peer_loop {
 	char device[32];     /* the sockets' names: "\0uroce-loop/<device>/<block>" */
 	int ep_fd;           /* epoll set of our sockets, for a sleeping receiver */
@@ -31,14 +47,19 @@ struct dp_peer_loop {
 	int listen_fd[DP_PEER_MAX_BLOCKS]; /* their listeners */
 	unsigned nconn;
 	int conn[DP_PEER_MAX_CONNS];       /* senders connected to us */
-	bool recheck;        /* look at every socket on the next receive, bell or not */
+	struct dp_loop_ring *conn_ring[DP_PEER_MAX_CONNS]; /* the ring each handed us, or NULL */
+	bool recheck;        /* look at every ring and socket on the next receive, bell or not */
 	int *to_fd;          /* [DP_PEER_BLOCKS]: our connection to each block's owner, or -1 */
-	_Atomic uint32_t *bells; /* shared; block b's at bells[b * DP_BELL_STRIDE] */
-	uint8_t *rx_buf;     /* one frame, read in place by the receiver */
+	struct dp_loop_ring **to_ring; /* [DP_PEER_BLOCKS]: the ring we write to it */
+	uint32_t *to_owner;  /* [DP_PEER_BLOCKS]: the owner's DP_BELL_OWNER when we connected */
+	_Atomic uint32_t *bells; /* shared; block b's words at bells[b * DP_BELL_STRIDE] */
 	uint32_t frame_max;
 };
 
-#define DP_BELL_STRIDE 16 /* a cache line per block: senders to different blocks do not collide */
+static inline _Atomic uint32_t *dp_bell(const struct dp_peer_loop *pl, uint32_t block, int word)
+{
+	return &pl->bells[(size_t)block * DP_BELL_STRIDE + (size_t)word];
+}
 
 /* Ready to send (bells may be NULL: then nothing crosses processes). */
 int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint32_t *bells,
@@ -49,7 +70,7 @@ void dp_peer_loop_fini(struct dp_peer_loop *pl);
 int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n);
 bool dp_peer_loop_owns(const struct dp_peer_loop *pl, uint32_t block);
 
-/* One frame to block's owner: 0, or -errno (no owner, its queue full). */
+/* One frame to block's owner: 0, or -errno (no owner, its ring full). */
 int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *frame,
 		      uint32_t len);
 
@@ -60,17 +81,24 @@ static inline bool dp_peer_loop_maybe(const struct dp_peer_loop *pl)
 	if (pl->recheck)
 		return true;
 	for (unsigned i = 0; pl->bells && i < pl->nown; i++)
-		if (atomic_load_explicit(&pl->bells[(size_t)pl->own[i] * DP_BELL_STRIDE],
+		if (atomic_load_explicit(dp_bell(pl, pl->own[i], DP_BELL_RUNG),
 					 memory_order_relaxed))
 			return true;
 	return false;
 }
 
-/* Up to max frames from other processes to fn; how many. */
+/* Up to max frames from other processes to fn, read in place; how many. */
 unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, unsigned max);
 
-/* Look at every socket on the next receive, bell or not: after a wake-up
- * on ep_fd (a sender killed between its write and its bell leaves one). */
+/* Look at every ring and socket on the next receive, bell or not: after a
+ * wake-up on ep_fd (a sender gone, or killed between its write and its
+ * bell), and now and then to notice senders that went away. */
 void dp_peer_loop_recheck(struct dp_peer_loop *pl);
+
+/* Before sleeping on ep_fd: ask the next sender to each of our blocks for a
+ * wake-up. False when frames came meanwhile (do not sleep). */
+bool dp_peer_loop_arm(struct dp_peer_loop *pl);
+/* Awake again: senders need not wake us. */
+void dp_peer_loop_disarm(struct dp_peer_loop *pl);
 
 #endif

@@ -1000,6 +1000,8 @@ void uroce_dp_housekeeping(struct uroce_dp *dp)
 	struct tpacket_stats st;
 	socklen_t len = sizeof(st);
 
+	/* other processes' senders that went away, seen on their sockets */
+	dp_peer_loop_recheck(&dp->peer);
 	/* frames the kernel dropped because our ring was full: reading resets them */
 	if (dp->kind == DP_PORT_AFP &&
 	    !getsockopt(dp->afp.fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
@@ -1044,6 +1046,16 @@ int uroce_dp_loop_fd(struct uroce_dp *dp)
 void uroce_dp_loop_woken(struct uroce_dp *dp)
 {
 	dp_peer_loop_recheck(&dp->peer);
+}
+
+bool uroce_dp_loop_arm(struct uroce_dp *dp)
+{
+	return !dp->nloop && dp_peer_loop_arm(&dp->peer);
+}
+
+void uroce_dp_loop_disarm(struct uroce_dp *dp)
+{
+	dp_peer_loop_disarm(&dp->peer);
 }
 
 bool uroce_dp_loop_pending(const struct uroce_dp *dp)

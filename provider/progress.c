@@ -410,8 +410,10 @@ static void *progress_thread(void *arg)
 				backoff *= 2;
 			continue;
 		}
-		/* memif's interrupt, if this thread armed it before its sleep */
+		/* memif's interrupt and the other processes' wake-ups, if this
+		 * thread asked for them before its sleep */
 		uroce_dp_disarm_wakeup(nic->dp);
+		uroce_dp_loop_disarm(nic->dp);
 		/* a sender's frame woke us: it may have rung no bell (killed between) */
 		if (loop_woken)
 			uroce_dp_loop_woken(nic->dp);
@@ -476,15 +478,19 @@ static void *progress_thread(void *arg)
 		if (now - atomic_load_explicit(&nic->app_pass_ns, memory_order_relaxed) < APP_RECENT_NS &&
 		    deadline > now + POST_WAIT_NS / 2)
 			deadline = now + POST_WAIT_NS / 2;
-		/* memif: ask the peer to signal the next frame, under the lock
-		 * (a pass may take the link down meanwhile) */
+		/* ask other processes' senders to wake us, and memif's peer to
+		 * signal the next frame, under the lock (a pass may take the
+		 * link down meanwhile); a busy lock: its holder moves frames */
 		irq_fd = -1;
-		if (no_fd && !pthread_mutex_trylock(&nic->lock)) {
+		if (pthread_mutex_trylock(&nic->lock))
+			continue;
+		if (!uroce_dp_loop_arm(nic->dp))
+			irq_fd = -EAGAIN;
+		else if (no_fd)
 			irq_fd = uroce_dp_arm_wakeup(nic->dp, now);
-			pthread_mutex_unlock(&nic->lock);
-			if (irq_fd == -EAGAIN)
-				continue; /* frames came meanwhile */
-		}
+		pthread_mutex_unlock(&nic->lock);
+		if (irq_fd == -EAGAIN)
+			continue; /* frames came meanwhile */
 		loop_woken = sleep_until(nic, now, deadline, now - busy_until, irq_fd);
 	}
 	uroce_dp_thread_unregister();

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Loopback between processes (dataplane/peer_loop.c), both ends in one
+ * process over the same sockets and shared rings: every frame arrives
+ * once, whole and in order across the ring's wrap; a full ring says
+ * -EAGAIN and takes frames again once read; a receiver about to sleep is
+ * woken by the next frame and only then; a block's new owner gets the
+ * frames of a sender that had written to its last one; a sender that
+ * leaves is forgotten.
+ */
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "peer_loop.h"
+
+#define FRAME_MAX 9216
+#define BLOCK 7
+
+static _Atomic uint32_t *bells;
+static char device[32];
+
+static struct {
+	uint32_t n;     /* frames received */
+	uint32_t bad;   /* of them not the frame expected next */
+	uint32_t next;  /* the sequence number expected next */
+} got;
+
+static uint32_t frame_len(uint32_t seq)
+{
+	return 60 + (seq * 2654435761u) % (FRAME_MAX - 60);
+}
+
+static void make_frame(uint8_t *f, uint32_t seq)
+{
+	uint32_t len = frame_len(seq);
+
+	memcpy(f, &seq, 4);
+	for (uint32_t i = 4; i < len; i++)
+		f[i] = (uint8_t)(seq * 31 + i * 7);
+}
+
+static void rx_fn(void *arg, const uint8_t *f, uint32_t len)
+{
+	uint32_t seq;
+
+	(void)arg;
+	got.n++;
+	memcpy(&seq, f, 4);
+	if (seq != got.next || len != frame_len(seq)) {
+		got.bad++;
+	} else {
+		for (uint32_t i = 4; i < len; i++)
+			if (f[i] != (uint8_t)(seq * 31 + i * 7)) {
+				got.bad++;
+				break;
+			}
+	}
+	got.next = seq + 1;
+}
+
+static void setup(void)
+{
+	bells = calloc(DP_PEER_BLOCKS * DP_BELL_STRIDE, sizeof(*bells));
+	ck_assert_ptr_nonnull(bells);
+	snprintf(device, sizeof(device), "test%d", (int)getpid());
+	memset(&got, 0, sizeof(got));
+}
+
+static void teardown(void)
+{
+	free(bells);
+}
+
+static void open_pair(struct dp_peer_loop *rx, struct dp_peer_loop *tx)
+{
+	uint32_t b = BLOCK;
+
+	ck_assert_int_eq(dp_peer_loop_init(rx, device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_init(tx, device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_own(rx, &b, 1), 0);
+}
+
+static bool readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/* Everything there is, as a busy receiver takes it. */
+static unsigned drain(struct dp_peer_loop *rx)
+{
+	unsigned n = 0, k;
+
+	while (dp_peer_loop_maybe(rx) && (k = dp_peer_loop_rx(rx, rx_fn, NULL, 32)))
+		n += k;
+	return n;
+}
+
+START_TEST(frames_in_order_across_the_wrap)
+{
+	struct dp_peer_loop rx, tx;
+	static uint8_t f[FRAME_MAX];
+	uint32_t sent = 0;
+
+	open_pair(&rx, &tx);
+	/* about 14 MB through a 4 MB ring: it wraps three times */
+	while (sent < 3000) {
+		for (unsigned i = 0; i < 50; i++, sent++) {
+			make_frame(f, sent);
+			ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(sent)), 0);
+		}
+		drain(&rx);
+		ck_assert_uint_eq(got.n, sent);
+	}
+	ck_assert_uint_eq(got.bad, 0);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, FRAME_MAX + 1), -EHOSTUNREACH);
+	dp_peer_loop_fini(&tx);
+	dp_peer_loop_fini(&rx);
+}
+END_TEST
+
+START_TEST(full_ring_then_room_again)
+{
+	struct dp_peer_loop rx, tx;
+	static uint8_t f[FRAME_MAX];
+	uint32_t sent = 0;
+	int err;
+
+	open_pair(&rx, &tx);
+	for (;;) {
+		make_frame(f, sent);
+		err = dp_peer_loop_send(&tx, BLOCK, f, frame_len(sent));
+		if (err)
+			break;
+		sent++;
+	}
+	ck_assert_int_eq(err, -EAGAIN);
+	ck_assert_uint_gt(sent, 4u * 1024 * 1024 / FRAME_MAX);
+	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 10), 10);
+	make_frame(f, sent);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(sent)), 0);
+	sent++;
+	drain(&rx);
+	ck_assert_uint_eq(got.n, sent);
+	ck_assert_uint_eq(got.bad, 0);
+	dp_peer_loop_fini(&tx);
+	dp_peer_loop_fini(&rx);
+}
+END_TEST
+
+START_TEST(sleeper_woken_once)
+{
+	struct dp_peer_loop rx, tx;
+	static uint8_t f[FRAME_MAX];
+
+	open_pair(&rx, &tx);
+	make_frame(f, 0);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(0)), 0);
+	/* a frame waits: no sleep */
+	ck_assert(!dp_peer_loop_arm(&rx));
+	drain(&rx);
+	ck_assert_uint_eq(got.n, 1);
+	/* awake, the receiver is not woken: no byte on the socket */
+	make_frame(f, 1);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(1)), 0);
+	drain(&rx);
+	ck_assert(!readable(rx.ep_fd));
+	/* asleep: the next frame wakes it, the one after does not write again */
+	ck_assert(dp_peer_loop_arm(&rx));
+	ck_assert(!readable(rx.ep_fd));
+	for (uint32_t s = 2; s < 4; s++) {
+		make_frame(f, s);
+		ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(s)), 0);
+	}
+	ck_assert(readable(rx.ep_fd));
+	dp_peer_loop_disarm(&rx);
+	dp_peer_loop_recheck(&rx); /* what the woken thread does */
+	drain(&rx);
+	ck_assert_uint_eq(got.n, 4);
+	ck_assert(!readable(rx.ep_fd));
+	ck_assert_uint_eq(got.bad, 0);
+	dp_peer_loop_fini(&tx);
+	dp_peer_loop_fini(&rx);
+}
+END_TEST
+
+START_TEST(new_owner_and_senders_gone)
+{
+	struct dp_peer_loop rx, rx2, tx;
+	static uint8_t f[FRAME_MAX];
+	uint32_t b = BLOCK;
+
+	open_pair(&rx, &tx);
+	make_frame(f, 0);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(0)), 0);
+	drain(&rx);
+	ck_assert_uint_eq(got.n, 1);
+	/* the owner leaves: nobody to connect to */
+	dp_peer_loop_fini(&rx);
+	make_frame(f, 1);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(1)), 0); /* into the old ring */
+	/* a new owner of the block gets what comes next */
+	ck_assert_int_eq(dp_peer_loop_init(&rx2, device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_own(&rx2, &b, 1), 0);
+	got.next = 2;
+	make_frame(f, 2);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(2)), 0);
+	drain(&rx2);
+	ck_assert_uint_eq(got.n, 2);
+	ck_assert_uint_eq(got.bad, 0);
+	ck_assert_uint_eq(rx2.nconn, 1);
+	/* the sender leaves: its socket hangs up, the receiver forgets it */
+	dp_peer_loop_fini(&tx);
+	ck_assert(readable(rx2.ep_fd));
+	dp_peer_loop_recheck(&rx2);
+	dp_peer_loop_rx(&rx2, rx_fn, NULL, 32);
+	ck_assert_uint_eq(rx2.nconn, 0);
+	dp_peer_loop_fini(&rx2);
+	/* and with nobody holding the block, a send is refused */
+	ck_assert_int_eq(dp_peer_loop_init(&tx, device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(2)), -ECONNREFUSED);
+	dp_peer_loop_fini(&tx);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("peer_loop");
+	TCase *tc = tcase_create("rings");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, frames_in_order_across_the_wrap);
+	tcase_add_test(tc, full_ring_then_room_again);
+	tcase_add_test(tc, sleeper_woken_once);
+	tcase_add_test(tc, new_owner_and_senders_gone);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
