@@ -5,7 +5,8 @@
 # process (dataplane/peer_loop.c), never to the wire. (A memif, AF_XDP or
 # tap port still serves one program: the daemon of docs/shared-device.md.) Then four
 # ib_write_bw pairs at once on the device and one of them killed mid-transfer:
-# the other three finish. The device counts no loopback drop.
+# the other three finish. The device counts no loopback drop. A mixed soak
+# (every opcode, every byte checked) between two processes of the device.
 #   onedevice.sh BUILD_DIR
 # Exit 77 (skip) without root or network namespaces.
 set -u
@@ -81,6 +82,22 @@ echo "note first ibv_open_device of 5 fresh processes: $opens ms"
 echo "== af_packet"
 programs
 counted af_packet
+
+# every opcode mixed, sizes to 64 KiB, every byte checked, through the
+# shared rings between the two processes (their wrap, full rings, atomics)
+echo "== soak between two processes of the device, 15 s"
+ur_in "$p-a" timeout 60 "$build/test/soak" --server --port $((port + 30)) >"$log/soak.srv" 2>&1 &
+sspid=$!
+sleep 1.5
+if ur_in "$p-a" timeout 60 "$build/test/soak" --client "$net.1" --port $((port + 30)) --qps 16 \
+	--seconds 15 --report 15 >"$log/soak.cli" 2>&1 && grep -q "PASS" "$log/soak.cli"; then
+	ok "soak: $(grep -E "^soak client: +15 s" "$log/soak.cli" | tail -1 | cut -d';' -f1 | tr -s ' ')"
+else
+	bad "soak between two processes of the device"
+	tail -5 "$log/soak.cli"
+fi
+kill "$sspid" 2>/dev/null
+wait "$sspid" 2>/dev/null
 
 # four pairs at once; one client killed mid-transfer, the rest finish
 echo "== 4 ib_write_bw pairs on one device, one killed"
