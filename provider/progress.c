@@ -34,7 +34,6 @@
  * config.h).
  */
 #define RX_BURST 32                   /* frames taken in per pass */
-#define RX_RECLOCK_BYTES 16384        /* a pass that took in this much reads the clock again */
 #define RX_DEFER_PASSES 128           /* timers wait at most this many full bursts */
 #define TX_BURST 64                   /* frames sent per pass */
 #define BACKOFF_NS 1000ull            /* first nap when the application drives (memif) */
@@ -152,21 +151,19 @@ const struct ur_host_ops uroce_host_ops = {
 struct rx_arg {
 	struct uroce_nic *nic;
 	uint64_t now;
-	uint64_t bytes; /* taken in this pass */
 };
 
 static void rx_frame(void *arg, const uint8_t *frame, uint32_t len)
 {
 	struct rx_arg *a = arg;
 
-	a->bytes += len;
 	ur_dev_rx(a->nic->engine, frame, len, a->now);
 }
 
 /* Called with nic->lock held: receive, timers, transmit. Returns frames moved. */
 static unsigned run_pass(struct uroce_nic *nic, uint64_t now)
 {
-	struct rx_arg a = {nic, now, 0};
+	struct rx_arg a = {nic, now};
 	unsigned n;
 
 	/* a dead device (daemon_link.c) takes nothing in, and its port does
@@ -174,11 +171,12 @@ static unsigned run_pass(struct uroce_nic *nic, uint64_t now)
 	n = atomic_load_explicit(&nic->fatal, memory_order_relaxed)
 		? 0
 		: uroce_dp_rx(nic->dp, rx_frame, &a, RX_BURST, now);
-	/* a burst of large frames takes tens of microseconds to take in: the
-	 * timers and the transmit stage (held ACKs start there) see that time.
-	 * A few small ones take well under one: the clock read would cost a
-	 * 64-byte message a noticeable share */
-	if (a.bytes >= RX_RECLOCK_BYTES)
+	/* a burst of large frames takes tens of microseconds to take in, and
+	 * a loaded host may take the CPU away in the middle of any burst for
+	 * milliseconds: the timers and the transmit stage (held ACKs start
+	 * there, retransmit timers are armed there) must see that time, or a
+	 * packet sent now has its timeout counted from before the pause */
+	if (n)
 		now = uroce_now_ns();
 	/* A full burst leaves frames in the ring: after this process was not
 	 * scheduled for a while, they hold the ACKs that the overdue timers
