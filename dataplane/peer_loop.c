@@ -77,16 +77,23 @@ int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint3
 	pl->ep_fd = -1;
 	if (!bells)
 		return 0;
-	pl->ep_fd = epoll_create1(EPOLL_CLOEXEC);
 	pl->to_fd = malloc(DP_PEER_BLOCKS * sizeof(int));
 	pl->to_ring = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_ring));
 	pl->to_owner = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_owner));
-	if (pl->ep_fd < 0 || !pl->to_fd || !pl->to_ring || !pl->to_owner) {
+	if (pl->to_fd)
+		for (unsigned b = 0; b < DP_PEER_BLOCKS; b++)
+			pl->to_fd[b] = -1;
+	if (!pl->to_fd || !pl->to_ring || !pl->to_owner) {
 		dp_peer_loop_fini(pl);
 		return -ENOMEM;
 	}
-	for (unsigned b = 0; b < DP_PEER_BLOCKS; b++)
-		pl->to_fd[b] = -1;
+	pl->ep_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (pl->ep_fd < 0) {
+		int err = -errno;
+
+		dp_peer_loop_fini(pl);
+		return err;
+	}
 	return 0;
 }
 
@@ -300,8 +307,13 @@ int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *fr
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(dp_bell(pl, block, DP_BELL_ASLEEP), memory_order_relaxed) &&
 	    atomic_exchange_explicit(dp_bell(pl, block, DP_BELL_ASLEEP), 0, memory_order_relaxed) &&
-	    send(pl->to_fd[block], "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN)
+	    send(pl->to_fd[block], "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN) {
+		/* the receiver had hung up on us, and the wake-up was ours to
+		 * give: a new connection wakes it (its listener), the frame is
+		 * lost as on a wire */
 		disconnect(pl, block);
+		connect_to(pl, block);
+	}
 	return 0;
 }
 
@@ -314,17 +326,28 @@ static void take_ring(struct dp_peer_loop *pl, unsigned i)
 			    .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c;
 	struct stat st;
-	int mfd = -1;
+	int mfd = -1, seals;
 
 	if (recvmsg(pl->conn[i], &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
 		return; /* not yet (or gone: the next look at its socket says) */
-	c = CMSG_FIRSTHDR(&mh);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&mfd, CMSG_DATA(c), sizeof(int));
+	/* the first fd passed is the ring; any other is closed, never kept */
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+			if (mfd < 0)
+				mfd = fd;
+			else
+				close(fd);
+		}
+	}
 	/* a ring of the size we read, which its sender cannot shrink under us */
-	if (mfd >= 0 && !fstat(mfd, &st) && (uint64_t)st.st_size == sizeof(struct dp_loop_ring) &&
-	    (fcntl(mfd, F_GET_SEALS) & F_SEAL_SHRINK))
+	seals = mfd >= 0 ? fcntl(mfd, F_GET_SEALS) : -1;
+	if (seals >= 0 && (seals & F_SEAL_SHRINK) && !fstat(mfd, &st) &&
+	    (uint64_t)st.st_size == sizeof(struct dp_loop_ring))
 		pl->conn_ring[i] = ring_map(mfd);
 	if (mfd >= 0)
 		close(mfd);
@@ -353,6 +376,14 @@ static void accept_all(struct dp_peer_loop *pl, int lfd)
 
 static void drop_conn(struct dp_peer_loop *pl, unsigned i)
 {
+	/* a sender still alive must not go on filling a ring nobody reads:
+	 * a tail past its head reads as full, and its socket then as hung up */
+	if (pl->conn_ring[i])
+		atomic_store_explicit(&pl->conn_ring[i]->tail,
+				      atomic_load_explicit(&pl->conn_ring[i]->head,
+							   memory_order_relaxed) +
+					  RING_BYTES + 1,
+				      memory_order_release);
 	close(pl->conn[i]); /* epoll forgets a closed fd */
 	pl->conn[i] = -1;
 	ring_unmap(pl->conn_ring[i]);
@@ -415,7 +446,7 @@ static void look_at_socket(struct dp_peer_loop *pl, unsigned i)
 		if (head == atomic_load_explicit(&pl->conn_ring[i]->tail, memory_order_relaxed))
 			drop_conn(pl, i);
 		else
-			pl->recheck = true; /* its last frames first */
+			pl->recheck = true; /* its last frames first, then the hang-up again */
 	}
 }
 
@@ -435,6 +466,7 @@ unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, 
 			accept_all(pl, pl->listen_fd[i]);
 	}
 	pl->recheck = false;
+	pl->more = false;
 	/* no slot for a new sender: see who has gone */
 	if (pl->nconn == DP_PEER_MAX_CONNS)
 		sockets = true;
@@ -455,7 +487,7 @@ unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, 
 	pl->nconn = kept;
 	/* the budget ran out with frames left: no bell will say so again */
 	if (more || got == max)
-		pl->recheck = true;
+		pl->more = true;
 	return got;
 }
 

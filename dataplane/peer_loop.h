@@ -49,6 +49,7 @@ struct dp_peer_loop {
 	int conn[DP_PEER_MAX_CONNS];       /* senders connected to us */
 	struct dp_loop_ring *conn_ring[DP_PEER_MAX_CONNS]; /* the ring each handed us, or NULL */
 	bool recheck;        /* look at every ring and socket on the next receive, bell or not */
+	bool more;           /* frames left in a ring when the last receive's budget ran out */
 	int *to_fd;          /* [DP_PEER_BLOCKS]: our connection to each block's owner, or -1 */
 	struct dp_loop_ring **to_ring; /* [DP_PEER_BLOCKS]: the ring we write to it */
 	uint32_t *to_owner;  /* [DP_PEER_BLOCKS]: the owner's DP_BELL_OWNER when we connected */
@@ -78,10 +79,12 @@ int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *fr
  * owed (the caller's cheap test, every pass). */
 static inline bool dp_peer_loop_maybe(const struct dp_peer_loop *pl)
 {
-	if (pl->recheck)
+	if (pl->recheck || pl->more)
 		return true;
 	for (unsigned i = 0; pl->bells && i < pl->nown; i++)
 		if (atomic_load_explicit(dp_bell(pl, pl->own[i], DP_BELL_RUNG),
+					 memory_order_relaxed) ||
+		    atomic_load_explicit(dp_bell(pl, pl->own[i], DP_BELL_NEW),
 					 memory_order_relaxed))
 			return true;
 	return false;

@@ -1060,7 +1060,9 @@ void uroce_dp_loop_disarm(struct uroce_dp *dp)
 
 bool uroce_dp_loop_pending(const struct uroce_dp *dp)
 {
-	return dp->nloop || dp->peer_wait.n;
+	/* frames another process left in a ring when a pass's budget ran out
+	 * (or a look owed): no byte will come on the sockets for them */
+	return dp->nloop || dp->peer_wait.n || dp->peer.more || dp->peer.recheck;
 }
 
 bool uroce_dp_link_up(const struct uroce_dp *dp)
