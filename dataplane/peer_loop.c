@@ -107,9 +107,8 @@ static void disconnect(struct dp_peer_loop *pl, uint32_t block)
 
 void dp_peer_loop_fini(struct dp_peer_loop *pl)
 {
-	for (unsigned i = 0; i < pl->nown; i++)
-		if (pl->bells)
-			close(pl->listen_fd[i]);
+	for (unsigned i = 0; pl->bells && i < pl->nown; i++)
+		close(pl->listen_fd[i]); /* without bells no socket was bound */
 	for (unsigned i = 0; i < pl->nconn; i++) {
 		close(pl->conn[i]);
 		ring_unmap(pl->conn_ring[i]);
@@ -510,12 +509,6 @@ bool dp_peer_loop_arm(struct dp_peer_loop *pl)
 		dp_peer_loop_disarm(pl);
 		return false;
 	}
-	for (unsigned i = 0; i < pl->nown; i++)
-		if (atomic_load_explicit(dp_bell(pl, pl->own[i], DP_BELL_NEW),
-					 memory_order_relaxed)) {
-			dp_peer_loop_disarm(pl);
-			return false;
-		}
 	return true;
 }
 
