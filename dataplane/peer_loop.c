@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "peer_loop.h"
@@ -26,6 +27,8 @@
  */
 #define RING_BYTES (4u << 20)
 #define WRAP_MARK 0xffffffffu
+#define BIND_TRIES 200          /* a dead owner's name: wait this many times */
+#define BIND_RETRY_NS 1000000L  /* this long each: 200 ms in all */
 
 struct dp_loop_ring {
 	_Atomic uint64_t head; /* written by the sender */
@@ -97,6 +100,8 @@ int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint3
 	return 0;
 }
 
+static void drop_conn(struct dp_peer_loop *pl, unsigned i);
+
 static void disconnect(struct dp_peer_loop *pl, uint32_t block)
 {
 	close(pl->to_fd[block]);
@@ -109,10 +114,9 @@ void dp_peer_loop_fini(struct dp_peer_loop *pl)
 {
 	for (unsigned i = 0; pl->bells && i < pl->nown; i++)
 		close(pl->listen_fd[i]); /* without bells no socket was bound */
-	for (unsigned i = 0; i < pl->nconn; i++) {
-		close(pl->conn[i]);
-		ring_unmap(pl->conn_ring[i]);
-	}
+	for (unsigned i = 0; i < pl->nconn; i++)
+		if (pl->conn[i] >= 0)
+			drop_conn(pl, i); /* a sender left behind hears of it */
 	if (pl->to_fd && pl->to_ring)
 		for (unsigned b = 0; b < DP_PEER_BLOCKS; b++)
 			if (pl->to_fd[b] >= 0)
@@ -141,6 +145,23 @@ bool dp_peer_loop_owns(const struct dp_peer_loop *pl, uint32_t block)
 	return false;
 }
 
+/*
+ * The block is ours (its lock), so a name still bound belongs to its last
+ * owner, whose exit released the lock and has not yet closed the socket
+ * (the kernel closes a dying process's files one by one): it is gone
+ * within microseconds. Wait for it, boundedly.
+ */
+static int bind_listener(int fd, const struct sockaddr_un *a, socklen_t len)
+{
+	for (unsigned tries = 0;; tries++) {
+		if (!bind(fd, (const struct sockaddr *)a, len))
+			return listen(fd, 64) ? -errno : 0;
+		if (errno != EADDRINUSE || tries == BIND_TRIES)
+			return -errno;
+		nanosleep(&(struct timespec){.tv_nsec = BIND_RETRY_NS}, NULL);
+	}
+}
+
 int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n)
 {
 	for (unsigned k = 0; k < n; k++) {
@@ -160,10 +181,8 @@ int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n
 		if (fd < 0)
 			return -errno;
 		len = block_addr(pl, blocks[k], &a);
-		/* the block is ours (its lock), so a name still bound is a
-		 * leftover of nobody: the kernel frees it with its socket */
-		if (bind(fd, (struct sockaddr *)&a, len) || listen(fd, 64)) {
-			err = -errno;
+		err = bind_listener(fd, &a, len);
+		if (err) {
 			close(fd);
 			return err;
 		}
@@ -316,8 +335,10 @@ int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *fr
 	return 0;
 }
 
-/* The ring a new sender hands over with its first message, once it came. */
-static void take_ring(struct dp_peer_loop *pl, unsigned i)
+/* The ring a new sender hands over with its first message: 0 and *ring,
+ * -EAGAIN when the message has not come yet, or -EPROTO when it holds no
+ * ring we can trust (not a uroce sender). */
+static int recv_ring(int fd, struct dp_loop_ring **ring)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))], tag;
 	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
@@ -327,44 +348,69 @@ static void take_ring(struct dp_peer_loop *pl, unsigned i)
 	struct stat st;
 	int mfd = -1, seals;
 
-	if (recvmsg(pl->conn[i], &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
-		return; /* not yet (or gone: the next look at its socket says) */
+	*ring = NULL;
+	if (recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
+		return -EAGAIN; /* not yet (or gone: the next look at its socket says) */
 	/* the first fd passed is the ring; any other is closed, never kept */
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
-			int fd;
+			int passed;
 
-			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+			memcpy(&passed, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
 			if (mfd < 0)
-				mfd = fd;
+				mfd = passed;
 			else
-				close(fd);
+				close(passed);
 		}
 	}
 	/* a ring of the size we read, which its sender cannot shrink under us */
 	seals = mfd >= 0 ? fcntl(mfd, F_GET_SEALS) : -1;
 	if (seals >= 0 && (seals & F_SEAL_SHRINK) && !fstat(mfd, &st) &&
 	    (uint64_t)st.st_size == sizeof(struct dp_loop_ring))
-		pl->conn_ring[i] = ring_map(mfd);
+		*ring = ring_map(mfd);
 	if (mfd >= 0)
 		close(mfd);
-	if (!pl->conn_ring[i]) { /* not a uroce sender: hang up */
+	return *ring ? 0 : -EPROTO;
+}
+
+/* A sender's ring, once its first message came; a sender that sent none
+ * we can trust is hung up on. */
+static void take_ring(struct dp_peer_loop *pl, unsigned i)
+{
+	if (recv_ring(pl->conn[i], &pl->conn_ring[i]) == -EPROTO) {
 		close(pl->conn[i]);
 		pl->conn[i] = -1;
 	}
+	pl->conn_tail[i] = 0; /* a new ring starts empty */
+}
+
+/* A ring nobody will read: a tail past its head reads as full to its
+ * sender, who then finds the socket hung up and counts what it sends as
+ * dropped, instead of filling 4 MB nobody reads. */
+static void poison(struct dp_loop_ring *r)
+{
+	atomic_store_explicit(&r->tail,
+			      atomic_load_explicit(&r->head, memory_order_relaxed) + RING_BYTES + 1,
+			      memory_order_release);
 }
 
 static void accept_all(struct dp_peer_loop *pl, int lfd)
 {
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct dp_loop_ring *r;
 
 		if (fd < 0)
 			return;
 		if (pl->nconn == DP_PEER_MAX_CONNS || watch(pl, fd)) {
-			close(fd); /* the sender counts its frames as dropped */
+			/* no room for another sender: refuse it, and its ring */
+			if (!recv_ring(fd, &r)) {
+				poison(r);
+				ring_unmap(r);
+			}
+			close(fd);
 			continue;
 		}
 		pl->conn_ring[pl->nconn] = NULL;
@@ -375,14 +421,9 @@ static void accept_all(struct dp_peer_loop *pl, int lfd)
 
 static void drop_conn(struct dp_peer_loop *pl, unsigned i)
 {
-	/* a sender still alive must not go on filling a ring nobody reads:
-	 * a tail past its head reads as full, and its socket then as hung up */
+	/* a sender still alive must not go on filling a ring nobody reads */
 	if (pl->conn_ring[i])
-		atomic_store_explicit(&pl->conn_ring[i]->tail,
-				      atomic_load_explicit(&pl->conn_ring[i]->head,
-							   memory_order_relaxed) +
-					  RING_BYTES + 1,
-				      memory_order_release);
+		poison(pl->conn_ring[i]);
 	close(pl->conn[i]); /* epoll forgets a closed fd */
 	pl->conn[i] = -1;
 	ring_unmap(pl->conn_ring[i]);
@@ -394,7 +435,7 @@ static unsigned rx_ring(struct dp_peer_loop *pl, unsigned i, uroce_dp_rx_fn fn, 
 			unsigned max, bool *more)
 {
 	struct dp_loop_ring *r = pl->conn_ring[i];
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t tail = pl->conn_tail[i];
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	unsigned got = 0;
 
@@ -420,6 +461,7 @@ static unsigned rx_ring(struct dp_peer_loop *pl, unsigned i, uroce_dp_rx_fn fn, 
 		tail += record_bytes(len);
 		got++;
 	}
+	pl->conn_tail[i] = tail;
 	atomic_store_explicit(&r->tail, tail, memory_order_release);
 	if (tail != head)
 		*more = true;
@@ -442,7 +484,7 @@ static void look_at_socket(struct dp_peer_loop *pl, unsigned i)
 	if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 		uint64_t head = atomic_load_explicit(&pl->conn_ring[i]->head, memory_order_acquire);
 
-		if (head == atomic_load_explicit(&pl->conn_ring[i]->tail, memory_order_relaxed))
+		if (head == pl->conn_tail[i])
 			drop_conn(pl, i);
 		else
 			pl->recheck = true; /* its last frames first, then the hang-up again */
@@ -481,6 +523,7 @@ unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, 
 	for (unsigned i = 0; i < pl->nconn; i++)
 		if (pl->conn[i] >= 0) {
 			pl->conn_ring[kept] = pl->conn_ring[i];
+			pl->conn_tail[kept] = pl->conn_tail[i];
 			pl->conn[kept++] = pl->conn[i];
 		}
 	pl->nconn = kept;

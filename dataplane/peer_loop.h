@@ -48,6 +48,7 @@ struct dp_peer_loop {
 	unsigned nconn;
 	int conn[DP_PEER_MAX_CONNS];       /* senders connected to us */
 	struct dp_loop_ring *conn_ring[DP_PEER_MAX_CONNS]; /* the ring each handed us, or NULL */
+	uint64_t conn_tail[DP_PEER_MAX_CONNS]; /* how far we read each: ours, the ring's copy is for its sender */
 	bool recheck;        /* look at every ring and socket on the next receive, bell or not */
 	bool more;           /* frames left in a ring when the last receive's budget ran out */
 	int *to_fd;          /* [DP_PEER_BLOCKS]: our connection to each block's owner, or -1 */

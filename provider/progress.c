@@ -49,6 +49,7 @@
 #define NAP_MAX_NS 500000ull          /* memif, idle: longest nap */
 #define NAP_IDLE_SHARE 16             /* memif, idle: a nap is this fraction of the idle spell */
 #define IRQ_SLEEP_MAX_NS 10000000ull  /* memif with its interrupt armed: longest sleep */
+#define UNARMED_SLEEP_NS NAP_MAX_NS   /* nobody asked to wake us (the lock was busy): longest sleep */
 #define COUNTER_FILE_NS 500000000ull  /* the hw_counters files are rewritten this often */
 #define CLOCK_EVERY_POLLS 16          /* an empty application poll reads the clock this seldom */
 #define TIMER_SLACK_NS 1000ul         /* the default 50 us would stretch paced gaps */
@@ -480,15 +481,22 @@ static void *progress_thread(void *arg)
 		 * signal the next frame, under the lock (a pass may take the
 		 * link down meanwhile); a busy lock: its holder moves frames */
 		irq_fd = -1;
-		if (pthread_mutex_trylock(&nic->lock))
-			continue;
-		if (!uroce_dp_loop_arm(nic->dp))
-			irq_fd = -EAGAIN;
-		else if (no_fd)
-			irq_fd = uroce_dp_arm_wakeup(nic->dp, now);
-		pthread_mutex_unlock(&nic->lock);
-		if (irq_fd == -EAGAIN)
-			continue; /* frames came meanwhile */
+		if (!pthread_mutex_trylock(&nic->lock)) {
+			if (!uroce_dp_loop_arm(nic->dp))
+				irq_fd = -EAGAIN;
+			else if (no_fd)
+				irq_fd = uroce_dp_arm_wakeup(nic->dp, now);
+			pthread_mutex_unlock(&nic->lock);
+			if (irq_fd == -EAGAIN)
+				continue; /* frames came meanwhile */
+		} else if (deadline > now + UNARMED_SLEEP_NS) {
+			/* the holder moves what is there now, and nobody will
+			 * wake us for what comes after: sleep, but not long.
+			 * Going round the loop instead (as from 5e7df31) napped
+			 * a microsecond at a time and ran passes that only
+			 * repeated the holder's, on a host short of CPU */
+			deadline = now + UNARMED_SLEEP_NS;
+		}
 		loop_woken = sleep_until(nic, now, deadline, now - busy_until, irq_fd);
 	}
 	uroce_dp_thread_unregister();

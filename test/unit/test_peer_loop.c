@@ -6,15 +6,20 @@
  * -EAGAIN and takes frames again once read; a receiver about to sleep is
  * woken by the next frame and only then; a block's new owner gets the
  * frames of a sender that had written to its last one; a sender that
- * leaves is forgotten.
+ * leaves is forgotten, and one that cannot be served or whose receiver
+ * left is told so; a new owner waits for a dead one's name.
  */
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "peer_loop.h"
@@ -205,7 +210,8 @@ START_TEST(new_owner_and_senders_gone)
 	/* the owner leaves: nobody to connect to */
 	dp_peer_loop_fini(&rx);
 	make_frame(f, 1);
-	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(1)), 0); /* into the old ring */
+	/* its ring was poisoned as it left: the frame is refused, not lost */
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(1)), -ECONNRESET);
 	/* a new owner of the block gets what comes next */
 	ck_assert_int_eq(dp_peer_loop_init(&rx2, device, bells, FRAME_MAX), 0);
 	ck_assert_int_eq(dp_peer_loop_own(&rx2, &b, 1), 0);
@@ -230,6 +236,84 @@ START_TEST(new_owner_and_senders_gone)
 }
 END_TEST
 
+START_TEST(refused_sender_hears_of_it)
+{
+	static struct dp_peer_loop rx, tx[DP_PEER_MAX_CONNS + 1];
+	static uint8_t f[FRAME_MAX];
+	unsigned last = DP_PEER_MAX_CONNS;
+	int err = 0;
+
+	ck_assert_int_eq(dp_peer_loop_init(&rx, device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_own(&rx, &(uint32_t){BLOCK}, 1), 0);
+	for (unsigned k = 0; k < DP_PEER_MAX_CONNS; k++) {
+		ck_assert_int_eq(dp_peer_loop_init(&tx[k], device, bells, FRAME_MAX), 0);
+		make_frame(f, k);
+		ck_assert_int_eq(dp_peer_loop_send(&tx[k], BLOCK, f, frame_len(k)), 0);
+		drain(&rx);
+	}
+	ck_assert_uint_eq(rx.nconn, DP_PEER_MAX_CONNS);
+	ck_assert_uint_eq(got.n, DP_PEER_MAX_CONNS);
+	/* one sender too many: its connection and ring are refused, and it
+	 * learns so at its next frame instead of filling a ring nobody reads */
+	ck_assert_int_eq(dp_peer_loop_init(&tx[last], device, bells, FRAME_MAX), 0);
+	make_frame(f, last);
+	ck_assert_int_eq(dp_peer_loop_send(&tx[last], BLOCK, f, frame_len(last)), 0);
+	drain(&rx);
+	ck_assert_uint_eq(got.n, DP_PEER_MAX_CONNS);
+	for (unsigned i = 0; i < 3 && !err; i++)
+		err = dp_peer_loop_send(&tx[last], BLOCK, f, frame_len(last));
+	ck_assert_int_eq(err, -ECONNRESET);
+	for (unsigned k = 0; k <= last; k++)
+		dp_peer_loop_fini(&tx[k]);
+	dp_peer_loop_fini(&rx);
+}
+END_TEST
+
+static int squatter = -1;
+
+static void *leave_later(void *arg)
+{
+	(void)arg;
+	usleep(20000);
+	close(squatter);
+	return NULL;
+}
+
+/* The name of BLOCK's listener, held by someone else (a dead owner whose
+ * sockets the kernel has not closed yet). */
+static void squat(void)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "uroce-loop/%s/%u", device, BLOCK);
+
+	squatter = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	ck_assert_int_ge(squatter, 0);
+	ck_assert_int_eq(bind(squatter, (struct sockaddr *)&a,
+			      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)),
+			 0);
+}
+
+START_TEST(new_owner_waits_for_the_old_name)
+{
+	struct dp_peer_loop rx;
+	pthread_t t;
+
+	/* a name freed soon after: the owner waits for it */
+	squat();
+	ck_assert_int_eq(pthread_create(&t, NULL, leave_later, NULL), 0);
+	ck_assert_int_eq(dp_peer_loop_init(&rx, device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_own(&rx, &(uint32_t){BLOCK}, 1), 0);
+	pthread_join(t, NULL);
+	dp_peer_loop_fini(&rx);
+	/* a name held for good: the error, after a bounded wait */
+	squat();
+	ck_assert_int_eq(dp_peer_loop_init(&rx, device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_own(&rx, &(uint32_t){BLOCK}, 1), -EADDRINUSE);
+	dp_peer_loop_fini(&rx);
+	close(squatter);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("peer_loop");
@@ -242,6 +326,8 @@ int main(void)
 	tcase_add_test(tc, full_ring_then_room_again);
 	tcase_add_test(tc, sleeper_woken_once);
 	tcase_add_test(tc, new_owner_and_senders_gone);
+	tcase_add_test(tc, refused_sender_hears_of_it);
+	tcase_add_test(tc, new_owner_waits_for_the_old_name);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
