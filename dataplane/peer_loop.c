@@ -27,8 +27,9 @@
  */
 #define RING_BYTES (4u << 20)
 #define WRAP_MARK 0xffffffffu
-#define BIND_TRIES 200          /* a dead owner's name: wait this many times */
-#define BIND_RETRY_NS 1000000L  /* this long each: 200 ms in all */
+#define BIND_FIRST_NS 10000L    /* a dead owner's name: look again after 10 us, */
+#define BIND_WAIT_NS 20000000L  /* doubling, for 20 ms at most (the caller holds the engine) */
+#define REFUSED_NS 10000000ull  /* a live owner that hung up on us: connect again after 10 ms */
 
 struct dp_loop_ring {
 	_Atomic uint64_t head; /* written by the sender */
@@ -83,10 +84,11 @@ int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint3
 	pl->to_fd = malloc(DP_PEER_BLOCKS * sizeof(int));
 	pl->to_ring = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_ring));
 	pl->to_owner = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_owner));
+	pl->to_retry_ns = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_retry_ns));
 	if (pl->to_fd)
 		for (unsigned b = 0; b < DP_PEER_BLOCKS; b++)
 			pl->to_fd[b] = -1;
-	if (!pl->to_fd || !pl->to_ring || !pl->to_owner) {
+	if (!pl->to_fd || !pl->to_ring || !pl->to_owner || !pl->to_retry_ns) {
 		dp_peer_loop_fini(pl);
 		return -ENOMEM;
 	}
@@ -126,6 +128,7 @@ void dp_peer_loop_fini(struct dp_peer_loop *pl)
 	free(pl->to_fd);
 	free(pl->to_ring);
 	free(pl->to_owner);
+	free(pl->to_retry_ns);
 	memset(pl, 0, sizeof(*pl));
 	pl->ep_fd = -1;
 }
@@ -153,13 +156,24 @@ bool dp_peer_loop_owns(const struct dp_peer_loop *pl, uint32_t block)
  */
 static int bind_listener(int fd, const struct sockaddr_un *a, socklen_t len)
 {
-	for (unsigned tries = 0;; tries++) {
+	long waited = 0;
+
+	for (long nap = BIND_FIRST_NS;; nap *= 2) {
 		if (!bind(fd, (const struct sockaddr *)a, len))
 			return listen(fd, 64) ? -errno : 0;
-		if (errno != EADDRINUSE || tries == BIND_TRIES)
+		if (errno != EADDRINUSE || waited >= BIND_WAIT_NS)
 			return -errno;
-		nanosleep(&(struct timespec){.tv_nsec = BIND_RETRY_NS}, NULL);
+		nanosleep(&(struct timespec){.tv_nsec = nap}, NULL);
+		waited += nap;
 	}
+}
+
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n)
@@ -273,6 +287,9 @@ static int ring_full(struct dp_peer_loop *pl, uint32_t block)
 
 	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) {
 		disconnect(pl, block);
+		/* an owner that refused us (no slot left) would refuse a new
+		 * connection too, after we had written into its ring */
+		pl->to_retry_ns[block] = coarse_ns() + REFUSED_NS;
 		return -ECONNRESET;
 	}
 	return -EAGAIN;
@@ -312,6 +329,13 @@ int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *fr
 		atomic_load_explicit(dp_bell(pl, block, DP_BELL_OWNER), memory_order_relaxed))
 		disconnect(pl, block);
 	if (pl->to_fd[block] < 0) {
+		/* hung up on by this owner a moment ago: not yet again */
+		if (pl->to_retry_ns[block] &&
+		    pl->to_owner[block] == atomic_load_explicit(dp_bell(pl, block, DP_BELL_OWNER),
+								memory_order_relaxed) &&
+		    coarse_ns() < pl->to_retry_ns[block])
+			return -ECONNRESET;
+		pl->to_retry_ns[block] = 0;
 		err = connect_to(pl, block);
 		if (err)
 			return err; /* nobody holds the block: ECONNREFUSED, ENOENT */
@@ -405,8 +429,13 @@ static void accept_all(struct dp_peer_loop *pl, int lfd)
 		if (fd < 0)
 			return;
 		if (pl->nconn == DP_PEER_MAX_CONNS || watch(pl, fd)) {
-			/* no room for another sender: refuse it, and its ring */
-			if (!recv_ring(fd, &r)) {
+			/* no room for another sender: refuse it, and its ring
+			 * (which may be a moment behind its connection) */
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+
+			if (recv_ring(fd, &r) == -EAGAIN && poll(&p, 1, 1) == 1)
+				recv_ring(fd, &r);
+			if (r) {
 				poison(r);
 				ring_unmap(r);
 			}

@@ -49,7 +49,6 @@
 #define NAP_MAX_NS 500000ull          /* memif, idle: longest nap */
 #define NAP_IDLE_SHARE 16             /* memif, idle: a nap is this fraction of the idle spell */
 #define IRQ_SLEEP_MAX_NS 10000000ull  /* memif with its interrupt armed: longest sleep */
-#define UNARMED_SLEEP_NS NAP_MAX_NS   /* nobody asked to wake us (the lock was busy): longest sleep */
 #define COUNTER_FILE_NS 500000000ull  /* the hw_counters files are rewritten this often */
 #define CLOCK_EVERY_POLLS 16          /* an empty application poll reads the clock this seldom */
 #define TIMER_SLACK_NS 1000ul         /* the default 50 us would stretch paced gaps */
@@ -489,13 +488,14 @@ static void *progress_thread(void *arg)
 			pthread_mutex_unlock(&nic->lock);
 			if (irq_fd == -EAGAIN)
 				continue; /* frames came meanwhile */
-		} else if (deadline > now + UNARMED_SLEEP_NS) {
+		} else if (deadline > now + (no_fd ? NAP_MAX_NS : BACKOFF_MAX_NS)) {
 			/* the holder moves what is there now, and nobody will
-			 * wake us for what comes after: sleep, but not long.
-			 * Going round the loop instead (as from 5e7df31) napped
-			 * a microsecond at a time and ran passes that only
-			 * repeated the holder's, on a host short of CPU */
-			deadline = now + UNARMED_SLEEP_NS;
+			 * wake us for what comes after: sleep, but not long (as
+			 * long as memif naps anyway; over a port with an fd, the
+			 * longest nap beside a busy lock). Going round the loop
+			 * instead (as from 5e7df31) napped a microsecond at a
+			 * time and ran passes that only repeated the holder's */
+			deadline = now + (no_fd ? NAP_MAX_NS : BACKOFF_MAX_NS);
 		}
 		loop_woken = sleep_until(nic, now, deadline, now - busy_until, irq_fd);
 	}

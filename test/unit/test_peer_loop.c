@@ -236,6 +236,28 @@ START_TEST(new_owner_and_senders_gone)
 }
 END_TEST
 
+START_TEST(receiver_keeps_its_own_tail)
+{
+	struct dp_peer_loop rx, tx;
+	static uint8_t f[FRAME_MAX];
+	uint64_t bogus = 3;
+
+	open_pair(&rx, &tx);
+	for (uint32_t s = 0; s < 6; s++) {
+		make_frame(f, s);
+		ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(s)), 0);
+	}
+	/* the sender scribbles on the ring's tail (its second cache line):
+	 * the receiver reads from where it knows it stopped, not from there */
+	memcpy((uint8_t *)tx.to_ring[BLOCK] + 64, &bogus, sizeof(bogus));
+	drain(&rx);
+	ck_assert_uint_eq(got.n, 6);
+	ck_assert_uint_eq(got.bad, 0);
+	dp_peer_loop_fini(&tx);
+	dp_peer_loop_fini(&rx);
+}
+END_TEST
+
 START_TEST(refused_sender_hears_of_it)
 {
 	static struct dp_peer_loop rx, tx[DP_PEER_MAX_CONNS + 1];
@@ -263,6 +285,13 @@ START_TEST(refused_sender_hears_of_it)
 	for (unsigned i = 0; i < 3 && !err; i++)
 		err = dp_peer_loop_send(&tx[last], BLOCK, f, frame_len(last));
 	ck_assert_int_eq(err, -ECONNRESET);
+	/* and it does not connect again at once, to lose what it writes into
+	 * a ring refused in turn: every frame is refused, none silently lost */
+	for (unsigned i = 0; i < 50; i++) {
+		ck_assert_int_eq(dp_peer_loop_send(&tx[last], BLOCK, f, frame_len(last)), -ECONNRESET);
+		drain(&rx);
+	}
+	ck_assert_uint_eq(got.n, DP_PEER_MAX_CONNS);
 	for (unsigned k = 0; k <= last; k++)
 		dp_peer_loop_fini(&tx[k]);
 	dp_peer_loop_fini(&rx);
@@ -274,7 +303,7 @@ static int squatter = -1;
 static void *leave_later(void *arg)
 {
 	(void)arg;
-	usleep(20000);
+	usleep(5000);
 	close(squatter);
 	return NULL;
 }
@@ -326,6 +355,7 @@ int main(void)
 	tcase_add_test(tc, full_ring_then_room_again);
 	tcase_add_test(tc, sleeper_woken_once);
 	tcase_add_test(tc, new_owner_and_senders_gone);
+	tcase_add_test(tc, receiver_keeps_its_own_tail);
 	tcase_add_test(tc, refused_sender_hears_of_it);
 	tcase_add_test(tc, new_owner_waits_for_the_old_name);
 	suite_add_tcase(s, tc);
