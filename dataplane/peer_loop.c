@@ -520,11 +520,34 @@ static void look_at_socket(struct dp_peer_loop *pl, unsigned i)
 	}
 }
 
+/* The connections still open, closed up. */
+static void compact(struct dp_peer_loop *pl)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < pl->nconn; i++)
+		if (pl->conn[i] >= 0) {
+			pl->conn_ring[kept] = pl->conn_ring[i];
+			pl->conn_tail[kept] = pl->conn_tail[i];
+			pl->conn[kept++] = pl->conn[i];
+		}
+	pl->nconn = kept;
+}
+
 unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, unsigned max)
 {
 	bool sockets = pl->recheck, more = false;
-	unsigned got = 0, kept = 0;
+	unsigned got = 0;
 
+	/* no slot for a new sender: first see who has gone, so that nobody is
+	 * refused for a slot a sender that left still holds */
+	if (pl->nconn == DP_PEER_MAX_CONNS) {
+		for (unsigned i = 0; i < pl->nconn; i++)
+			if (pl->conn[i] >= 0)
+				look_at_socket(pl, i);
+		compact(pl);
+		sockets = true;
+	}
 	for (unsigned i = 0; i < pl->nown; i++) {
 		uint32_t b = pl->own[i];
 
@@ -537,9 +560,6 @@ unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, 
 	}
 	pl->recheck = false;
 	pl->more = false;
-	/* no slot for a new sender: see who has gone */
-	if (pl->nconn == DP_PEER_MAX_CONNS)
-		sockets = true;
 	if (sockets)
 		for (unsigned i = 0; i < pl->nown; i++)
 			accept_all(pl, pl->listen_fd[i]);
@@ -549,13 +569,7 @@ unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, 
 		if (pl->conn[i] >= 0 && pl->conn_ring[i] && got < max)
 			got += rx_ring(pl, i, fn, arg, max - got, &more);
 	}
-	for (unsigned i = 0; i < pl->nconn; i++)
-		if (pl->conn[i] >= 0) {
-			pl->conn_ring[kept] = pl->conn_ring[i];
-			pl->conn_tail[kept] = pl->conn_tail[i];
-			pl->conn[kept++] = pl->conn[i];
-		}
-	pl->nconn = kept;
+	compact(pl);
 	/* the budget ran out with frames left: no bell will say so again */
 	if (more || got == max)
 		pl->more = true;
