@@ -219,10 +219,13 @@ void uroce_cq_arm(struct ibv_cq *cq, int solicited_only)
 
 int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
+	struct uroce_nic *nic = to_unic(cq->context);
+
+	/* the application may now block on the channel: for a while the
+	 * progress thread moves the frames even while some thread of it polls */
+	atomic_store_explicit(&nic->arm_ns, uroce_now_ns(), memory_order_relaxed);
 	uroce_cq_arm(cq, solicited_only);
-	/* the application may now block on the channel: the progress thread
-	 * must move the frames even while some thread of it polls */
-	atomic_store_explicit(&to_unic(cq->context)->events_used, true, memory_order_relaxed);
+	uroce_progress_armed(nic);
 	return 0;
 }
 

@@ -42,6 +42,7 @@
 #define HOUSEKEEP_NS 1000000ull       /* a pass at least this often, for neighbours and counters */
 #define DRIVE_NAP_MAX_NS HOUSEKEEP_NS /* naps double up to this while an application drives */
 #define APP_DRIVES_NS 50000ull        /* an application that passed this recently drives */
+#define ARM_SERVES_NS HOUSEKEEP_NS  /* after a CQ's arm, the application may block this long */
 #define APP_RECENT_NS 10000ull        /* after an application pass this recent, posts may follow */
 #define POST_WAIT_NS 40000ull         /* a post runs a pass itself unless one comes this soon */
 #define MAX_SLEEP_NS 100000000ull     /* longest sleep, before the ACK-timeout cap */
@@ -291,12 +292,36 @@ void uroce_progress_idle(struct uroce_nic *nic, bool moved)
 	}
 }
 
-static void sleep_ns(uint64_t ns)
+/* A nap beside a busy lock, or beside a driving application (drive), whose
+ * arming a CQ ends it (uroce_progress_armed). */
+static void nap(struct uroce_nic *nic, uint64_t ns, bool drive)
 {
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
 			      .tv_nsec = (long)(ns % 1000000000ull)};
+	struct pollfd p = {.fd = nic->wake_fd, .events = POLLIN};
+	uint64_t drain;
 
-	nanosleep(&ts, NULL);
+	if (!drive) {
+		nanosleep(&ts, NULL);
+		return;
+	}
+	atomic_store(&nic->drive_nap, true);
+	/* pairs with uroce_progress_armed: it sees the nap, or we see its arm */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (uroce_now_ns() - atomic_load(&nic->arm_ns) >= ARM_SERVES_NS &&
+	    ppoll(&p, 1, &ts, NULL) > 0 && read(nic->wake_fd, &drain, sizeof(drain)) < 0 &&
+	    errno != EAGAIN)
+		uroce_log(nic, 2, "wake read: %s", strerror(errno));
+	atomic_store(&nic->drive_nap, false);
+}
+
+void uroce_progress_armed(struct uroce_nic *nic)
+{
+	uint64_t one = 1;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&nic->drive_nap) && write(nic->wake_fd, &one, sizeof(one)) < 0)
+		uroce_log(nic, 2, "wake write: %s", strerror(errno));
 }
 
 /*
@@ -362,12 +387,17 @@ static bool sleep_until(struct uroce_nic *nic, uint64_t now, uint64_t deadline,
  * peer need; each frame over af_packet also woke this thread only for it
  * to find the work done. Stand back then, as when the lock is busy, except
  * for a pass now and then for neighbours and counters. An application
- * that arms CQs may block in ibv_get_cq_event right after a post, and
- * needs this thread for that post: it never drives.
+ * that just armed a CQ may block in ibv_get_cq_event right after a post,
+ * and needs this thread for that post: it does not drive for a while after
+ * each arm (an event-mode program arms before every wait, so never drives).
+ * Taking any arm ever made to mean that, as before, kept UCX from ever
+ * driving: it arms a CQ once at its start (solicited events for its
+ * connection traffic) and spins from then on, and its progress threads took
+ * half a core each from under its ping-pongs.
  */
 static bool app_polls(struct uroce_nic *nic, uint64_t now)
 {
-	return !atomic_load_explicit(&nic->events_used, memory_order_relaxed) &&
+	return now - atomic_load_explicit(&nic->arm_ns, memory_order_relaxed) >= ARM_SERVES_NS &&
 	       now - atomic_load_explicit(&nic->app_pass_ns, memory_order_relaxed) < APP_DRIVES_NS;
 }
 
@@ -403,7 +433,7 @@ static void *progress_thread(void *arg)
 			 * wake-up each time. Look again shortly, and less often the
 			 * longer it keeps the lock: each nap costs a timer and a
 			 * system call, CPU the application and its peer need */
-			sleep_ns(backoff);
+			nap(nic, backoff, drives);
 			if (backoff < (drives ? DRIVE_NAP_MAX_NS : BACKOFF_MAX_NS))
 				backoff *= 2;
 			continue;

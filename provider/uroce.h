@@ -59,7 +59,8 @@ struct uroce_nic {
 	int wake_fd;               /* eventfd that ends the progress thread's sleep */
 	_Atomic uint64_t sleep_until; /* when the sleeping progress thread wakes on its own */
 	_Atomic uint64_t app_pass_ns; /* when an application thread last ran a pass */
-	atomic_bool events_used;      /* a CQ was armed: the application may block */
+	_Atomic uint64_t arm_ns;      /* when the application last armed a CQ: it may block */
+	atomic_bool drive_nap;        /* the progress thread naps beside a driving application */
 	unsigned timers_deferred;     /* passes the timers waited for the ring to drain */
 
 	uint32_t next_pd;
@@ -326,6 +327,8 @@ void uroce_progress_post(struct uroce_nic *nic);
 void uroce_progress_tx_locked(struct uroce_nic *nic);
 /* An application poll found nothing (moved false): yield after a while of it. */
 void uroce_progress_idle(struct uroce_nic *nic, bool moved);
+/* An application armed a CQ: a progress thread napping beside it runs passes again. */
+void uroce_progress_armed(struct uroce_nic *nic);
 uint64_t uroce_now_ns(void);
 extern const struct ur_host_ops uroce_host_ops;
 

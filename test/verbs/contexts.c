@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -366,6 +367,100 @@ static int bulk_writes(struct side *a, struct side *b)
 	return 0;
 }
 
+/* CPU time of this process's threads named `name` (0 if none), or of the calling thread. */
+static uint64_t cpu_ns(const char *name)
+{
+	char path[64], comm[32];
+	uint64_t sum = 0;
+	struct timespec ts;
+	struct dirent *e;
+	DIR *d;
+
+	if (!name) {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	d = opendir("/proc/self/task");
+	while (d && (e = readdir(d))) {
+		FILE *f;
+		pid_t tid = (pid_t)atoi(e->d_name);
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
+		f = tid > 0 ? fopen(path, "r") : NULL;
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, name, strlen(name)) &&
+		    /* a thread's CPU clock, as Linux numbers it (clock_getcpuclockid's) */
+		    !clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6), &ts))
+			sum += (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return sum;
+}
+
+/*
+ * A polling ping-pong of small SENDs between a and b for `ms`, after
+ * another context armed its CQ (bulk_writes): a program that armed a CQ
+ * once and polls since (UCX does) runs the device itself, and the
+ * provider's own threads (uroce's progress thread; a NIC has none) must
+ * stay off the CPU it needs, not take frames from under it. They may run
+ * now and then (housekeeping), not a quarter of the poller's time.
+ */
+static int polled_pingpong(struct side *a, struct side *b, int ia, int ib, unsigned ms)
+{
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull, own0, dev0, own, dev, rounds = 0;
+	uint64_t sent = 0, done = 0;
+	struct ibv_wc wc;
+
+	own0 = cpu_ns(NULL);
+	dev0 = cpu_ns("uroce-progress");
+	while (now_ns() < end) {
+		struct ibv_send_wr ping = {.wr_id = 20, .opcode = IBV_WR_SEND};
+		struct ibv_send_wr pong = {.wr_id = 21, .opcode = IBV_WR_SEND};
+
+		/* each side answers as soon as the other's message is in, and
+		 * reaps its send completions as they come: waiting for them
+		 * first would wait out the ACK each holds for that answer
+		 * (docs/progress-and-cpu.md) */
+		if (post_recv(b, b->rc, RECV_AT, 64, 3) || post_recv(a, a->rc, RECV_AT, 64, 4))
+			return fail("post_recv", ib);
+		if (post_send(a, &ping, SEND_AT, 64))
+			return fail("post ping", ia);
+		do {
+			if (poll_one(b, ib, &wc))
+				return -1;
+			done += wc.opcode == IBV_WC_SEND;
+		} while (wc.opcode != IBV_WC_RECV);
+		if (post_send(b, &pong, SEND_AT, 64))
+			return fail("post pong", ib);
+		do {
+			if (poll_one(a, ia, &wc))
+				return -1;
+			done += wc.opcode == IBV_WC_SEND;
+		} while (wc.opcode != IBV_WC_RECV);
+		sent += 2;
+		rounds++;
+	}
+	own = cpu_ns(NULL) - own0;
+	dev = cpu_ns("uroce-progress") - dev0;
+	for (struct side *x = a; done < sent; x = x == a ? b : a)
+		if (ibv_poll_cq(x->cq, 1, &wc) == 1) {
+			if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_SEND)
+				return errno = 0, fail("a last send completion", ia);
+			done++;
+		} else if (now_ns() > end + WAIT_NS) {
+			return errno = ETIMEDOUT, fail("send completions missing", ia);
+		}
+	printf("contexts: %" PRIu64 " polled round trips in %u ms after an arm elsewhere: "
+	       "the poller used %.0f ms of CPU, the provider's threads %.0f ms\n",
+	       rounds, ms, (double)own / 1e6, (double)dev / 1e6);
+	if (dev * 4 > own)
+		return errno = 0, fail("the provider's threads competed with the polling program", ia);
+	return 0;
+}
+
 /* Context i's datagram to context i+1 (mod n), with its GRH. */
 static int ud_ring(struct side *s, int n)
 {
@@ -548,6 +643,9 @@ int main(int argc, char **argv)
 		goto out;
 	printf("contexts: %d x %u B WRITEs, context 0 to 1, event mode: ok, %.0f MB/s\n", bulk,
 	       BULK_SIZE, (double)bulk * BULK_SIZE / ((double)(now_ns() - t0) / 1e3));
+	if (polled_pingpong(&s[2], &s[3], 2, 3, 1000))
+		goto out;
+	printf("contexts: polled ping-pong after an arm: ok\n");
 	/* a context closed with its objects, as a program that exits untidy */
 	if (ibv_close_device(s[1].ctx))
 		goto out;
