@@ -34,6 +34,18 @@
  * Two, not one: a request may span two messages, or its answer come late.
  */
 #define UR_ACK_HOLD_UNANSWERED 2
+/*
+ * ...unless the answers wait for the ACK: each comes only once its ACK has
+ * left alone (a program driving both ends from one thread that waits for
+ * each SEND's completion before the peer answers, as rdma-core's pyverbs
+ * tests do). Holding then delays every round trip by the whole hold, and
+ * the answers, always late, taught it to grow to its 1 ms limit. Answers
+ * that come within a quarter of the hold after their ACK left, twice in a
+ * row, stop the holding for UR_ACK_HOLD_PAUSE messages; then it is tried
+ * again.
+ */
+#define UR_ACK_HOLD_AFTER_ACK 2
+#define UR_ACK_HOLD_PAUSE 64
 
 static bool requester_busy(const struct ur_qp *qp)
 {
@@ -90,12 +102,32 @@ static void learn_answer_time(struct ur_qp *qp, uint64_t took)
 void ur_ack_hold_answered(struct ur_qp *qp)
 {
 	struct ur_resp_ack *a = &qp->resp.ack;
+	uint64_t now = qp->dev->now;
 
 	a->unanswered = 0;
 	if (a->asked_ns) {
-		learn_answer_time(qp, qp->dev->now - a->asked_ns);
+		if (a->left_ns && now - a->left_ns <= a->hold_ns / 4) {
+			/* it waited for the ACK, likely: a longer hold only delays it */
+			if (++a->after_ack >= UR_ACK_HOLD_AFTER_ACK) {
+				a->after_ack = UR_ACK_HOLD_AFTER_ACK;
+				a->unheld = UR_ACK_HOLD_PAUSE;
+			}
+		} else {
+			a->after_ack = 0;
+			learn_answer_time(qp, now - a->asked_ns);
+		}
 		a->asked_ns = 0;
 	}
+	a->left_ns = 0;
+}
+
+/* ur_ack_emit: the pending ACK leaves now. A held one that leaves before
+ * its answer began (its hold or limit ran out) left alone. */
+void ur_ack_hold_left(struct ur_qp *qp)
+{
+	struct ur_resp_ack *a = &qp->resp.ack;
+
+	a->left_ns = a->hold_until && a->asked_ns ? qp->dev->now : 0;
 }
 
 /* ur_resp_emit starts a hold's clock: the ACK waits for an answer from now. */
@@ -155,6 +187,11 @@ void ur_resp_ack_message(struct ur_qp *qp, uint32_t psn)
 {
 	struct ur_resp_ack *a = &qp->resp.ack;
 	bool hold = requester_busy(qp) && a->unanswered < UR_ACK_HOLD_UNANSWERED;
+
+	if (hold && a->unheld) {
+		a->unheld--;
+		hold = false;
+	}
 
 	if (a->unanswered < UR_ACK_HOLD_UNANSWERED)
 		a->unanswered++;

@@ -35,6 +35,7 @@ int ur_ack_emit(struct ur_qp *qp)
 	}
 	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);
 	ur_count(qp->dev, is_ack ? UR_CTR_tx_acks : UR_CTR_tx_naks);
+	ur_ack_hold_left(qp);
 	rs->ack.pending = false;
 	ur_timer_cancel(&qp->dev->timers, &rs->ack.hold);
 	if (rs->error)

@@ -64,6 +64,9 @@ struct ur_resp_ack {
 	uint64_t hold_ns;      /* how long to wait for an answer, learned */
 	uint64_t asked_ns;     /* a held ACK began waiting then, unanswered yet (0: none) */
 	uint8_t unanswered;    /* messages in a row that came since our last request (up to 2) */
+	uint8_t after_ack;     /* answers in a row that came right after their ACK left alone */
+	uint8_t unheld;        /* messages whose ACK leaves at once before the hold is tried again */
+	uint64_t left_ns;      /* the held ACK left alone then, its answer not come yet (0: none) */
 	struct ur_timer hold;  /* UR_TIMER_ACK: the wait is over */
 };
 

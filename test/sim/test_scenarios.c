@@ -1515,6 +1515,50 @@ START_TEST(test_two_way_streams_held_briefly)
 END_TEST
 
 /*
+ * A ping-pong whose sides each wait for their own SEND's completion before
+ * the other answers (rdma-core's pyverbs tests drive both ends so, from
+ * one thread): the answer comes only once the ACK has left, so holding
+ * the ACK for it only delays both. Virtual us for `rounds` round trips.
+ */
+static uint64_t lockstep_pingpong_us(uint64_t ack_delay_ns, unsigned rounds)
+{
+	const uint32_t rw = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct ur_cqe c[1];
+	uint64_t t0;
+	struct fx f;
+
+	ur_dev_config_default(&cfg);
+	cfg.ack_delay_ns = ack_delay_ns;
+	fx_default_link(&link);
+	fx_init_cfg(&f, 11, &cfg, &link, NULL, rw);
+	t0 = sim_now(f.s);
+	for (unsigned i = 0; i < rounds; i++) {
+		struct fx_side *from = i % 2 ? &f.b : &f.a, *to = i % 2 ? &f.a : &f.b;
+
+		fx_post_recv(&f, to, i, 0, 64);
+		fx_post_send(&f, from, i, UR_WR_SEND, 0, 64, 0, 0, 0, 0);
+		ck_assert_int_eq(fx_wait(&f, from, c, 1, SIM_PS_PER_S), 1);
+		ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+		ck_assert_int_eq(fx_wait(&f, to, c, 1, SIM_PS_PER_S), 1);
+		ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+	}
+	t0 = (sim_now(f.s) - t0) / SIM_PS_PER_US;
+	fx_fini(&f);
+	return t0;
+}
+
+START_TEST(test_lockstep_pingpong_not_held)
+{
+	uint64_t held = lockstep_pingpong_us(50000, 400), off = lockstep_pingpong_us(0, 400);
+
+	ck_assert_msg(held <= off * 2, "%llu us with the hold on, %llu us off",
+		      (unsigned long long)held, (unsigned long long)off);
+}
+END_TEST
+
+/*
  * Mixed requests on one QP until `total` complete: `post` chooses and posts
  * request `n` from the random word `r` (returning what a FetchAdd adds),
  * the responder's `nrecv` receives of `recv_len` bytes at 0x80000 are kept
@@ -2450,6 +2494,7 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_ack_held_for_the_answer);
 	tcase_add_test(tc, test_one_way_stream_not_held);
 	tcase_add_test(tc, test_two_way_streams_held_briefly);
+	tcase_add_test(tc, test_lockstep_pingpong_not_held);
 	tcase_add_loop_test(tc, test_mixed_requests_under_loss, 0, 4);
 	/* cases 1 and 3 caught the SEND in the wrong receive WQE, 63 the framing switch */
 	tcase_add_loop_test(tc, test_mixed_every_byte_both_modes, 0, 4);
