@@ -121,14 +121,6 @@ void ur_ack_hold_answered(struct ur_qp *qp)
 	a->left_ns = 0;
 }
 
-/* ur_ack_emit: the pending ACK leaves now. A held one that leaves before
- * its answer began (its hold or limit ran out) left alone. */
-void ur_ack_hold_left(struct ur_qp *qp)
-{
-	struct ur_resp_ack *a = &qp->resp.ack;
-
-	a->left_ns = a->hold_until && a->asked_ns ? qp->dev->now : 0;
-}
 
 /* ur_resp_emit starts a hold's clock: the ACK waits for an answer from now. */
 void ur_ack_hold_start(struct ur_qp *qp)

@@ -11,7 +11,6 @@
 void ur_resp_schedule_ack(struct ur_qp *qp, uint8_t syndrome, uint32_t psn);
 void ur_resp_ack_message(struct ur_qp *qp, uint32_t psn);
 void ur_ack_hold_answered(struct ur_qp *qp);
-void ur_ack_hold_left(struct ur_qp *qp);
 void ur_ack_hold_start(struct ur_qp *qp);
 void ur_ack_hold_answer_sent(struct ur_qp *qp);
 int ur_ack_hold_send_ahead(struct ur_qp *qp);

@@ -35,7 +35,9 @@ int ur_ack_emit(struct ur_qp *qp)
 	}
 	ur_pkt_finish(qp, &o, qp->attr.av.path.tclass & ~UR_ECN_MASK, 0);
 	ur_count(qp->dev, is_ack ? UR_CTR_tx_acks : UR_CTR_tx_naks);
-	ur_ack_hold_left(qp);
+	/* a held ACK leaving before its answer began (its hold or limit ran
+	 * out) left alone: when, for ur_ack_hold_answered */
+	rs->ack.left_ns = rs->ack.hold_until && rs->ack.asked_ns ? qp->dev->now : 0;
 	rs->ack.pending = false;
 	ur_timer_cancel(&qp->dev->timers, &rs->ack.hold);
 	if (rs->error)
