@@ -1407,6 +1407,18 @@ START_TEST(test_ack_held_for_the_answer)
 }
 END_TEST
 
+/* A pair on the default link whose responders hold ACKs ack_delay_ns at least (0: never). */
+static void fx_init_ack_delay(struct fx *f, uint64_t ack_delay_ns)
+{
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+
+	ur_dev_config_default(&cfg);
+	cfg.ack_delay_ns = ack_delay_ns;
+	fx_default_link(&link);
+	fx_init_cfg(f, 11, &cfg, &link, NULL, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+}
+
 /*
  * A stream one way, 4 KiB WRITEs with up to 32 outstanding (a sender's
  * limited send resources, as UCX's), and a WRITE back every 300 of them (as
@@ -1414,19 +1426,13 @@ END_TEST
  */
 static uint64_t one_way_stream_us(uint64_t ack_delay_ns)
 {
-	const uint32_t rw = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
 	const unsigned total = 6000, window = 32, back_every = 300;
-	struct ur_dev_config cfg;
-	struct sim_link_cfg link;
 	struct ur_cqe c[16];
 	unsigned posted = 0, done = 0;
 	uint64_t t0;
 	struct fx f;
 
-	ur_dev_config_default(&cfg);
-	cfg.ack_delay_ns = ack_delay_ns;
-	fx_default_link(&link);
-	fx_init_cfg(&f, 11, &cfg, &link, NULL, rw);
+	fx_init_ack_delay(&f, ack_delay_ns);
 	t0 = sim_now(f.s);
 	while (done < total) {
 		for (; posted < total && posted - done < window; posted++) {
@@ -1450,20 +1456,14 @@ static uint64_t one_way_stream_us(uint64_t ack_delay_ns)
 /* The same both ways: each side 6000 WRITEs of 4 KiB, 32 outstanding. */
 static uint64_t two_way_stream_us(uint64_t ack_delay_ns)
 {
-	const uint32_t rw = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
 	const unsigned total = 6000, window = 32;
 	unsigned posted_a = 0, done_a = 0, posted_b = 0, done_b = 0;
-	struct ur_dev_config cfg;
-	struct sim_link_cfg link;
 	struct ur_cqe c[16];
 	uint64_t t0;
 	struct fx f;
 	int n;
 
-	ur_dev_config_default(&cfg);
-	cfg.ack_delay_ns = ack_delay_ns;
-	fx_default_link(&link);
-	fx_init_cfg(&f, 11, &cfg, &link, NULL, rw);
+	fx_init_ack_delay(&f, ack_delay_ns);
 	t0 = sim_now(f.s);
 	while (done_a < total || done_b < total) {
 		for (; posted_a < total && posted_a - done_a < window; posted_a++)
@@ -1522,17 +1522,11 @@ END_TEST
  */
 static uint64_t lockstep_pingpong_us(uint64_t ack_delay_ns, unsigned rounds)
 {
-	const uint32_t rw = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
-	struct ur_dev_config cfg;
-	struct sim_link_cfg link;
 	struct ur_cqe c[1];
 	uint64_t t0;
 	struct fx f;
 
-	ur_dev_config_default(&cfg);
-	cfg.ack_delay_ns = ack_delay_ns;
-	fx_default_link(&link);
-	fx_init_cfg(&f, 11, &cfg, &link, NULL, rw);
+	fx_init_ack_delay(&f, ack_delay_ns);
 	t0 = sim_now(f.s);
 	for (unsigned i = 0; i < rounds; i++) {
 		struct fx_side *from = i % 2 ? &f.b : &f.a, *to = i % 2 ? &f.a : &f.b;

@@ -408,6 +408,19 @@ static uint64_t cpu_ns(const char *name)
  * stay off the CPU it needs, not take frames from under it. They may run
  * now and then (housekeeping), not a quarter of the poller's time.
  */
+/* Poll s's CQ up to its next receive, counting the send completions on the way. */
+static int poll_recv(struct side *s, int i, uint64_t *sends)
+{
+	struct ibv_wc wc;
+
+	do {
+		if (poll_one(s, i, &wc))
+			return -1;
+		*sends += wc.opcode == IBV_WC_SEND;
+	} while (wc.opcode != IBV_WC_RECV);
+	return 0;
+}
+
 static int polled_pingpong(struct side *a, struct side *b, int ia, int ib, unsigned ms)
 {
 	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull, own0, dev0, own, dev, rounds = 0;
@@ -428,18 +441,12 @@ static int polled_pingpong(struct side *a, struct side *b, int ia, int ib, unsig
 			return fail("post_recv", ib);
 		if (post_send(a, &ping, SEND_AT, 64))
 			return fail("post ping", ia);
-		do {
-			if (poll_one(b, ib, &wc))
-				return -1;
-			done += wc.opcode == IBV_WC_SEND;
-		} while (wc.opcode != IBV_WC_RECV);
+		if (poll_recv(b, ib, &done))
+			return -1;
 		if (post_send(b, &pong, SEND_AT, 64))
 			return fail("post pong", ib);
-		do {
-			if (poll_one(a, ia, &wc))
-				return -1;
-			done += wc.opcode == IBV_WC_SEND;
-		} while (wc.opcode != IBV_WC_RECV);
+		if (poll_recv(a, ia, &done))
+			return -1;
 		sent += 2;
 		rounds++;
 	}
