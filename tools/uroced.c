@@ -149,7 +149,6 @@ static void log_drops(const uint64_t *row_dp, struct uroce_dp *wire)
 			logf_("port: %s %llu", names[i], (unsigned long long)v[i]);
 }
 
-/* The switch, until told to stop (0) or the device goes (0), or a failure (1). */
 /*
  * Whether a CPU is spare: no more threads runnable than CPUs online
  * (/proc/loadavg's fourth field counts the runnable ones, this one too).
@@ -178,6 +177,7 @@ static bool cpu_spare(int fd, long ncpu)
 	return !slash || strtol(slash, NULL, 10) <= ncpu;
 }
 
+/* The switch, until told to stop (0) or the device goes (0), or a failure (1). */
 static int worker(const char *name)
 {
 	struct uroce_switch_config sc = {0};

@@ -121,7 +121,6 @@ void ur_ack_hold_answered(struct ur_qp *qp)
 	a->left_ns = 0;
 }
 
-
 /* ur_resp_emit starts a hold's clock: the ACK waits for an answer from now. */
 void ur_ack_hold_start(struct ur_qp *qp)
 {

@@ -400,14 +400,6 @@ static uint64_t cpu_ns(const char *name)
 	return sum;
 }
 
-/*
- * A polling ping-pong of small SENDs between a and b for `ms`, after
- * another context armed its CQ (bulk_writes): a program that armed a CQ
- * once and polls since (UCX does) runs the device itself, and the
- * provider's own threads (uroce's progress thread; a NIC has none) must
- * stay off the CPU it needs, not take frames from under it. They may run
- * now and then (housekeeping), not a quarter of the poller's time.
- */
 /* Poll s's CQ up to its next receive, counting the send completions on the way. */
 static int poll_recv(struct side *s, int i, uint64_t *sends)
 {
@@ -421,6 +413,14 @@ static int poll_recv(struct side *s, int i, uint64_t *sends)
 	return 0;
 }
 
+/*
+ * A polling ping-pong of small SENDs between a and b for `ms`, after
+ * another context armed its CQ (bulk_writes): a program that armed a CQ
+ * once and polls since (UCX does) runs the device itself, and the
+ * provider's own threads (uroce's progress thread; a NIC has none) must
+ * stay off the CPU it needs, not take frames from under it. They may run
+ * now and then (housekeeping), not a quarter of the poller's time.
+ */
 static int polled_pingpong(struct side *a, struct side *b, int ia, int ib, unsigned ms)
 {
 	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull, own0, dev0, own, dev, rounds = 0;
