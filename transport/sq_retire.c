@@ -4,6 +4,7 @@
  * flush that finishes all the others (10.3.1.2). The completer decides when
  * a WQE is done; this is what every path that finishes WQEs shares.
  */
+#include "psn.h"
 #include "qp.h"
 #include "sq_retire.h"
 #include "wr_opcode.h"
@@ -36,6 +37,19 @@ bool ur_sq_retire_done(struct ur_qp *qp)
 					    : wqe_is_rd_atomic(w)       ? 8
 									: w->length,
 			};
+		}
+		/* A rewind to this WQE raced its last answer: the requester is
+		 * about to send it again. It moves past first, as past any WQE
+		 * done before a rewind (keeping its PSNs): once retired the slot
+		 * is the poster's, and a WQE posted into it would go out with
+		 * this one's PSNs, a duplicate the responder answers with the
+		 * old READ's data. */
+		if (rq->wqe == rq->comp) {
+			if (!ur_wr_has(w->opcode, UR_WRF_LOCAL)) {
+				rq->psn = ur_psn_add(w->first_psn, w->npkts);
+				rq->off = 0;
+			}
+			rq->wqe++;
 		}
 		rq->comp++;
 		/* Release the slot before the completion shows: an application
