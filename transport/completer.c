@@ -120,6 +120,29 @@ static bool sr_read(const struct ur_send_wqe *w)
 static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now);
 
 /*
+ * Go-back-N's implied NAK (C9-138): an answer past a READ or atomic still
+ * missing its own means that one was lost: ask again from `psn`, once.
+ * Every ACK and response the responder sent before the request asked again
+ * reached it shows the same gap; each used to ask again, each retry a
+ * replay of the READ's responses and a round of ACKs that asked more
+ * (between two programs, UCX's rendezvous READs grew that into millions of
+ * duplicate requests a minute). The first answer in order (to what was
+ * asked again) ends the wait; if that is lost too, the ACK timer asks
+ * again, since una stays on the missing answer (ack_upto).
+ */
+static void implied_nak(struct ur_qp *qp, uint32_t psn)
+{
+	if (qp->req.implied_nak_out)
+		return;
+	qp->req.implied_nak_out = true;
+	/* at most one answer per PSN from `psn` on is still on its way from
+	 * before (the originals, or the one replay before this one) */
+	qp->req.nak_stale = (uint32_t)ur_psn_diff(qp->req.max_psn, psn);
+	ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
+	ur_req_rewind(qp, psn);
+}
+
+/*
  * Selective repeat: ACKs may have gone past a READ or atomic still waiting
  * for its answer; once it has it, what they acknowledged completes (the
  * READ or atomic was the only thing holding it back), with no ACK to come.
@@ -128,6 +151,29 @@ static void sr_complete_acked(struct ur_qp *qp, uint64_t now)
 {
 	ack_upto(qp, ur_psn_add(qp->req.una, UR_PSN_MASK), now);
 	ur_comp_una_past_done(qp, now);
+}
+
+/*
+ * Go-back-N: an ACK of `psn` past a READ or atomic whose answer is missing
+ * acknowledges nothing from that answer on (C9-138): the oldest
+ * unacknowledged PSN stays there, so the ACK timer keeps watching it while
+ * the implied NAK's retry is out. Returns `upto`, or that PSN if lower.
+ */
+static uint32_t gbn_unanswered(struct ur_qp *qp, uint32_t psn, uint32_t upto)
+{
+	uint32_t prod = sq_prod(qp);
+
+	for (uint32_t idx = qp->req.comp; idx != prod; idx++) {
+		const struct ur_send_wqe *w = sq_wqe(qp, idx);
+
+		if (w->state == UR_WQE_POSTED || ur_psn_lt(psn, w->first_psn))
+			break;
+		if (w->state == UR_WQE_DONE)
+			continue;
+		if (wqe_is_rd_atomic(w))
+			return !w->sr && ur_psn_lt(w->resp_psn, upto) ? w->resp_psn : upto;
+	}
+	return upto;
 }
 
 /* Every request PSN up to and including `psn` was executed (9.7.5.2.1). */
@@ -142,6 +188,7 @@ static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
 	 * them, or a retry from una would never resend them. */
 	if (ur_psn_lt(rq->psn, upto))
 		upto = rq->psn;
+	upto = gbn_unanswered(qp, psn, upto);
 	if (ur_psn_gt(upto, rq->una)) {
 		advance_una(qp, upto, now);
 		rq->rnr_left = qp->attr.rnr_retry;
@@ -165,8 +212,12 @@ static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
 			/* An ACK past a READ/atomic whose response never came means
 			 * the response was lost: ask again (C9-138, implied NAK). */
 			if (ur_psn_ge(psn, w->first_psn)) {
-				ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
-				ur_req_rewind(qp, w->resp_psn);
+				if (w->sr) {
+					ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
+					ur_req_rewind(qp, w->resp_psn);
+				} else {
+					implied_nak(qp, w->resp_psn);
+				}
 			}
 			break;
 		}
@@ -458,18 +509,23 @@ static enum comp_state read_response(struct ur_qp *qp, const struct ur_pkt *pkt,
 		w = r;
 	}
 	if (psn != w->resp_psn) {
-		/* A response went missing: ask again for the rest, once per gap. */
-		if (!rq->read_gap && ur_psn_lt(psn, rq->max_psn)) {
-			rq->read_gap = true;
-			ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
+		/* A response went missing: ask again for the rest, once. More
+		 * responses past the gap than were on their way before come from
+		 * the READ asked again, whose first response was lost too: ask
+		 * again now rather than at the ACK timeout. */
+		if (rq->implied_nak_out && !rq->nak_stale)
+			rq->implied_nak_out = false;
+		else if (rq->implied_nak_out)
+			rq->nak_stale--;
+		if (!rq->implied_nak_out && ur_psn_lt(psn, rq->max_psn)) {
 			ack_upto(qp, ur_psn_add(w->first_psn, UR_PSN_MASK), now);
-			ur_req_rewind(qp, w->resp_psn);
+			implied_nak(qp, w->resp_psn);
 		} else {
 			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
 		}
 		return COMP_UPDATE;
 	}
-	rq->read_gap = false;
+	rq->implied_nak_out = false;
 	/* The response implicitly acknowledges every request before the READ. */
 	ack_upto(qp, ur_psn_add(w->first_psn, UR_PSN_MASK), now);
 
@@ -527,11 +583,16 @@ static enum comp_state atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, ui
 		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack);
 		if (w && w->opcode != UR_WR_RDMA_READ && ur_psn_gt(pkt->psn, w->first_psn) &&
 		    ur_psn_lt(pkt->psn, qp->req.max_psn)) {
-			ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
-			ur_req_rewind(qp, w->first_psn);
+			if (w->sr) {
+				ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
+				ur_req_rewind(qp, w->first_psn);
+			} else {
+				implied_nak(qp, w->first_psn);
+			}
 		}
 		return COMP_UPDATE;
 	}
+	qp->req.implied_nak_out = false;
 	ack_upto(qp, ur_psn_add(w->first_psn, UR_PSN_MASK), now);
 	orig = ur_atmack_orig(ack);
 	if (wqe_scatter(qp, w, 0, (const uint8_t *)&orig, sizeof(orig))) {

@@ -88,7 +88,11 @@ struct ur_requester {
 	uint8_t retry_left;
 	uint8_t rnr_left;
 	bool rnr_wait;         /* holding off until the RNR timer fires */
-	bool read_gap;         /* a READ response went missing: retry already issued */
+	/* Go-back-N: an implied NAK (C9-138) asked a READ or atomic again.
+	 * Until an answer to it comes in order, the ACKs and responses still
+	 * on their way from before show the same gap and ask nothing more. */
+	bool implied_nak_out;
+	uint32_t nak_stale;    /* responses past the gap still to come from before it */
 	/* Selective repeat: READ responses look missing. Every READ with a
 	 * response missing at or below reread_high is asked again alone, from
 	 * that response, once a reordering window passed (ur_req_read_missing). */

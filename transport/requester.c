@@ -753,9 +753,9 @@ static void log_oldest(struct ur_qp *qp)
 		return;
 	}
 	ur_dev_log(qp->dev, "qp %#x: next PSN %#x, oldest WQE opcode %u state %u PSNs %#x+%u, "
-		   "response PSN %#x, %u READs/atomics out, READ gap %d",
+		   "response PSN %#x, %u READs/atomics out, implied NAK out %d",
 		   qp->qpn, rq->psn, w->opcode, w->state, w->first_psn, w->npkts,
-		   w->resp_psn, rq->rd_out, rq->read_gap);
+		   w->resp_psn, rq->rd_out, rq->implied_nak_out);
 	qp->rtx->log_state(qp);
 }
 

@@ -982,6 +982,74 @@ START_TEST(test_sr_read_reask_lost_watched_by_rto)
 }
 END_TEST
 
+/*
+ * Go-back-N: one response of a long READ lost, with WRITEs behind it. The
+ * ACKs of those WRITEs show the gap (C9-138's implied NAK) and the READ is
+ * asked again from the lost response; the ACKs of the WRITEs resent behind
+ * it, and of the first ones still on their way, show the same gap until
+ * the READ's answer comes: each used to start another retry, every retry a
+ * replay of the READ's responses and a round of ACKs that started more.
+ * Between two programs over af_packet that grew into millions of duplicate
+ * requests a minute (UCX io_demo's rendezvous READs). One retry, until the
+ * first response asked for again comes.
+ */
+static bool lose_response_once(const uint8_t *bth, uint32_t len, void *arg)
+{
+	struct lose_response *l = arg;
+
+	(void)len;
+	if (bth[0] >= 0x0d && bth[0] <= 0x10 && (ur_get_be32(bth + 8) & UR_PSN_MASK) == l->psn &&
+	    !l->lost)
+		return ++l->lost;
+	return false;
+}
+
+START_TEST(test_gbn_implied_nak_retries_once)
+{
+	const uint32_t rw = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ;
+	const uint32_t read_len = 196608, writes = 16;
+	struct lose_response lost = {0};
+	struct sim_impair back = {.drop_bth = lose_response_once, .drop_arg = &lost};
+	struct sim_link_cfg link;
+	struct ur_cqe c[1];
+	struct fx f;
+	uint64_t *ctr_a, *ctr_b;
+
+	fx_default_link(&link);
+	/* long enough that the responder has sent every response and the
+	 * WRITEs' ACK before the READ asked again reaches it */
+	link.prop_ps = 50 * SIM_PS_PER_US;
+	fx_init(&f, 29, &link, NULL, rw);
+	lost.psn = ur_psn_add(f.a.qp->req.psn, 9); /* the READ's tenth response */
+	for (uint32_t i = 0; i < read_len; i++)
+		f.b.buf[i] = (uint8_t)(i * 7 + 1);
+	sim_node_set_impair(f.b.node, &back, NULL);
+	fx_post_send(&f, &f.a, 0, UR_WR_RDMA_READ, 0, read_len, (uintptr_t)f.b.buf, f.b.mr->key,
+		     0, 0);
+	for (uint64_t i = 1; i <= writes; i++)
+		fx_post_send(&f, &f.a, i, UR_WR_RDMA_WRITE, 0x80000, 4096,
+			     (uintptr_t)f.b.buf + 0x80000, f.b.mr->key, 0, 0);
+	for (uint64_t i = 0; i <= writes; i++) {
+		ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S), 1);
+		ck_assert_msg(c[0].status == UR_WC_SUCCESS && c[0].wr_id == i, "wr %llu: status %d",
+			      (unsigned long long)c[0].wr_id, c[0].status);
+	}
+	ck_assert_uint_eq(lost.lost, 1);
+	ck_assert_int_eq(memcmp(f.a.buf, f.b.buf, read_len), 0);
+	ctr_a = ur_dev_counters(sim_node_dev(f.a.node));
+	ctr_b = ur_dev_counters(sim_node_dev(f.b.node));
+	printf("implied NAK: %llu retries, %llu packets resent, %llu duplicate requests\n",
+	       (unsigned long long)ctr_a[UR_CTR_implied_nak_seq_err],
+	       (unsigned long long)ctr_a[UR_CTR_retransmitted_packets],
+	       (unsigned long long)ctr_b[UR_CTR_duplicate_request]);
+	ck_assert_uint_eq(ctr_a[UR_CTR_implied_nak_seq_err], 1);
+	/* the READ and the WRITEs behind it, once */
+	ck_assert_uint_le(ctr_b[UR_CTR_duplicate_request], 1 + writes);
+	ck_assert_uint_eq(ctr_a[UR_CTR_local_ack_timeout_err], 0);
+	fx_fini(&f);
+}
+END_TEST
+
 /* ---- error paths with exact virtual time ---- */
 
 START_TEST(test_total_loss_retry_exceeded_then_flush)
@@ -2489,6 +2557,7 @@ static Suite *scenario_suite(void)
 	tcase_add_test(tc, test_one_way_stream_not_held);
 	tcase_add_test(tc, test_two_way_streams_held_briefly);
 	tcase_add_test(tc, test_lockstep_pingpong_not_held);
+	tcase_add_test(tc, test_gbn_implied_nak_retries_once);
 	tcase_add_loop_test(tc, test_mixed_requests_under_loss, 0, 4);
 	/* cases 1 and 3 caught the SEND in the wrong receive WQE, 63 the framing switch */
 	tcase_add_loop_test(tc, test_mixed_every_byte_both_modes, 0, 4);
