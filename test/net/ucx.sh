@@ -177,6 +177,9 @@ if [ $rc -ne 0 ] || ! grep -q "Client exit with status 'OK'" "$log/io.cli" ||
 	bad "io_demo (exit $rc)"
 	grep -v "DIAG\|active:" "$log/io.cli" | tail -8 | sed 's/^/  client: /'
 	grep -v "DIAG\|active:" "$log/io.srv" | tail -8 | sed 's/^/  server: /'
+elif [ "$got" -lt 20000000 ]; then
+	# about 1000 writes of 100 kB on average reach the server: ~100 MB
+	bad "io_demo: only $got bytes reached the server's uroce0 (about 100 MB expected)"
 elif ! grep -q 'ep_cfg\[[0-9]*\]: tag(rc_verbs/uroce0:1)' "$log/io.srv"; then
 	bad "io_demo: the server's data endpoint is not on rc_verbs/uroce0:1"
 	grep -o 'ep_cfg.*' "$log/io.srv" | sed 's/^/  /'
