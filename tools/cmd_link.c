@@ -299,7 +299,7 @@ static int write_sysfs(const struct uroce_devconf *c, const char *sys)
 	err |= write_file(dir, "ports/1/state", "4: ACTIVE\n");
 	err |= write_file(dir, "ports/1/phys_state", "5: LinkUp\n");
 	err |= write_file(dir, "ports/1/link_layer", "Ethernet\n");
-	err |= write_file(dir, "ports/1/rate", "10 Gb/sec (1X QDR)\n");
+	err |= write_file(dir, "ports/1/rate", "40 Gb/sec (4X QDR)\n"); /* as query_port */
 	err |= write_file(dir, "ports/1/lid", "0x0\n");
 	err |= write_file(dir, "ports/1/sm_lid", "0x0\n");
 	err |= write_file(dir, "ports/1/lid_mask_count", "0\n");
