@@ -89,6 +89,75 @@ START_TEST(test_two_way_sweep)
 }
 END_TEST
 
+/* Hold back the third READ response LAST on its way (a late one, not lost). */
+static bool hold_third_read_last(const uint8_t *bth, uint32_t len, void *arg)
+{
+	unsigned *seen = arg;
+
+	(void)len;
+	return bth[0] == 0x0f && ++*seen == 3;
+}
+
+/*
+ * A READ's last response late by less than a packet time: the next READ's
+ * first response shows a gap, go-back-N asks again from the late one, and
+ * the late one then arrives while the requester's wire is still busy with
+ * another QP's WRITE. It completes the READ before the retry leaves, and the
+ * application posts the next READ into the freed slot of a full SQ. The
+ * requester must not send that new READ with the old one's PSNs (the
+ * responder answers a duplicate with the old READ's data): every byte is
+ * checked.
+ */
+START_TEST(test_read_done_before_its_retry_leaves)
+{
+	static unsigned seen;
+	struct sim_impair late = {.hold_bth = hold_third_read_last, .hold_arg = &seen,
+				  .hold_ps = 4 * SIM_PS_PER_US};
+	struct sim_link_cfg slow = {.rate_bps = 10000000000ull, .prop_ps = SIM_PS_PER_US};
+	struct sim_link_cfg fast = {.rate_bps = 100000000000ull, .prop_ps = SIM_PS_PER_US};
+	struct sim_link_cfg back = fast;
+	struct ur_dev_config cfg;
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim *s = sim_create(7);
+	static const enum ur_wr_opcode ops[] = {UR_WR_RDMA_READ, UR_WR_RDMA_WRITE};
+
+	seen = 0;
+	back.impair = late;
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_GBN;
+	a = sim_add_node(s, &cfg, &slow, &fast, NULL);
+	b = sim_add_node(s, &cfg, &back, &fast, NULL);
+	w = sim_workload_create(s);
+	for (unsigned k = 0; k < 2; k++) {
+		struct sim_flow_cfg fc = {0};
+
+		fc.qp_type = UR_QPT_RC;
+		fc.opcode = ops[k];
+		fc.msg_size = k ? 65536 : 16384;
+		fc.messages = 64;
+		fc.depth = 8;
+		fc.verify = true;
+		sim_qp_params_default(&fc.qp);
+		ck_assert_ptr_nonnull(sim_workload_add_flow(w, a, b, &fc));
+	}
+	sim_workload_stop_when_done(w, true);
+	sim_run(s, 2 * SIM_PS_PER_S);
+	ck_assert_uint_ge(seen, 3);
+	for (unsigned k = 0; k < 2; k++) {
+		const struct sim_flow_stats *st = sim_flow_stats(sim_workload_flow(w, k));
+
+		ck_assert_msg(st->errors == 0, "flow %u: %llu error completions (first status %d)", k,
+			      (unsigned long long)st->errors, st->first_error);
+		ck_assert_uint_eq(st->completed, 64);
+		ck_assert_uint_eq(st->verify_failures, 0);
+	}
+	printf("late READ response: implied NAKs %llu\n",
+	       (unsigned long long)ur_dev_counters(sim_node_dev(a))[UR_CTR_implied_nak_seq_err]);
+	sim_destroy(s);
+}
+END_TEST
+
 /*
  * Five opcodes at once, one QP pair each, on links lossy and reordering
  * both ways: WRITE and READ (every byte checked at the requester), SEND and
@@ -268,6 +337,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_two_way_sweep, 0, 2);
 	tcase_add_loop_test(tc, test_two_way_mixed_opcodes, 0, 4);
+	tcase_add_test(tc, test_read_done_before_its_retry_leaves);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("return_path");
 	tcase_set_timeout(tc, 60);

@@ -363,6 +363,14 @@ static void link_send(struct sim *s, struct sim_link *l, struct sim_pkt *p, uint
 		l->st.duplicated++;
 		push_event(s, t, arrive_type, dest, pkt_clone(s, p), 0);
 	}
+	if (im->hold_bth) {
+		unsigned off = bth_offset(p);
+
+		if (off && im->hold_bth(p->data + off, p->len - off, im->hold_arg)) {
+			l->st.reordered++;
+			t += im->hold_ps;
+		}
+	}
 	if (fate & NETEM_HOLD) {
 		/* held back long enough for up to reorder_depth later packets to pass */
 		l->st.reordered++;

@@ -44,6 +44,10 @@ struct sim_impair {
 	/* a test's own choice: drop the RoCE packets whose BTH (12 bytes on) it names */
 	bool (*drop_bth)(const uint8_t *bth, uint32_t len, void *arg);
 	void *drop_arg;
+	/* ...and those it holds back by hold_ps (a late packet, not a lost one) */
+	bool (*hold_bth)(const uint8_t *bth, uint32_t len, void *arg);
+	void *hold_arg;
+	uint64_t hold_ps;
 };
 
 struct sim_link_cfg {
