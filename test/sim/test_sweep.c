@@ -89,6 +89,53 @@ START_TEST(test_two_way_sweep)
 }
 END_TEST
 
+/*
+ * Selective repeat, WRITEs with immediate on lossy, reordering links, from
+ * the first message on: the messages begun before the agreement keep
+ * go-back-N framing, and the receive WQE of one of them may have been taken
+ * already for a later SR message that came early. Found in the mixed sweep
+ * (an RNR NAK for it every RTO, forever); _i is the seed.
+ */
+START_TEST(test_sr_write_imm_from_the_start)
+{
+	struct sim_impair lossy = {.loss = 5e-2, .reorder = 0.1, .reorder_depth = REORDER_DEPTH};
+	struct sim_link_cfg link = {.rate_bps = 400000000000ull, .prop_ps = 10 * SIM_PS_PER_US / 4};
+	struct sim_link_cfg clean = link;
+	struct sim_flow_cfg fc = {0};
+	struct ur_dev_config cfg;
+	const struct sim_flow_stats *st;
+	struct sim_workload *w;
+	struct sim_node *a, *b;
+	struct sim *s = sim_create(100 + (uint64_t)_i);
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = UR_RETX_SR;
+	cfg.sr_rto_high_ns = 30000;
+	cfg.sr_rto_low_ns = 20000;
+	link.impair = lossy;
+	a = sim_add_node(s, &cfg, &link, &clean, NULL);
+	b = sim_add_node(s, &cfg, &link, &clean, NULL);
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_RDMA_WRITE_WITH_IMM;
+	fc.msg_size = 8192;
+	fc.messages = 60;
+	fc.depth = 8;
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp);
+	fc.qp.timeout = 7;
+	ck_assert_ptr_nonnull(sim_workload_add_flow(w, a, b, &fc));
+	sim_workload_stop_when_done(w, true);
+	sim_run(s, 20 * SIM_PS_PER_S);
+	st = sim_flow_stats(sim_workload_flow(w, 0));
+	ck_assert_msg(st->errors == 0, "%llu error completions", (unsigned long long)st->errors);
+	ck_assert_uint_eq(st->completed, 60);
+	ck_assert_uint_eq(st->received, 60);
+	ck_assert_uint_eq(st->verify_failures, 0);
+	sim_destroy(s);
+}
+END_TEST
+
 /* Hold back the third READ response LAST on its way (a late one, not lost). */
 static bool hold_third_read_last(const uint8_t *bth, uint32_t len, void *arg)
 {
@@ -338,6 +385,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_two_way_sweep, 0, 2);
 	tcase_add_loop_test(tc, test_two_way_mixed_opcodes, 0, 4);
 	tcase_add_test(tc, test_read_done_before_its_retry_leaves);
+	tcase_add_loop_test(tc, test_sr_write_imm_from_the_start, 0, 40);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("return_path");
 	tcase_set_timeout(tc, 60);
