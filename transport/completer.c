@@ -120,24 +120,28 @@ static bool sr_read(const struct ur_send_wqe *w)
 static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now);
 
 /*
- * Go-back-N's implied NAK (C9-138): an answer past a READ or atomic still
- * missing its own means that one was lost: ask again from `psn`, once.
- * Every ACK and response the responder sent before the request asked again
- * reached it shows the same gap; each used to ask again, each retry a
+ * The implied NAK (C9-138): an answer past a READ or atomic still missing
+ * its own means that one was lost: ask again from `psn`. Under go-back-N,
+ * once. Every ACK and response the responder sent before the request asked
+ * again reached it shows the same gap; each used to ask again, each retry a
  * replay of the READ's responses and a round of ACKs that asked more
  * (between two programs, UCX's rendezvous READs grew that into millions of
- * duplicate requests a minute). The first answer in order (to what was
- * asked again) ends the wait; if that is lost too, the ACK timer asks
- * again, since una stays on the missing answer (ack_upto).
+ * duplicate requests a minute). The first answer in order ends the wait;
+ * if that one is lost too, more responses past the gap than were on their
+ * way before tell (read_response), or else the ACK timer, since una stays
+ * on the missing answer (gbn_unanswered). Selective repeat asks at every
+ * ACK past, as it did.
  */
-static void implied_nak(struct ur_qp *qp, uint32_t psn)
+static void implied_nak(struct ur_qp *qp, const struct ur_send_wqe *w, uint32_t psn)
 {
-	if (qp->req.implied_nak_out)
+	struct ur_requester *rq = &qp->req;
+
+	if (rq->implied_nak_out && !w->sr)
 		return;
-	qp->req.implied_nak_out = true;
+	rq->implied_nak_out = true;
 	/* at most one answer per PSN from `psn` on is still on its way from
 	 * before (the originals, or the one replay before this one) */
-	qp->req.nak_stale = (uint32_t)ur_psn_diff(qp->req.max_psn, psn);
+	rq->nak_stale = (uint32_t)ur_psn_diff(rq->max_psn, psn);
 	ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
 	ur_req_rewind(qp, psn);
 }
@@ -211,14 +215,8 @@ static void ack_upto(struct ur_qp *qp, uint32_t psn, uint64_t now)
 		if (wqe_is_rd_atomic(w)) {
 			/* An ACK past a READ/atomic whose response never came means
 			 * the response was lost: ask again (C9-138, implied NAK). */
-			if (ur_psn_ge(psn, w->first_psn)) {
-				if (w->sr) {
-					ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
-					ur_req_rewind(qp, w->resp_psn);
-				} else {
-					implied_nak(qp, w->resp_psn);
-				}
-			}
+			if (ur_psn_ge(psn, w->first_psn))
+				implied_nak(qp, w, w->resp_psn);
 			break;
 		}
 		if (w->state != UR_WQE_SENT || ur_psn_lt(psn, wqe_last_psn(w)))
@@ -513,13 +511,15 @@ static enum comp_state read_response(struct ur_qp *qp, const struct ur_pkt *pkt,
 		 * responses past the gap than were on their way before come from
 		 * the READ asked again, whose first response was lost too: ask
 		 * again now rather than at the ACK timeout. */
-		if (rq->implied_nak_out && !rq->nak_stale)
-			rq->implied_nak_out = false;
-		else if (rq->implied_nak_out)
-			rq->nak_stale--;
+		if (rq->implied_nak_out) {
+			if (rq->nak_stale)
+				rq->nak_stale--;
+			else
+				rq->implied_nak_out = false;
+		}
 		if (!rq->implied_nak_out && ur_psn_lt(psn, rq->max_psn)) {
 			ack_upto(qp, ur_psn_add(w->first_psn, UR_PSN_MASK), now);
-			implied_nak(qp, w->resp_psn);
+			implied_nak(qp, w, w->resp_psn);
 		} else {
 			ur_count(qp->dev, UR_CTR_rx_drop_out_of_window);
 		}
@@ -582,14 +582,8 @@ static enum comp_state atomic_ack(struct ur_qp *qp, const struct ur_pkt *pkt, ui
 	    pkt->psn != w->first_psn) {
 		ur_count(qp->dev, UR_CTR_rx_drop_ghost_ack);
 		if (w && w->opcode != UR_WR_RDMA_READ && ur_psn_gt(pkt->psn, w->first_psn) &&
-		    ur_psn_lt(pkt->psn, qp->req.max_psn)) {
-			if (w->sr) {
-				ur_count(qp->dev, UR_CTR_implied_nak_seq_err);
-				ur_req_rewind(qp, w->first_psn);
-			} else {
-				implied_nak(qp, w->first_psn);
-			}
-		}
+		    ur_psn_lt(pkt->psn, qp->req.max_psn))
+			implied_nak(qp, w, w->first_psn);
 		return COMP_UPDATE;
 	}
 	qp->req.implied_nak_out = false;
