@@ -89,6 +89,26 @@ START_TEST(test_two_way_sweep)
 }
 END_TEST
 
+/* Two nodes whose links lose `loss` and reorder 10% of packets, each
+ * direction impaired once: a's uplink carries requests, b's the answers. */
+static void lossy_pair(struct sim *s, bool sr, double loss, struct sim_node **a,
+		       struct sim_node **b)
+{
+	struct sim_impair lossy = {.loss = loss, .reorder = 0.1, .reorder_depth = REORDER_DEPTH};
+	struct sim_link_cfg link = {.rate_bps = 400000000000ull, .prop_ps = 10 * SIM_PS_PER_US / 4};
+	struct sim_link_cfg clean = link;
+	struct ur_dev_config cfg;
+
+	ur_dev_config_default(&cfg);
+	cfg.retx_mode = sr ? UR_RETX_SR : UR_RETX_GBN;
+	cfg.max_inflight = 1024;
+	cfg.sr_rto_high_ns = 30000;
+	cfg.sr_rto_low_ns = 20000;
+	link.impair = lossy;
+	*a = sim_add_node(s, &cfg, &link, &clean, NULL);
+	*b = sim_add_node(s, &cfg, &link, &clean, NULL);
+}
+
 /*
  * Selective repeat, WRITEs with immediate on lossy, reordering links, from
  * the first message on: the messages begun before the agreement keep
@@ -98,23 +118,13 @@ END_TEST
  */
 START_TEST(test_sr_write_imm_from_the_start)
 {
-	struct sim_impair lossy = {.loss = 5e-2, .reorder = 0.1, .reorder_depth = REORDER_DEPTH};
-	struct sim_link_cfg link = {.rate_bps = 400000000000ull, .prop_ps = 10 * SIM_PS_PER_US / 4};
-	struct sim_link_cfg clean = link;
 	struct sim_flow_cfg fc = {0};
-	struct ur_dev_config cfg;
 	const struct sim_flow_stats *st;
 	struct sim_workload *w;
 	struct sim_node *a, *b;
 	struct sim *s = sim_create(100 + (uint64_t)_i);
 
-	ur_dev_config_default(&cfg);
-	cfg.retx_mode = UR_RETX_SR;
-	cfg.sr_rto_high_ns = 30000;
-	cfg.sr_rto_low_ns = 20000;
-	link.impair = lossy;
-	a = sim_add_node(s, &cfg, &link, &clean, NULL);
-	b = sim_add_node(s, &cfg, &link, &clean, NULL);
+	lossy_pair(s, true, 5e-2, &a, &b);
 	w = sim_workload_create(s);
 	fc.qp_type = UR_QPT_RC;
 	fc.opcode = UR_WR_RDMA_WRITE_WITH_IMM;
@@ -224,23 +234,11 @@ START_TEST(test_two_way_mixed_opcodes)
 	};
 	const bool sr = _i & 1;
 	const double loss = _i & 2 ? 5e-2 : 1e-2;
-	struct sim_impair lossy = {.loss = loss, .reorder = 0.1, .reorder_depth = REORDER_DEPTH};
-	struct sim_link_cfg link = {.rate_bps = 400000000000ull, .prop_ps = 10 * SIM_PS_PER_US / 4};
-	struct sim_link_cfg clean = link;
-	struct ur_dev_config cfg;
 	struct sim_workload *w;
 	struct sim_node *a, *b;
 	struct sim *s = sim_create(40 + (uint64_t)_i);
 
-	ur_dev_config_default(&cfg);
-	cfg.retx_mode = sr ? UR_RETX_SR : UR_RETX_GBN;
-	cfg.max_inflight = 1024;
-	cfg.sr_rto_high_ns = 30000;
-	cfg.sr_rto_low_ns = 20000;
-	link.impair = lossy;
-	/* each direction impaired once: a's uplink carries requests, b's the answers */
-	a = sim_add_node(s, &cfg, &link, &clean, NULL);
-	b = sim_add_node(s, &cfg, &link, &clean, NULL);
+	lossy_pair(s, sr, loss, &a, &b);
 	w = sim_workload_create(s);
 	for (unsigned k = 0; k < sizeof(flows) / sizeof(flows[0]); k++) {
 		struct sim_flow_cfg fc = {0};
