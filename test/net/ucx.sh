@@ -24,8 +24,10 @@ ur_need util-linux unshare
 ur_test_pair ux
 
 
+# uroce stat sums every process's counters (exact); the hw_counters files
+# lag by up to 0.5 s, longer than io_demo's whole transfer
 rx_bytes() {
-	ur_in "$p-a" bash -c 'cat "$SYSFS_PATH"/class/infiniband/uroce0/ports/1/hw_counters/rx_bytes'
+	ur_in "$p-a" "$UROCE" stat uroce0 | awk '$1 == "rx_bytes" { print $2; f = 1 } END { if (!f) print 0 }'
 }
 
 # snap: "FRAMES FAULTS BATCHED": the RoCE frames the client (-b) has sent, and the

@@ -142,6 +142,7 @@ START_TEST(test_sr_write_imm_from_the_start)
 	ck_assert_uint_eq(st->completed, 60);
 	ck_assert_uint_eq(st->received, 60);
 	ck_assert_uint_eq(st->verify_failures, 0);
+	sim_workload_destroy(w);
 	sim_destroy(s);
 }
 END_TEST
@@ -211,6 +212,7 @@ START_TEST(test_read_done_before_its_retry_leaves)
 	}
 	printf("late READ response: implied NAKs %llu\n",
 	       (unsigned long long)ur_dev_counters(sim_node_dev(a))[UR_CTR_implied_nak_seq_err]);
+	sim_workload_destroy(w);
 	sim_destroy(s);
 }
 END_TEST
