@@ -167,6 +167,8 @@ static uint32_t gbn_unanswered(struct ur_qp *qp, uint32_t psn, uint32_t upto)
 {
 	uint32_t prod = sq_prod(qp);
 
+	if (!qp->req.rd_out)
+		return upto; /* no READ or atomic out: nothing to walk for */
 	for (uint32_t idx = qp->req.comp; idx != prod; idx++) {
 		const struct ur_send_wqe *w = sq_wqe(qp, idx);
 

@@ -44,13 +44,19 @@ bool ur_resp_take_rwqe(struct ur_qp *qp, struct ur_recv_wqe *dst)
 	return true;
 }
 
-/* Whether a receive WQE is posted, without taking it. */
+/*
+ * Whether the next message in order has a receive WQE, without taking one:
+ * one taken from the queue and not completed (selective repeat takes them
+ * ahead for messages that come early; a go-back-N message begun before the
+ * agreement then finds its own there), or one still posted.
+ */
 bool ur_resp_rwqe_available(struct ur_qp *qp)
 {
 	struct ur_wq *wq = recv_queue(qp);
 
-	return atomic_load_explicit(&wq->cons, memory_order_relaxed) !=
-	       atomic_load_explicit(&wq->prod, memory_order_acquire);
+	return qp->resp.rq_taken != qp->resp.rq_done ||
+	       atomic_load_explicit(&wq->cons, memory_order_relaxed) !=
+		       atomic_load_explicit(&wq->prod, memory_order_acquire);
 }
 
 /* Place payload into a receive WQE's buffers at `off` (needs LOCAL_WRITE). */

@@ -432,13 +432,9 @@ static enum ur_resp_state check_resource(struct ur_qp *qp, struct resp_pkt *rx)
 		rx->rwqe = ur_sr_rwqe(qp, rx->done.rseq);
 		return rx->rwqe ? UR_RESP_CHECK_ACCESS : UR_RESP_ERR_RNR;
 	}
-	/* the next WQE in order may have been taken already, by selective
-	 * repeat for a later message that came early: take_rwqe() finds it
-	 * there (an RNR NAK for it would come back forever) */
 	if (op->kind == UR_KIND_WRITE)
-		return rs->have_rwqe || rs->rq_taken != rs->rq_done || ur_resp_rwqe_available(qp)
-			   ? UR_RESP_CHECK_ACCESS
-			   : UR_RESP_ERR_RNR;
+		return rs->have_rwqe || ur_resp_rwqe_available(qp) ? UR_RESP_CHECK_ACCESS
+								   : UR_RESP_ERR_RNR;
 	if (op->pos & UR_POS_FIRST) {
 		/* UC may still hold the WQE of a message it dropped: fill it again */
 		if (!rs->have_rwqe && !take_rwqe(qp))

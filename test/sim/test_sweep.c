@@ -168,7 +168,7 @@ static bool hold_third_read_last(const uint8_t *bth, uint32_t len, void *arg)
  */
 START_TEST(test_read_done_before_its_retry_leaves)
 {
-	static unsigned seen;
+	unsigned seen = 0;
 	struct sim_impair late = {.hold_bth = hold_third_read_last, .hold_arg = &seen,
 				  .hold_ps = 4 * SIM_PS_PER_US};
 	struct sim_link_cfg slow = {.rate_bps = 10000000000ull, .prop_ps = SIM_PS_PER_US};
@@ -180,7 +180,6 @@ START_TEST(test_read_done_before_its_retry_leaves)
 	struct sim *s = sim_create(7);
 	static const enum ur_wr_opcode ops[] = {UR_WR_RDMA_READ, UR_WR_RDMA_WRITE};
 
-	seen = 0;
 	back.impair = late;
 	ur_dev_config_default(&cfg);
 	cfg.retx_mode = UR_RETX_GBN;
