@@ -36,6 +36,9 @@
 #define RX_BURST 32                   /* frames taken in per pass */
 #define RX_DEFER_PASSES 128           /* timers wait at most this many full bursts */
 #define TX_BURST 64                   /* frames sent per pass */
+#define TX_RECLOCK_BYTES 16384        /* a transmit stage this large reads the clock after */
+#define PASS_PAUSE_NS 1000000ull      /* a stage this long lost the CPU on the way */
+#define RX_PAUSE_RETAKES 4            /* bursts taken again after a pause, before the timers */
 #define BACKOFF_NS 1000ull            /* first nap when the application drives (memif) */
 #define FD_BACKOFF_NS 16000ull        /* the same over a port with an fd (af_packet) */
 #define BACKOFF_MAX_NS 64000ull       /* naps double up to this while the lock stays busy */
@@ -76,6 +79,7 @@ static void host_tx_put(void *host, struct ur_txbuf *b, uint32_t len)
 {
 	struct uroce_nic *nic = host;
 
+	nic->tx_bytes += len;
 	uroce_dp_tx_put(nic->dp, b->cookie, len);
 }
 
@@ -165,34 +169,54 @@ static void rx_frame(void *arg, const uint8_t *frame, uint32_t len)
 static unsigned run_pass(struct uroce_nic *nic, uint64_t now)
 {
 	struct rx_arg a = {nic, now};
-	unsigned n;
+	unsigned n = 0, got;
 
 	/* a dead device (daemon_link.c) takes nothing in, and its port does
 	 * not attach to a daemon that comes later */
-	n = atomic_load_explicit(&nic->fatal, memory_order_relaxed)
-		? 0
-		: uroce_dp_rx(nic->dp, rx_frame, &a, RX_BURST, now);
-	/* a burst of large frames takes tens of microseconds to take in, and
-	 * a loaded host may take the CPU away in the middle of any burst for
-	 * milliseconds: the timers and the transmit stage (held ACKs start
-	 * there, retransmit timers are armed there) must see that time, or a
-	 * packet sent now has its timeout counted from before the pause */
-	if (n)
-		now = uroce_now_ns();
+	for (unsigned k = 0;; k++) {
+		uint64_t began = now;
+
+		a.now = now;
+		got = atomic_load_explicit(&nic->fatal, memory_order_relaxed)
+			  ? 0
+			  : uroce_dp_rx(nic->dp, rx_frame, &a, RX_BURST, now);
+		n += got;
+		/* a burst of large frames takes tens of microseconds to take
+		 * in, and a loaded host may take the CPU away in the middle of
+		 * any burst for milliseconds: the timers and the transmit stage
+		 * (held ACKs start there, retransmit timers are armed there)
+		 * must see that time, or a packet sent now has its timeout
+		 * counted from before the pause */
+		if (got)
+			now = uroce_now_ns();
+		/* ...and what came during the pause is in the ring, unseen:
+		 * the timers would give up on answers already here */
+		if (!got || got == RX_BURST || now - began < PASS_PAUSE_NS || k == RX_PAUSE_RETAKES)
+			break;
+	}
 	/* A full burst leaves frames in the ring: after this process was not
 	 * scheduled for a while, they hold the ACKs that the overdue timers
 	 * would otherwise give up on, costing a retry each. The timers wait
 	 * until a burst comes in short (the ring is drained), for a bounded
 	 * number of passes; doorbells run every pass. */
-	if (n == RX_BURST && nic->timers_deferred < RX_DEFER_PASSES) {
+	if (got == RX_BURST && nic->timers_deferred < RX_DEFER_PASSES) {
 		nic->timers_deferred++;
 		ur_dev_run_doorbells(nic->engine, now);
 	} else {
 		nic->timers_deferred = 0;
 		ur_dev_poll(nic->engine, now);
 	}
+	nic->tx_bytes = 0;
 	n += ur_dev_tx(nic->engine, now, TX_BURST);
 	uroce_dp_tx_flush(nic->dp, now);
+	/* large frames take long enough to build that the CPU may go away
+	 * meanwhile (a few small ones are not worth a clock read) */
+	if (nic->tx_bytes >= TX_RECLOCK_BYTES) {
+		uint64_t end = uroce_now_ns();
+
+		if (end - now >= PASS_PAUSE_NS)
+			ur_dev_tx_late(nic->engine, now, end);
+	}
 	/* whoever passes sees the daemon go: an application that keeps the
 	 * lock busy hears of it as soon as the progress thread would */
 	uroce_daemon_link_watch(nic, now);

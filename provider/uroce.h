@@ -62,6 +62,7 @@ struct uroce_nic {
 	_Atomic uint64_t arm_ns;      /* when the application last armed a CQ: it may block */
 	atomic_bool drive_nap;        /* the progress thread naps beside a driving application */
 	unsigned timers_deferred;     /* passes the timers waited for the ring to drain */
+	uint32_t tx_bytes;            /* built by the transmit stage of the pass in progress */
 
 	uint32_t next_pd;
 	struct uroce_xrcd_dom *xrcds; /* open XRC domains (xrcd.c), under lock */

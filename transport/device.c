@@ -199,6 +199,27 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now)
 	}
 }
 
+/*
+ * An ACK timeout that started in a paused stage would count the pause
+ * against the responder: its requests left only when the host ran again,
+ * but their timeout ran from before, and a peer answering in well under
+ * the timeout was given up on (on a 2-core host running 32 programs, a
+ * third of the local ACK timeouts followed such a pass). A NIC's clock
+ * does not run ahead of its sends: restart them from `now`. Every stamp
+ * those stages set reads `at`; the walk over all QPs is paid only after a
+ * pause, never per packet.
+ */
+void ur_dev_tx_late(struct ur_dev *dev, uint64_t at, uint64_t now)
+{
+	dev->now = now;
+	for (uint32_t i = 0; i <= dev->qp_hash_mask; i++) {
+		struct ur_qp *qp = dev->qp_hash[i];
+
+		if (qp && qp->req.progress_ns == at)
+			qp->req.progress_ns = now;
+	}
+}
+
 bool ur_dev_tx_pending(const struct ur_dev *dev)
 {
 	return dev->ready_head != NULL || atomic_load_explicit(&dev->db_head, memory_order_relaxed);

@@ -141,6 +141,9 @@ void ur_dev_poll(struct ur_dev *dev, uint64_t now);
 void ur_dev_run_doorbells(struct ur_dev *dev, uint64_t now);
 /* Build and hand over up to `budget` frames; returns how many. */
 unsigned ur_dev_tx(struct ur_dev *dev, uint64_t now, unsigned budget);
+/* The host lost the CPU in the middle of the poll and transmit stages it
+ * ran at `at`, and had it back at `now`: what they sent left at `now`. */
+void ur_dev_tx_late(struct ur_dev *dev, uint64_t at, uint64_t now);
 /* True when ur_dev_tx would send something now. */
 bool ur_dev_tx_pending(const struct ur_dev *dev);
 /* Any thread: true when an application rang a doorbell the engine has not seen. */

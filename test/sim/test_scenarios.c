@@ -622,6 +622,75 @@ START_TEST(test_sr_spurious_timeout_no_cascade)
 END_TEST
 
 /*
+ * A requester whose host loses the CPU after building a request and before
+ * it leaves (a pass paused in its transmit stage, as a 2-core host running
+ * 32 programs does hundreds of times a second): 45 ms, every 200 ms, on a
+ * path of 30 ms round trip, QP timeout 14 (67 ms). Each answer comes 30 ms
+ * after its request left, 75 ms after it was built. A host that tells the
+ * engine when the frame left (ur_dev_tx_late) gets no timeout; one that
+ * does not, as before, counts the pause against the responder.
+ */
+struct tx_stall_arg {
+	struct sim_node *n;
+	bool tell;
+};
+
+static void tx_stall_every_200ms(struct sim *s, void *arg)
+{
+	struct tx_stall_arg *a = arg;
+
+	sim_node_tx_stall(a->n, 45 * SIM_PS_PER_S / 1000, a->tell);
+	sim_at(s, sim_now(s) + 200 * SIM_PS_PER_S / 1000, tx_stall_every_200ms, arg);
+}
+
+static uint64_t tx_stall_timeouts(bool tell)
+{
+	struct sim *s = sim_create(91);
+	struct ur_dev_config cfg;
+	struct sim_link_cfg link;
+	struct sim_flow_cfg fc = {0};
+	struct sim_workload *w;
+	struct sim_flow *flow;
+	const struct sim_flow_stats *st;
+	struct tx_stall_arg arg;
+	uint64_t timeouts;
+
+	ur_dev_config_default(&cfg);
+	fx_default_link(&link);
+	link.prop_ps = 7500 * SIM_PS_PER_US; /* a link each way to the switch */
+	arg.n = sim_add_node(s, &cfg, &link, &link, NULL);
+	arg.tell = tell;
+	w = sim_workload_create(s);
+	fc.qp_type = UR_QPT_RC;
+	fc.opcode = UR_WR_RDMA_WRITE;
+	fc.msg_size = 4096; /* one packet: each starts its own timeout */
+	fc.messages = 1000000;
+	fc.depth = 1;
+	fc.verify = true;
+	sim_qp_params_default(&fc.qp);
+	fc.start_ps = SIM_PS_PER_S / 1000;
+	flow = sim_workload_add_flow(w, arg.n, sim_add_node(s, &cfg, &link, &link, NULL), &fc);
+	ck_assert_ptr_nonnull(flow);
+	sim_at(s, 100 * SIM_PS_PER_S / 1000, tx_stall_every_200ms, &arg);
+	sim_run(s, 2100 * SIM_PS_PER_S / 1000);
+	st = sim_flow_stats(flow);
+	ck_assert_uint_eq(st->errors, 0);
+	ck_assert_uint_eq(st->verify_failures, 0);
+	ck_assert_uint_gt(st->completed, 40);
+	timeouts = ur_dev_counters(sim_node_dev(arg.n))[UR_CTR_local_ack_timeout_err];
+	sim_workload_destroy(w);
+	sim_destroy(s);
+	return timeouts;
+}
+
+START_TEST(test_tx_pause_not_counted_against_the_peer)
+{
+	ck_assert_uint_eq(tx_stall_timeouts(true), 0);
+	ck_assert_uint_ge(tx_stall_timeouts(false), 5); /* the premise: 10 stalls */
+}
+END_TEST
+
+/*
  * A host that stops answering for 4 ms, again every 1.2 s (a thread not
  * scheduled): the first stall costs a spurious timeout (and perhaps its
  * backoff's), which teaches the RTO how long an answer can take, and the
@@ -2536,6 +2605,7 @@ static Suite *scenario_suite(void)
 			    sizeof(all_ops) / sizeof(all_ops[0]));
 	tcase_add_test(tc, test_sr_rto_learns_stalls);
 	tcase_add_test(tc, test_sr_spurious_timeout_no_cascade);
+	tcase_add_test(tc, test_tx_pause_not_counted_against_the_peer);
 	tcase_add_loop_test(tc, test_sr_stalls_teach_the_rto, 0, 2);
 	tcase_add_loop_test(tc, test_sr_lost_acks_keep_the_rto, 0, 2);
 	tcase_add_loop_test(tc, test_sr_stall_floor_full_window, 0, 2);

@@ -20,6 +20,7 @@ enum ev_type {
 	EV_NODE_PAUSE,    /* PFC pause or resume reaches a host */
 	EV_HOP_ARRIVE,    /* a frame reaches a topology's switch */
 	EV_PORT_PAUSE,    /* PFC pause or resume reaches a switch port */
+	EV_NODE_TX_LATE,  /* a host that lost the CPU holding a frame sends it */
 };
 
 struct sim_event {
@@ -50,6 +51,9 @@ struct sim_node {
 	uint64_t timer_at;
 	uint32_t timer_gen;
 	uint64_t stall_until; /* the host runs nothing before then (not scheduled) */
+	uint64_t tx_stall_ps; /* the next frame built waits this long in the host */
+	bool tx_stall_tell;   /* ...and the host tells the engine (ur_dev_tx_late) */
+	uint64_t tx_built_ns; /* when the frame held was built */
 	sim_node_hook hook;
 	void *hook_arg;
 };
@@ -430,8 +434,25 @@ static void node_pull(struct sim_node *n)
 	for (int i = 0; i < 4 && !n->out; i++)
 		if (!ur_dev_tx(n->dev, now_ns(n->s), 1) && !ur_dev_tx_pending(n->dev))
 			break;
+	if (n->out && n->tx_stall_ps) {
+		uint64_t until = n->s->now + n->tx_stall_ps;
+
+		/* the frame stays in the host's hands until it runs again */
+		n->tx_built_ns = now_ns(n->s);
+		n->tx_stall_ps = 0;
+		n->tx_busy = true;
+		push_event(n->s, until, EV_NODE_TX_LATE, n, NULL, 0);
+		sim_node_stall(n, until);
+		return;
+	}
 	if (n->out)
 		node_start_tx(n);
+}
+
+void sim_node_tx_stall(struct sim_node *n, uint64_t ps, bool tell)
+{
+	n->tx_stall_ps = ps;
+	n->tx_stall_tell = tell;
 }
 
 static void node_arm_timer(struct sim_node *n)
@@ -842,6 +863,11 @@ static void dispatch(struct sim *s, struct sim_event *ev)
 		node_after_event(n);
 		break;
 	}
+	case EV_NODE_TX_LATE:
+		if (n->tx_stall_tell)
+			ur_dev_tx_late(n->dev, n->tx_built_ns, now_ns(s));
+		node_start_tx(n);
+		break;
 	case EV_NODE_TX_DONE:
 		n->tx_busy = false;
 		if (s->now >= n->stall_until)

@@ -122,6 +122,12 @@ void sim_node_set_impair(struct sim_node *n, const struct sim_impair *up,
  * run nothing, frames wait for it in order (its NIC still sends what it had). */
 void sim_node_stall(struct sim_node *n, uint64_t until_ps);
 
+/* The host loses the CPU for `ps` right after it builds its next frame,
+ * which leaves only when it runs again (a provider's pass paused in its
+ * transmit stage). With `tell` the host then tells the engine
+ * (ur_dev_tx_late), as the provider does; without, as before it did. */
+void sim_node_tx_stall(struct sim_node *n, uint64_t ps, bool tell);
+
 /* Let the engine know the application posted WQEs on this node. */
 void sim_node_kick(struct sim_node *n);
 
