@@ -32,6 +32,7 @@
 
 #include "dp_internal.h"
 #include "netem.h"
+#include "rx_wait.h"
 
 #define SW_MAX_ATTACH 64
 #define SW_BLOCKS 4096 /* QP number blocks (provider/shared.h, checked in tools/uroced.c) */
@@ -118,6 +119,8 @@ static void to_program(struct uroce_switch *sw, struct sw_attach *a, const uint8
 	uint32_t cap;
 	uint8_t *buf;
 
+	/* when the frame was put there: the program counts the long waits */
+	a->m.tx_stamp = dp_rx_stamp(sw->now);
 	if (dp_memif_tx_space(&a->m) <= keep) {
 		sw->ctr[DP_CTR_dp_switch_full]++;
 		return;

@@ -40,7 +40,8 @@
 	X(dp_switch_no_owner, "device daemon: wire frames for QP numbers no attached program holds") \
 	X(dp_switch_full, "device daemon: frames dropped, the receiving program's ring was full") \
 	X(dp_tx_loopback_link_down, "frames to our own MAC dropped: the port was down (daemon gone)") \
-	X(dp_switch_ce_marked, "device daemon: RoCE frames CE-marked, a program's ring or the port's backing up")
+	X(dp_switch_ce_marked, "device daemon: RoCE frames CE-marked, a program's ring or the port's backing up") \
+	X(dp_rx_waited_10ms, "frames that waited 10 ms or more in the receive ring: the host ran something else")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

@@ -67,6 +67,7 @@ struct uroce_dp {
 	uint64_t last_rx_ns;    /* memif: when frames last came (uroce_dp_arm_wakeup) */
 	bool xsk;               /* wait_fd is an AF_XDP socket (af_xdp's PMD's) */
 	uint64_t xsk_drops;     /* its drops counted so far: the kernel never resets them */
+	uint64_t real_ahead_ns; /* af_packet: CLOCK_REALTIME less CLOCK_MONOTONIC (rx_wait.h) */
 	bool warm;              /* the rings' pages were touched (warm.c) */
 	uint32_t data_room;
 

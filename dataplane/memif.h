@@ -65,6 +65,9 @@ struct dp_memif {
 	unsigned tx_frames;    /* frames written, not yet published */
 	bool tx_reserved;      /* the slot at tx_next is lent out (dp_memif_tx_reserve) */
 	bool armed;	       /* the peer is asked to signal the next frame (dp_memif_arm) */
+	bool stamps;	       /* the peer stamps its frames (rx_wait.h): read them */
+	uint32_t tx_stamp;     /* written with each frame we send (0: none) */
+	uint32_t rx_stamp;     /* the last frame's stamp, if the peer stamps */
 	uint8_t *tx_buf;       /* and its buffer */
 	uint8_t *gather;       /* a frame that came in pieces (a peer's smaller buffers) */
 	uint32_t gather_cap;

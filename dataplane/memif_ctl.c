@@ -615,6 +615,8 @@ int dp_memif_open(struct dp_memif *m, const char *args, uint32_t bsize, unsigned
 	    strtoul(num, NULL, 0) <= MEMIF_MAX_LOG2_RING)
 		m->log2_ring = (uint8_t)strtoul(num, NULL, 0);
 	m->server = !strcmp(role, "server");
+	/* the device daemon stamps what it puts in our ring (rx_wait.h) */
+	m->stamps = arg_value(args, "stamps", num, sizeof(num)) && !strcmp(num, "1");
 	m->gather_cap = 16384;
 	m->gather = malloc(m->gather_cap);
 	if (!m->gather)

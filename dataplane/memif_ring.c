@@ -67,6 +67,7 @@ const uint8_t *dp_memif_rx_next(struct dp_memif *m, uint32_t *len)
 		struct memif_desc d = memif_desc_read(&r->desc[m->rx_last & mask]);
 		const uint8_t *b;
 
+		m->rx_stamp = d.metadata;
 		if (d.flags & MEMIF_DESC_FLAG_NEXT) {
 			b = gather(m, r, m->rx_end, len);
 		} else {
@@ -285,6 +286,7 @@ void dp_memif_tx_commit(struct dp_memif *m, uint32_t len)
 	d = &tx_ring(m)->desc[m->tx_next & (m->ring_size - 1)];
 	d->length = len;
 	d->flags = 0;
+	d->metadata = m->tx_stamp;
 	m->tx_next++;
 	m->tx_frames++;
 }
@@ -317,6 +319,7 @@ static bool put_frame(struct dp_memif *m, uint16_t room, const uint8_t *f, uint3
 		d->length = n;
 		off += n;
 		d->flags = off < len ? MEMIF_DESC_FLAG_NEXT : 0;
+		d->metadata = m->tx_stamp;
 		s++;
 	}
 	m->tx_next = s;

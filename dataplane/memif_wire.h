@@ -119,8 +119,11 @@ static inline struct memif_desc memif_desc_read(const struct memif_desc *d)
 {
 	const volatile struct memif_desc *v = d;
 
-	return (struct memif_desc){
-		.flags = v->flags, .region = v->region, .length = v->length, .offset = v->offset};
+	return (struct memif_desc){.flags = v->flags,
+				   .region = v->region,
+				   .length = v->length,
+				   .offset = v->offset,
+				   .metadata = v->metadata};
 }
 
 /* The buffer a descriptor (a copy) names, if `len` bytes of it lie inside its region. */

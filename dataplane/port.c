@@ -27,6 +27,7 @@
 #include <rte_mbuf.h>
 
 #include "dp_internal.h"
+#include "rx_wait.h"
 #include "netem.h"
 #include "steer_bpf.h"
 #include "udp_gso.h"
@@ -394,6 +395,20 @@ static int open_dpdk_port(struct uroce_dp *dp, const struct uroce_dp_config *cfg
 	return 0;
 }
 
+/* af_packet's receive times are CLOCK_REALTIME, ours CLOCK_MONOTONIC: the
+ * offset between them moves only when the wall clock is set */
+static void real_ahead_update(struct uroce_dp *dp)
+{
+	struct timespec r, m;
+
+	if (dp->kind != DP_PORT_AFP)
+		return;
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	dp->real_ahead_ns = ((uint64_t)r.tv_sec - (uint64_t)m.tv_sec) * 1000000000ull +
+			    (uint64_t)r.tv_nsec - (uint64_t)m.tv_nsec;
+}
+
 int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 {
 	struct uroce_dp *dp;
@@ -415,6 +430,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		dp->kind = DP_PORT_MEMIF;
 	else
 		dp->kind = DP_PORT_DPDK;
+	real_ahead_update(dp);
 	if (dp->kind == DP_PORT_DPDK) {
 		/* EAL and its mbufs only for a port DPDK moves (frames.h) */
 		err = dp_eal_start(cfg);
@@ -729,6 +745,9 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 		uint16_t gso;
 		uint8_t *f = dp_afp_frame_gso(&dp->afp, h, &len, &gso);
 
+		if (unlikely(dp_rx_time_late(h->tp_sec * 1000000000ull + h->tp_nsec, now,
+					     dp->real_ahead_ns)))
+			dp_count(dp, DP_CTR_dp_rx_waited_10ms);
 		if (!f)
 			dp_count(dp, DP_CTR_dp_rx_gso_lost);
 		else if (gso)
@@ -750,6 +769,8 @@ static unsigned rx_memif(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsi
 
 	dp_memif_upkeep(&dp->memif, now);
 	while (n < max && (f = dp_memif_rx_next(&dp->memif, &len))) {
+		if (dp->memif.stamps && unlikely(dp_rx_stamp_late(dp->memif.rx_stamp, now)))
+			dp_count(dp, DP_CTR_dp_rx_waited_10ms);
 		rx_in_place(dp, f, len, fn, arg, now);
 		n++;
 	}
@@ -1002,6 +1023,7 @@ void uroce_dp_housekeeping(struct uroce_dp *dp)
 
 	/* other processes' senders that went away, seen on their sockets */
 	dp_peer_loop_recheck(&dp->peer);
+	real_ahead_update(dp);
 	/* frames the kernel dropped because our ring was full: reading resets them */
 	if (dp->kind == DP_PORT_AFP &&
 	    !getsockopt(dp->afp.fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))

@@ -69,8 +69,9 @@ bool uroce_port_via_daemon(const struct uroce_devconf *conf, const char *devdir,
 	 * UD datagrams overflowed it. Buffers for RoCE frames, not the
 	 * interface's MTU: the daemon hands a program nothing else, and half
 	 * the memory is half the pages a program's start must touch (a
-	 * loaded host took seconds over 19 MB) */
-	snprintf(port, len, "memif:role=client,id=%d,socket=%s,rsize=10,bsize=%u", (int)getpid(),
-		 sock, UROCE_DP_ROCE_FRAME_ROOM);
+	 * loaded host took seconds over 19 MB). The daemon stamps the frames
+	 * it puts in our ring, so the long waits there are counted */
+	snprintf(port, len, "memif:role=client,id=%d,socket=%s,rsize=10,bsize=%u,stamps=1",
+		 (int)getpid(), sock, UROCE_DP_ROCE_FRAME_ROOM);
 	return true;
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "memif_wire.h"
+#include "rx_wait.h"
 
 static char sock_path[64];
 static char args_server[128];
@@ -398,6 +399,68 @@ START_TEST(test_frames_built_in_the_ring)
 END_TEST
 
 /*
+ * The device daemon stamps the frames it puts in a program's ring, built in
+ * place or copied in pieces; the program reads each frame's stamp, and
+ * counts one 10 ms old or more as a long wait (rx_wait.h), never one from
+ * after its clock reading nor an unstamped one.
+ */
+START_TEST(test_stamps_reach_the_client)
+{
+	const uint64_t t = 5000000000000ull; /* any CLOCK_MONOTONIC time */
+	struct dp_memif server;
+	struct client_open c;
+	uint32_t cap, len;
+	const uint8_t *f, *frames[1];
+	uint8_t *b, big[3000];
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=3,bsize=2048,stamps=1", 2000);
+	ck_assert(c.m.stamps);
+	server.tx_stamp = dp_rx_stamp(t);
+	b = dp_memif_tx_reserve(&server, 1000, &cap);
+	ck_assert_ptr_nonnull(b);
+	make_frame(b, 1000, 1);
+	dp_memif_tx_commit(&server, 1000);
+	server.tx_stamp = dp_rx_stamp(t + 1000000);
+	make_frame(big, sizeof(big), 2); /* two pieces of the client's 2048-byte buffers */
+	frames[0] = big;
+	len = sizeof(big);
+	ck_assert_uint_eq(dp_memif_tx(&server, frames, &len, 1), 1);
+	dp_memif_tx_publish(&server);
+	f = dp_memif_rx_next(&c.m, &len);
+	ck_assert_ptr_nonnull(f);
+	check_frame(f, len, 1000, 1);
+	ck_assert_uint_eq(c.m.rx_stamp, dp_rx_stamp(t));
+	ck_assert(!dp_rx_stamp_late(c.m.rx_stamp, t + 9900000));
+	ck_assert(dp_rx_stamp_late(c.m.rx_stamp, t + 10100000));
+	f = dp_memif_rx_next(&c.m, &len);
+	ck_assert_ptr_nonnull(f);
+	check_frame(f, len, sizeof(big), 2);
+	ck_assert_uint_eq(c.m.rx_stamp, dp_rx_stamp(t + 1000000));
+	ck_assert(!dp_rx_stamp_late(c.m.rx_stamp, t));	/* stamped after we looked */
+	ck_assert(!dp_rx_stamp_late(0, t + 1000000000)); /* not stamped */
+	dp_memif_rx_done(&c.m);
+	dp_memif_close(&c.m);
+	dp_memif_close(&server);
+}
+END_TEST
+
+/* Across the 32-bit stamp's wrap (every 73 minutes), and af_packet's
+ * CLOCK_REALTIME receive times. */
+START_TEST(test_rx_wait_arithmetic)
+{
+	uint64_t wrap = 1ull << 42, ahead = 1700000000000000000ull;
+
+	ck_assert(dp_rx_stamp(0) != 0);
+	ck_assert(!dp_rx_stamp_late(dp_rx_stamp(wrap - 1000), wrap + 5000000));
+	ck_assert(dp_rx_stamp_late(dp_rx_stamp(wrap - 1000), wrap + 12000000));
+	ck_assert(!dp_rx_time_late(ahead + 1000, 5000000, ahead));
+	ck_assert(dp_rx_time_late(ahead + 1000, 11000000, ahead));
+	ck_assert(!dp_rx_time_late(ahead + 20000000, 11000000, ahead)); /* from the future */
+}
+END_TEST
+
+/*
  * Each end keeps the peer's index as it last read it (memif_ring.c): a
  * reader must still see frames published after it looked, in order, and a
  * writer's kept room must never exceed the real one nor hide slots freed.
@@ -692,6 +755,8 @@ int main(void)
 	tcase_add_test(tc, test_second_client_refused_then_replacement_taken);
 	tcase_add_test(tc, test_client_memory_across_connections);
 	tcase_add_test(tc, test_frames_built_in_the_ring);
+	tcase_add_test(tc, test_stamps_reach_the_client);
+	tcase_add_test(tc, test_rx_wait_arithmetic);
 	tcase_add_test(tc, test_kept_indices);
 	tcase_add_test(tc, test_armed_interrupt);
 	tcase_add_loop_test(tc, test_lying_client_refused, LIE_WRONG_ID, LIE_RING_TWICE + 1);
