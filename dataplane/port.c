@@ -27,8 +27,8 @@
 #include <rte_mbuf.h>
 
 #include "dp_internal.h"
-#include "rx_wait.h"
 #include "netem.h"
+#include "rx_wait.h"
 #include "steer_bpf.h"
 #include "udp_gso.h"
 
@@ -745,17 +745,20 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 		uint16_t gso;
 		uint8_t *f = dp_afp_frame_gso(&dp->afp, h, &len, &gso);
 
-		if (unlikely(dp_rx_time_late(h->tp_sec * 1000000000ull + h->tp_nsec, now,
-					     dp->real_ahead_ns)))
-			dp_count(dp, DP_CTR_dp_rx_waited_10ms);
+		unsigned frames = 1;
+
 		if (!f)
 			dp_count(dp, DP_CTR_dp_rx_gso_lost);
 		else if (gso)
-			n += rx_batch(dp, f, len, gso, fn, arg, now);
+			frames += rx_batch(dp, f, len, gso, fn, arg, now);
 		else
 			rx_in_place(dp, f, len, fn, arg, now);
+		/* every frame of a batch waited as long as the batch */
+		if (unlikely(dp_rx_time_late(h->tp_sec * 1000000000ull + h->tp_nsec, now,
+					     dp->real_ahead_ns)))
+			dp->ctr[DP_CTR_dp_rx_waited_10ms] += frames;
 		dp_afp_release(&dp->afp, h);
-		n++;
+		n += frames;
 	}
 	return n;
 }
