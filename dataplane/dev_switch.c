@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +52,10 @@ struct sw_attach {
 	pid_t pid;
 	bool used;
 	bool out;	/* frames committed to its ring, not yet published */
+	/* our own descriptor of its ring's eventfd, in the epoll set: the
+	 * program holds the same file, so closing memif's descriptor would
+	 * leave the registration behind; this one is removed, then closed */
+	int sig_fd;
 };
 
 /* A program the greeter has shaken hands with, for the switch to take. */
@@ -67,6 +73,10 @@ struct uroce_switch {
 	struct sw_ready *ready[SW_MAX_ATTACH]; /* under ready_lock */
 	unsigned nready;
 	int ready_fd; /* eventfd: the greeter has queued a program */
+	/* the attached programs' ring eventfds (edge-triggered) and control
+	 * sockets, registered while they are attached: a wait polls three
+	 * descriptors, not two per program, and reads none of the eventfds */
+	int ep_fd;
 	char path[108];
 	unsigned shift;
 	int (*owner)(void *arg, unsigned block);
@@ -202,11 +212,45 @@ static void neigh_from_wire(void *arg, const uint8_t *f, uint32_t len)
 			to_program(sw, &sw->att[i], f, len, 0);
 }
 
+/* What wakes the switch for an attachment: a frame signalled on its ring
+ * (the program signals only while the ring is armed), a message or a
+ * hang-up on its control socket. A program whose descriptors cannot be
+ * watched is still served by every pass; only its wake-ups are lost, and
+ * a pass comes at least every SLEEP_NS (tools/uroced.c). */
+#define SW_EV_CTL 0x80000000u
+
+static void watch(struct uroce_switch *sw, struct sw_attach *a)
+{
+	uint32_t i = (uint32_t)(a - sw->att);
+	struct epoll_event ring = {.events = EPOLLIN | EPOLLET, .data.u32 = i},
+			   ctl = {.events = EPOLLIN, .data.u32 = i | SW_EV_CTL};
+	int fd = dp_memif_rx_signal_fd(&a->m);
+
+	a->sig_fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if ((a->sig_fd >= 0 && epoll_ctl(sw->ep_fd, EPOLL_CTL_ADD, a->sig_fd, &ring)) ||
+	    epoll_ctl(sw->ep_fd, EPOLL_CTL_ADD, a->m.ctl_fd, &ctl))
+		swlog(sw, "program %d: cannot watch its descriptors: %s", (int)a->pid,
+		      strerror(errno));
+}
+
+/* The control socket is ours alone: closed, it leaves the set by itself. */
+static void unwatch(struct uroce_switch *sw, struct sw_attach *a)
+{
+	if (a->sig_fd >= 0) {
+		epoll_ctl(sw->ep_fd, EPOLL_CTL_DEL, a->sig_fd, NULL);
+		close(a->sig_fd);
+		a->sig_fd = -1;
+	}
+	if (a->m.ctl_fd >= 0)
+		epoll_ctl(sw->ep_fd, EPOLL_CTL_DEL, a->m.ctl_fd, NULL);
+}
+
 static void forget(struct uroce_switch *sw, unsigned i)
 {
 	struct sw_attach *a = &sw->att[i];
 
 	swlog(sw, "program %d (interface %u) detached", (int)a->pid, a->m.id);
+	unwatch(sw, a);
 	sw->ctr[DP_CTR_dp_memif_bad_desc] += a->m.bad_desc;
 	dp_memif_close(&a->m);
 	a->used = false;
@@ -301,6 +345,7 @@ static void take_new(struct uroce_switch *sw)
 		a->used = true;
 		a->out = false;
 		free(r);
+		watch(sw, a);
 		swlog(sw, "program %d attached (interface %u, ring %u)", (int)a->pid, a->m.id,
 		      a->m.ring_size);
 	}
@@ -436,50 +481,49 @@ unsigned uroce_switch_pass(struct uroce_switch *sw, uint64_t now)
 
 int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns)
 {
-	struct pollfd p[2 * SW_MAX_ATTACH + 2];
-	unsigned ctl[SW_MAX_ATTACH + 1], nctl = 0; /* which of p are control sockets */
+	struct pollfd p[3] = {{.fd = sw->ready_fd, .events = POLLIN},
+			      {.fd = sw->ep_fd, .events = POLLIN},
+			      {.fd = -1}};
+	struct epoll_event ev[SW_MAX_ATTACH];
 	struct timespec ts;
-	unsigned n = 0;
 	int fd, r;
 
-	ctl[nctl++] = n;
-	p[n++] = (struct pollfd){.fd = sw->ready_fd, .events = POLLIN};
 	fd = uroce_dp_arm_wakeup_now(sw->wire);
 	if (fd == -EAGAIN)
 		return 0;
 	if (fd == -1)
 		fd = uroce_dp_wait_fd(sw->wire);
 	if (fd >= 0)
-		p[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+		p[2] = (struct pollfd){.fd = fd, .events = POLLIN};
 	else if (fd != -ENOTCONN && timeout_ns > SW_NAP_NS)
 		timeout_ns = SW_NAP_NS; /* -ENOTCONN: a memif wire that reconnects by itself */
 	for (unsigned i = 0; i < SW_MAX_ATTACH; i++) {
 		struct sw_attach *a = &sw->att[i];
 
-		if (!a->used || !a->m.connected)
-			continue;
-		fd = dp_memif_arm(&a->m);
-		if (fd == -EAGAIN) {
+		if (a->used && a->m.connected && dp_memif_arm(&a->m) == -EAGAIN)
 			timeout_ns = 0;
-			continue;
-		}
-		if (fd >= 0)
-			p[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
-		/* a hang-up of its control socket is a program leaving */
-		ctl[nctl++] = n;
-		p[n++] = (struct pollfd){.fd = a->m.ctl_fd, .events = POLLIN};
 	}
 	ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
 	ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
-	r = ppoll(p, n, &ts, NULL);
+	r = ppoll(p, 3, &ts, NULL);
 	uroce_dp_disarm_wakeup(sw->wire);
 	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
 		if (sw->att[i].used && sw->att[i].m.connected)
-			dp_memif_disarm(&sw->att[i].m);
-	/* a program came or went: look at once */
-	for (unsigned i = 0; r > 0 && i < nctl; i++)
-		if (p[ctl[i]].revents)
-			sw->next_ctl_ns = 0;
+			dp_memif_disarm_keep(&sw->att[i].m);
+	if (r > 0 && p[0].revents)
+		sw->next_ctl_ns = 0; /* a program came: take it at once */
+	/* the set's events: a ring's signal needs nothing more (edge-triggered,
+	 * its count never read); a control socket's is a program leaving */
+	if (r > 0 && p[1].revents) {
+		int n;
+
+		do {
+			n = epoll_wait(sw->ep_fd, ev, SW_MAX_ATTACH, 0);
+			for (int k = 0; k < n; k++)
+				if (ev[k].data.u32 & SW_EV_CTL)
+					sw->next_ctl_ns = 0;
+		} while (n == SW_MAX_ATTACH);
+	}
 	return r < 0 ? -errno : r;
 }
 
@@ -505,12 +549,16 @@ int uroce_switch_open(const struct uroce_switch_config *c, struct uroce_switch *
 	}
 	sw->listen_fd = fd;
 	sw->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sw->ep_fd = epoll_create1(EPOLL_CLOEXEC);
 	pthread_mutex_init(&sw->ready_lock, NULL);
-	if (sw->ready_fd < 0 || pthread_create(&sw->greeter, NULL, greeter, sw)) {
-		int err = sw->ready_fd < 0 ? -errno : -EAGAIN;
+	if (sw->ready_fd < 0 || sw->ep_fd < 0 ||
+	    pthread_create(&sw->greeter, NULL, greeter, sw)) {
+		int err = sw->ready_fd < 0 || sw->ep_fd < 0 ? -errno : -EAGAIN;
 
 		if (sw->ready_fd >= 0)
 			close(sw->ready_fd);
+		if (sw->ep_fd >= 0)
+			close(sw->ep_fd);
 		close(fd);
 		unlink(sw->path);
 		free(sw);
@@ -534,6 +582,7 @@ void uroce_switch_close(struct uroce_switch *sw)
 		if (sw->att[i].used)
 			forget(sw, i);
 	close(sw->ready_fd);
+	close(sw->ep_fd);
 	pthread_mutex_destroy(&sw->ready_lock);
 	uroce_dp_set_neigh_seen(sw->wire, NULL, NULL);
 	close(sw->listen_fd);

@@ -129,6 +129,13 @@ void dp_memif_rx_done(struct dp_memif *m);
  */
 int dp_memif_arm(struct dp_memif *m);
 void dp_memif_disarm(struct dp_memif *m);
+/* The same, leaving the eventfd as it is: for a thread that waits on it in
+ * an edge-triggered epoll set, where only new signals wake it and a count
+ * left behind costs nothing (the device daemon's switch: a read per program
+ * per wake-up was 16 system calls) */
+void dp_memif_disarm_keep(struct dp_memif *m);
+/* The eventfd the peer signals our receive ring on (-1: none). */
+int dp_memif_rx_signal_fd(const struct dp_memif *m);
 /* Stop the peer's signals without taking the one that may be pending. */
 void dp_memif_mask(struct dp_memif *m);
 

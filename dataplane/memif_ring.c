@@ -105,10 +105,15 @@ static struct memif_ring *rx_ring(const struct dp_memif *m)
 	return m->server ? m->c2s : m->s2c;
 }
 
+int dp_memif_rx_signal_fd(const struct dp_memif *m)
+{
+	return m->server ? m->c2s_fd : m->s2c_fd;
+}
+
 int dp_memif_arm(struct dp_memif *m)
 {
 	struct memif_ring *r = rx_ring(m);
-	int fd = m->server ? m->c2s_fd : m->s2c_fd;
+	int fd = dp_memif_rx_signal_fd(m);
 	uint16_t end;
 
 	/* a server with no client yet: the next client wakes it */
@@ -137,19 +142,27 @@ void dp_memif_mask(struct dp_memif *m)
 		rx_ring(m)->flags |= MEMIF_RING_FLAG_MASK_INT;
 }
 
+void dp_memif_disarm_keep(struct dp_memif *m)
+{
+	if (!m->armed)
+		return;
+	m->armed = false;
+	if (m->connected)
+		rx_ring(m)->flags |= MEMIF_RING_FLAG_MASK_INT;
+}
+
 void dp_memif_disarm(struct dp_memif *m)
 {
 	uint64_t n;
 	ssize_t got;
 
-	if (!m->armed)
+	if (!m->armed || !m->connected) {
+		m->armed = false;
 		return;
-	m->armed = false;
-	if (!m->connected)
-		return;
-	rx_ring(m)->flags |= MEMIF_RING_FLAG_MASK_INT;
+	}
+	dp_memif_disarm_keep(m);
 	/* empty the eventfd, or every later poll would return at once */
-	got = read(m->server ? m->c2s_fd : m->s2c_fd, &n, sizeof(n));
+	got = read(dp_memif_rx_signal_fd(m), &n, sizeof(n));
 	(void)got;
 }
 
