@@ -41,7 +41,8 @@
 	X(dp_switch_full, "device daemon: frames dropped, the receiving program's ring was full") \
 	X(dp_tx_loopback_link_down, "frames to our own MAC dropped: the port was down (daemon gone)") \
 	X(dp_switch_ce_marked, "device daemon: RoCE frames CE-marked, a program's ring or the port's backing up") \
-	X(dp_rx_waited_10ms, "frames that waited 10 ms or more in the receive ring: the host ran something else")
+	X(dp_rx_waited_10ms, "frames that waited 10 ms or more in the receive ring: the host ran something else") \
+	X(dp_tx_loopback_refused, "frames to another process of the device dropped: it has 256 senders already")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

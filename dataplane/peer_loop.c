@@ -30,6 +30,7 @@
 #define BIND_FIRST_NS 10000L    /* a dead owner's name: look again after 10 us, */
 #define BIND_WAIT_NS 20000000L  /* doubling, for 20 ms at most (the caller holds the engine) */
 #define REFUSED_NS 10000000ull  /* a live owner that hung up on us: connect again after 10 ms */
+#define FULL_NOTE 'f'           /* an owner refusing a sender says why before it hangs up */
 
 struct dp_loop_ring {
 	_Atomic uint64_t head; /* written by the sender */
@@ -85,10 +86,11 @@ int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint3
 	pl->to_ring = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_ring));
 	pl->to_owner = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_owner));
 	pl->to_retry_ns = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_retry_ns));
+	pl->to_refused = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_refused));
 	if (pl->to_fd)
 		for (unsigned b = 0; b < DP_PEER_BLOCKS; b++)
 			pl->to_fd[b] = -1;
-	if (!pl->to_fd || !pl->to_ring || !pl->to_owner || !pl->to_retry_ns) {
+	if (!pl->to_fd || !pl->to_ring || !pl->to_owner || !pl->to_retry_ns || !pl->to_refused) {
 		dp_peer_loop_fini(pl);
 		return -ENOMEM;
 	}
@@ -129,6 +131,7 @@ void dp_peer_loop_fini(struct dp_peer_loop *pl)
 	free(pl->to_ring);
 	free(pl->to_owner);
 	free(pl->to_retry_ns);
+	free(pl->to_refused);
 	memset(pl, 0, sizeof(*pl));
 	pl->ep_fd = -1;
 }
@@ -280,17 +283,21 @@ static int connect_to(struct dp_peer_loop *pl, uint32_t block)
 }
 
 /* A ring full for good or for now: the receiver is gone (its socket hung
- * up: -ECONNRESET), or behind (-EAGAIN). */
+ * up: -ECONNRESET), refused us (it has DP_PEER_MAX_CONNS senders: -EUSERS),
+ * or is behind (-EAGAIN). */
 static int ring_full(struct dp_peer_loop *pl, uint32_t block)
 {
 	struct pollfd p = {.fd = pl->to_fd[block], .events = 0};
+	char note = 0;
 
 	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) {
+		pl->to_refused[block] = recv(pl->to_fd[block], &note, 1, MSG_DONTWAIT) == 1 &&
+					note == FULL_NOTE;
 		disconnect(pl, block);
 		/* an owner that refused us (no slot left) would refuse a new
 		 * connection too, after we had written into its ring */
 		pl->to_retry_ns[block] = coarse_ns() + REFUSED_NS;
-		return -ECONNRESET;
+		return pl->to_refused[block] ? -EUSERS : -ECONNRESET;
 	}
 	return -EAGAIN;
 }
@@ -334,8 +341,9 @@ int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *fr
 		    pl->to_owner[block] == atomic_load_explicit(dp_bell(pl, block, DP_BELL_OWNER),
 								memory_order_relaxed) &&
 		    coarse_ns() < pl->to_retry_ns[block])
-			return -ECONNRESET;
+			return pl->to_refused[block] ? -EUSERS : -ECONNRESET;
 		pl->to_retry_ns[block] = 0;
+		pl->to_refused[block] = false;
 		err = connect_to(pl, block);
 		if (err)
 			return err; /* nobody holds the block: ECONNREFUSED, ENOENT */
@@ -439,6 +447,9 @@ static void accept_all(struct dp_peer_loop *pl, int lfd)
 				poison(r);
 				ring_unmap(r);
 			}
+			/* told, the sender counts its frames as refused, not
+			 * as sent to nobody */
+			(void)!send(fd, &(char){FULL_NOTE}, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 			close(fd);
 			continue;
 		}

@@ -55,6 +55,7 @@ struct dp_peer_loop {
 	struct dp_loop_ring **to_ring; /* [DP_PEER_BLOCKS]: the ring we write to it */
 	uint32_t *to_owner;  /* [DP_PEER_BLOCKS]: the owner's DP_BELL_OWNER when we connected */
 	uint64_t *to_retry_ns; /* [DP_PEER_BLOCKS]: hung up on by that owner: no new connection before */
+	bool *to_refused;    /* [DP_PEER_BLOCKS]: and it said why: it has DP_PEER_MAX_CONNS senders */
 	_Atomic uint32_t *bells; /* shared; block b's words at bells[b * DP_BELL_STRIDE] */
 	uint32_t frame_max;
 };

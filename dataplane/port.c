@@ -649,6 +649,8 @@ static enum dp_counter loop_result(int err)
 		return DP_CTR_dp_tx_loopback;
 	if (err == -ECONNREFUSED || err == -ENOENT || err == -EPIPE || err == -ECONNRESET)
 		return DP_CTR_dp_tx_loopback_no_owner;
+	if (err == -EUSERS)
+		return DP_CTR_dp_tx_loopback_refused;
 	return DP_CTR_dp_tx_loopback_drops;
 }
 
