@@ -17,10 +17,12 @@
 #include <unistd.h>
 
 #include "peer_loop.h"
+#include "rx_wait.h"
 
 /*
- * One sender's frames to one receiving process: records of a length word
- * and the frame, 8-byte aligned, one after the other; a record that would
+ * One sender's frames to one receiving process: records of a length word,
+ * a stamp (rx_wait.h: when the sender wrote it, by the coarse clock) and
+ * the frame, 8-byte aligned, one after the other; a record that would
  * cross the end is preceded by a wrap mark and starts over at 0. head and
  * tail count bytes from the start, each on its own cache line. The size
  * holds about a thousand 4 KB frames, what a socket buffered before.
@@ -80,6 +82,13 @@ int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint3
 	pl->bells = bells;
 	pl->frame_max = frame_max;
 	pl->ep_fd = -1;
+	{
+		struct timespec res;
+
+		pl->tick_ns = clock_getres(CLOCK_MONOTONIC_COARSE, &res)
+				      ? 10000000ull
+				      : (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
+	}
 	if (!bells)
 		return 0;
 	pl->to_fd = malloc(DP_PEER_BLOCKS * sizeof(int));
@@ -302,7 +311,7 @@ static int ring_full(struct dp_peer_loop *pl, uint32_t block)
 	return -EAGAIN;
 }
 
-static int ring_put(struct dp_loop_ring *r, const uint8_t *frame, uint32_t len)
+static int ring_put(struct dp_loop_ring *r, const uint8_t *frame, uint32_t len, uint32_t stamp)
 {
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -319,6 +328,7 @@ static int ring_put(struct dp_loop_ring *r, const uint8_t *frame, uint32_t len)
 		off = 0;
 	}
 	memcpy(r->data + off, &len, 4);
+	memcpy(r->data + off + 4, &stamp, 4);
 	memcpy(r->data + off + 8, frame, len);
 	atomic_store_explicit(&r->head, head + need, memory_order_release);
 	return 0;
@@ -348,7 +358,7 @@ int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *fr
 		if (err)
 			return err; /* nobody holds the block: ECONNREFUSED, ENOENT */
 	}
-	if (ring_put(pl->to_ring[block], frame, len))
+	if (ring_put(pl->to_ring[block], frame, len, dp_rx_stamp(coarse_ns())))
 		return ring_full(pl, block);
 	/* after the frame: a receiver that sees the bell finds it */
 	atomic_store_explicit(dp_bell(pl, block, DP_BELL_RUNG), 1, memory_order_release);
@@ -472,7 +482,7 @@ static void drop_conn(struct dp_peer_loop *pl, unsigned i)
 
 /* Frames from one sender's ring, up to max, read in place. */
 static unsigned rx_ring(struct dp_peer_loop *pl, unsigned i, uroce_dp_rx_fn fn, void *arg,
-			unsigned max, bool *more)
+			unsigned max, bool *more, uint64_t now)
 {
 	struct dp_loop_ring *r = pl->conn_ring[i];
 	uint64_t tail = pl->conn_tail[i];
@@ -485,7 +495,7 @@ static unsigned rx_ring(struct dp_peer_loop *pl, unsigned i, uroce_dp_rx_fn fn, 
 		return 0;
 	}
 	while (tail != head && got < max) {
-		uint32_t off = (uint32_t)(tail % RING_BYTES), len;
+		uint32_t off = (uint32_t)(tail % RING_BYTES), len, stamp;
 
 		memcpy(&len, r->data + off, 4);
 		if (len == WRAP_MARK && RING_BYTES - off <= head - tail) {
@@ -497,6 +507,10 @@ static unsigned rx_ring(struct dp_peer_loop *pl, unsigned i, uroce_dp_rx_fn fn, 
 			drop_conn(pl, i);
 			return got;
 		}
+		memcpy(&stamp, r->data + off + 4, 4);
+		/* the sender's coarse clock runs up to a tick behind: counted
+		 * only if it waited 10 ms whatever the tick hid */
+		pl->rx_waited += dp_rx_stamp_late(stamp, now - pl->tick_ns);
 		fn(arg, r->data + off + 8, len);
 		tail += record_bytes(len);
 		got++;
@@ -545,7 +559,8 @@ static void compact(struct dp_peer_loop *pl)
 	pl->nconn = kept;
 }
 
-unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, unsigned max)
+unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, unsigned max,
+			 uint64_t now)
 {
 	bool sockets = pl->recheck, more = false;
 	unsigned got = 0;
@@ -578,7 +593,7 @@ unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, 
 		if (pl->conn[i] >= 0 && (sockets || !pl->conn_ring[i]))
 			look_at_socket(pl, i);
 		if (pl->conn[i] >= 0 && pl->conn_ring[i] && got < max)
-			got += rx_ring(pl, i, fn, arg, max - got, &more);
+			got += rx_ring(pl, i, fn, arg, max - got, &more, now);
 	}
 	compact(pl);
 	/* the budget ran out with frames left: no bell will say so again */

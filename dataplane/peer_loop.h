@@ -58,6 +58,8 @@ struct dp_peer_loop {
 	bool *to_refused;    /* [DP_PEER_BLOCKS]: and it said why: it has DP_PEER_MAX_CONNS senders */
 	_Atomic uint32_t *bells; /* shared; block b's words at bells[b * DP_BELL_STRIDE] */
 	uint32_t frame_max;
+	uint64_t tick_ns;    /* the coarse clock's resolution (the senders' stamps) */
+	uint64_t rx_waited;  /* frames received that had waited 10 ms or more: the caller counts them */
 };
 
 static inline _Atomic uint32_t *dp_bell(const struct dp_peer_loop *pl, uint32_t block, int word)
@@ -93,8 +95,10 @@ static inline bool dp_peer_loop_maybe(const struct dp_peer_loop *pl)
 	return false;
 }
 
-/* Up to max frames from other processes to fn, read in place; how many. */
-unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, unsigned max);
+/* Up to max frames from other processes to fn, read in place; how many.
+ * `now` (CLOCK_MONOTONIC) tells the frames that waited long (rx_waited). */
+unsigned dp_peer_loop_rx(struct dp_peer_loop *pl, uroce_dp_rx_fn fn, void *arg, unsigned max,
+			 uint64_t now);
 
 /* Look at every ring and socket on the next receive, bell or not: after a
  * wake-up on ep_fd (a sender gone, or killed between its write and its

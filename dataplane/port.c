@@ -830,8 +830,11 @@ unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned
 	}
 	if (dp->nloop && done < max)
 		done += loop_rx(dp, fn, arg, dp->nloop < max - done ? dp->nloop : max - done);
-	if (done < max && dp_peer_loop_maybe(&dp->peer))
-		done += dp_peer_loop_rx(&dp->peer, fn, arg, max - done);
+	if (done < max && dp_peer_loop_maybe(&dp->peer)) {
+		done += dp_peer_loop_rx(&dp->peer, fn, arg, max - done, now);
+		dp->ctr[DP_CTR_dp_rx_waited_10ms] += dp->peer.rx_waited;
+		dp->peer.rx_waited = 0;
+	}
 	if (unlikely(dp->impair_rx != NULL)) {
 		unsigned late = dp_impair_release(dp->impair_rx, m, DP_BURST, now);
 

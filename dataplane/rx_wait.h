@@ -9,8 +9,11 @@
  * af_packet's frames carry the kernel's receive time (CLOCK_REALTIME, in
  * the ring's header); the device daemon stamps each frame it puts in a
  * program's memif ring (its descriptor's metadata, which memif leaves to
- * the application): CLOCK_MONOTONIC in units of 1,024 ns, 32 bits (they
- * wrap after 73 minutes), never 0, which is "not stamped".
+ * the application), and a process sending to another process of the
+ * device stamps each record of their ring (peer_loop.c, by the coarse
+ * clock: the receiver adds its tick to the wait it asks for):
+ * CLOCK_MONOTONIC in units of 1,024 ns, 32 bits (they wrap after 73
+ * minutes), never 0, which is "not stamped".
  */
 #ifndef UROCE_RX_WAIT_H
 #define UROCE_RX_WAIT_H

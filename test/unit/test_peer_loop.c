@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "peer_loop.h"
@@ -35,6 +36,14 @@ static struct {
 	uint32_t bad;   /* of them not the frame expected next */
 	uint32_t next;  /* the sequence number expected next */
 } got;
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint32_t frame_len(uint32_t seq)
 {
@@ -103,7 +112,7 @@ static unsigned drain(struct dp_peer_loop *rx)
 {
 	unsigned n = 0, k;
 
-	while (dp_peer_loop_maybe(rx) && (k = dp_peer_loop_rx(rx, rx_fn, NULL, 32)))
+	while (dp_peer_loop_maybe(rx) && (k = dp_peer_loop_rx(rx, rx_fn, NULL, 32, mono_now())))
 		n += k;
 	return n;
 }
@@ -148,7 +157,7 @@ START_TEST(full_ring_then_room_again)
 	}
 	ck_assert_int_eq(err, -EAGAIN);
 	ck_assert_uint_gt(sent, 4u * 1024 * 1024 / FRAME_MAX);
-	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 10), 10);
+	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 10, mono_now()), 10);
 	make_frame(f, sent);
 	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(sent)), 0);
 	sent++;
@@ -226,7 +235,7 @@ START_TEST(new_owner_and_senders_gone)
 	dp_peer_loop_fini(&tx);
 	ck_assert(readable(rx2.ep_fd));
 	dp_peer_loop_recheck(&rx2);
-	dp_peer_loop_rx(&rx2, rx_fn, NULL, 32);
+	dp_peer_loop_rx(&rx2, rx_fn, NULL, 32, mono_now());
 	ck_assert_uint_eq(rx2.nconn, 0);
 	dp_peer_loop_fini(&rx2);
 	/* and with nobody holding the block, a send is refused */
@@ -252,6 +261,40 @@ START_TEST(receiver_keeps_its_own_tail)
 	memcpy((uint8_t *)tx.to_ring[BLOCK] + 64, &bogus, sizeof(bogus));
 	drain(&rx);
 	ck_assert_uint_eq(got.n, 6);
+	ck_assert_uint_eq(got.bad, 0);
+	dp_peer_loop_fini(&tx);
+	dp_peer_loop_fini(&rx);
+}
+END_TEST
+
+/* A frame's stamp says how long it sat in the ring: taken at once it has
+ * not waited; taken 10 ms (and the sender's clock tick) later it has. */
+START_TEST(long_waits_counted)
+{
+	struct dp_peer_loop rx, tx;
+	static uint8_t f[FRAME_MAX];
+	uint64_t sent;
+
+	open_pair(&rx, &tx);
+	make_frame(f, 0);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(0)), 0);
+	ck_assert(dp_peer_loop_maybe(&rx));
+	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 32, mono_now()), 1);
+	ck_assert_uint_eq(rx.rx_waited, 0);
+	make_frame(f, 1);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(1)), 0);
+	sent = mono_now();
+	ck_assert(dp_peer_loop_maybe(&rx));
+	/* read as if 9 ms later: not yet long */
+	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 1, sent + 9000000), 1);
+	ck_assert_uint_eq(rx.rx_waited, 0);
+	make_frame(f, 2);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(2)), 0);
+	sent = mono_now();
+	ck_assert(dp_peer_loop_maybe(&rx));
+	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 32, sent + 10000000 + rx.tick_ns), 1);
+	ck_assert_uint_eq(rx.rx_waited, 1);
+	ck_assert_uint_eq(got.n, 3);
 	ck_assert_uint_eq(got.bad, 0);
 	dp_peer_loop_fini(&tx);
 	dp_peer_loop_fini(&rx);
@@ -367,6 +410,7 @@ int main(void)
 	tcase_add_test(tc, new_owner_and_senders_gone);
 	tcase_add_test(tc, receiver_keeps_its_own_tail);
 	tcase_add_test(tc, refused_sender_hears_of_it);
+	tcase_add_test(tc, long_waits_counted);
 	tcase_add_test(tc, new_owner_waits_for_the_old_name);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
