@@ -90,27 +90,33 @@ static uint64_t u64_var(const struct uroce_config_io *io, const char *name, uint
 	}
 }
 
-/* UROCE_DEBUG: a decimal level, as atoi read it; `set` says whether it is there at all. */
-static int debug_var(const struct uroce_config_io *io, bool *set)
+/* A signed decimal within [lo, hi]: `def` when unset or unreadable, clamped beyond. */
+static int int_var(const struct uroce_config_io *io, const char *name, int def, int lo, int hi)
 {
-	const char *v = io->get(io->arg, "UROCE_DEBUG");
+	const char *v = io->get(io->arg, name);
 	char *end;
 	long n;
 
-	*set = v != NULL;
 	if (!v)
-		return 0;
+		return def;
 	errno = 0;
 	n = strtol(v, &end, 10);
 	if (end == v || !blank(end)) {
-		report(io, 1, "UROCE_DEBUG=%s: not a whole number, using 0", v);
-		return 0;
+		report(io, 1, "%s=%s: not a whole number, using %d", name, v, def);
+		return def;
 	}
-	if (errno == ERANGE || n > INT_MAX || n < INT_MIN) {
-		n = n < 0 ? INT_MIN : INT_MAX;
-		report(io, 1, "UROCE_DEBUG=%s: clamped to %ld", v, n);
+	if (errno == ERANGE || n > hi || n < lo) {
+		n = n < lo ? lo : hi;
+		report(io, 1, "%s=%s: clamped to %ld", name, v, n);
 	}
 	return (int)n;
+}
+
+/* UROCE_DEBUG: a decimal level, as atoi read it; `set` says whether it is there at all. */
+static int debug_var(const struct uroce_config_io *io, bool *set)
+{
+	*set = io->get(io->arg, "UROCE_DEBUG") != NULL;
+	return int_var(io, "UROCE_DEBUG", 0, INT_MIN, INT_MAX);
 }
 
 /* A text variable into buf: false (buf untouched) when unset or empty, or too long for buf. */
@@ -268,6 +274,7 @@ void uroce_config_parse(struct uroce_config *c, const struct uroce_devconf *dev,
 	c->no_gso = v && *v && strcmp(v, "0");
 	c->spin_ns = u64_var(io, "UROCE_SPIN_NS", UROCE_DEFAULT_SPIN_NS);
 	c->yield_after_ns = u64_var(io, "UROCE_YIELD_NS", UROCE_DEFAULT_YIELD_NS);
+	c->progress_nice = int_var(io, "UROCE_PROGRESS_NICE", 0, -20, 19);
 	limits(c, io);
 }
 

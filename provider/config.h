@@ -65,6 +65,7 @@ struct uroce_config {
 	/* progress.c */
 	uint64_t spin_ns;	 /* UROCE_SPIN_NS */
 	uint64_t yield_after_ns; /* UROCE_YIELD_NS, 0: never yield */
+	int progress_nice;	 /* UROCE_PROGRESS_NICE: the progress thread's nice, 0: as the process */
 	/* limits.c: what query_device advertises; UROCE_LIMITS lowers them */
 	uint32_t limit[UROCE_OBJ_COUNT];
 };

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -441,6 +443,13 @@ static void *progress_thread(void *arg)
 	bool loop_woken = false;
 
 	prctl(PR_SET_TIMERSLACK, TIMER_SLACK_NS, 0, 0, 0);
+	/* A weight above the application's: on a host with more busy threads
+	 * than cores, frames wait less for a thread to take them in and answer
+	 * (docs/progress-and-cpu.md, "Answering sooner on a busy host") */
+	if (nic->cfg.progress_nice &&
+	    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nic->cfg.progress_nice))
+		uroce_log(nic, 0, "UROCE_PROGRESS_NICE=%d: %s; the progress thread keeps the "
+				  "process's", nic->cfg.progress_nice, strerror(errno));
 	uroce_dp_thread_register();
 
 	while (!atomic_load(&nic->stop)) {

@@ -277,6 +277,11 @@ static void yield_octal(const struct uroce_config *c)
 	ck_assert_uint_eq(c->yield_after_ns, 8); /* strtoull's base 0, as before */
 }
 
+static void nice_minus5(const struct uroce_config *c)
+{
+	ck_assert_int_eq(c->progress_nice, -5);
+}
+
 static void rto_start_off(const struct uroce_config *c)
 {
 	ck_assert_uint_eq(c->engine.sr_rto_start_ns, 0);
@@ -322,6 +327,7 @@ static const struct one_var good[] = {
     {"UROCE_SPIN_NS", "123", spin_123},
     {"UROCE_YIELD_NS", "0", yield_never},
     {"UROCE_YIELD_NS", "010", yield_octal},
+    {"UROCE_PROGRESS_NICE", "-5", nice_minus5},
     {"UROCE_LIMITS", "qp=64,mr=64,cq=32,pd=32,srq=16,ah=0", limits_low},
 };
 
@@ -395,6 +401,12 @@ START_TEST(test_out_of_range)
 	ck_assert_int_eq(c.debug, 2147483647);
 	said_once(&f, 1, "UROCE_DEBUG=99999999999: clamped to 2147483647");
 
+	memset(&f, 0, sizeof(f));
+	set(&f, "UROCE_PROGRESS_NICE", "-40");
+	c = parse(&f, &d);
+	ck_assert_int_eq(c.progress_nice, -20); /* setpriority's range */
+	said_once(&f, 1, "UROCE_PROGRESS_NICE=-40: clamped to -20");
+
 	/* a limit only lowers: one above the default keeps the default */
 	memset(&f, 0, sizeof(f));
 	set(&f, "UROCE_LIMITS", "qp=1000000");
@@ -429,6 +441,7 @@ static const struct bad_var bad[] = {
     {"UROCE_ACK_DELAY_NS", "5e4", 1, "UROCE_ACK_DELAY_NS=5e4: not a whole number, using 50000"},
     {"UROCE_SEED", "seed", 1, "UROCE_SEED=seed: not a whole number"},
     {"UROCE_DEBUG", "yes", 1, "UROCE_DEBUG=yes: not a whole number, using 0"},
+    {"UROCE_PROGRESS_NICE", "-5x", 1, "UROCE_PROGRESS_NICE=-5x: not a whole number, using 0"},
     {"UROCE_MODE", "rc", 0, "UROCE_MODE=rc: not gbn or sr, using gbn"},
     {"UROCE_CC", "dcqcn,bogus=1", 0, "uroce0: ignoring congestion-control setting 'dcqcn,bogus=1'"},
     {"UROCE_LIMITS", "qp", 1, "UROCE_LIMITS: 'qp' is not NAME=N, ignored"},
