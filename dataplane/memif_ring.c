@@ -153,17 +153,13 @@ void dp_memif_disarm_keep(struct dp_memif *m)
 
 void dp_memif_disarm(struct dp_memif *m)
 {
+	bool signalled = m->armed && m->connected;
 	uint64_t n;
-	ssize_t got;
 
-	if (!m->armed || !m->connected) {
-		m->armed = false;
-		return;
-	}
 	dp_memif_disarm_keep(m);
 	/* empty the eventfd, or every later poll would return at once */
-	got = read(dp_memif_rx_signal_fd(m), &n, sizeof(n));
-	(void)got;
+	if (signalled)
+		(void)!read(dp_memif_rx_signal_fd(m), &n, sizeof(n));
 }
 
 void dp_memif_rx_done(struct dp_memif *m)

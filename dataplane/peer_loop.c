@@ -74,6 +74,24 @@ static socklen_t block_addr(const struct dp_peer_loop *pl, uint32_t block, struc
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* How far coarse_ns() may lag the fine clock: its tick (10 ms if unknown). */
+static uint64_t coarse_tick_ns(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+		return 10000000ull;
+	return (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
+}
+
 int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint32_t *bells,
 		      uint32_t frame_max)
 {
@@ -82,13 +100,7 @@ int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint3
 	pl->bells = bells;
 	pl->frame_max = frame_max;
 	pl->ep_fd = -1;
-	{
-		struct timespec res;
-
-		pl->tick_ns = clock_getres(CLOCK_MONOTONIC_COARSE, &res)
-				      ? 10000000ull
-				      : (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
-	}
+	pl->tick_ns = coarse_tick_ns();
 	if (!bells)
 		return 0;
 	pl->to_fd = malloc(DP_PEER_BLOCKS * sizeof(int));
@@ -180,13 +192,6 @@ static int bind_listener(int fd, const struct sockaddr_un *a, socklen_t len)
 	}
 }
 
-static uint64_t coarse_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n)
 {

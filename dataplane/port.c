@@ -746,7 +746,6 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 		uint32_t len;
 		uint16_t gso;
 		uint8_t *f = dp_afp_frame_gso(&dp->afp, h, &len, &gso);
-
 		unsigned frames = 1;
 
 		if (!f)

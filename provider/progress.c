@@ -22,7 +22,6 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -447,7 +446,7 @@ static void *progress_thread(void *arg)
 	 * than cores, frames wait less for a thread to take them in and answer
 	 * (docs/progress-and-cpu.md, "Answering sooner on a busy host") */
 	if (nic->cfg.progress_nice &&
-	    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nic->cfg.progress_nice))
+	    setpriority(PRIO_PROCESS, (id_t)gettid(), nic->cfg.progress_nice))
 		uroce_log(nic, 0, "UROCE_PROGRESS_NICE=%d: %s; the progress thread keeps the "
 				  "process's", nic->cfg.progress_nice, strerror(errno));
 	uroce_dp_thread_register();
