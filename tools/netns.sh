@@ -6,6 +6,7 @@
 #        (with the `uroce link add` options in $UR_LINK_OPTS, if set)
 #   ur_in PREFIX-a CMD...   run CMD in a namespace with the uroce environment
 #   ur_pair_down PREFIX     remove everything ur_pair_up made
+#   ur_server_up NS PID CMD...  wait until the server CMD listens (below)
 # UROCE must name the uroce binary. Safe under `set -e`.
 
 ur_in() {
@@ -53,3 +54,40 @@ ur_memif_ports() {
 # machine can make it: "Can't produce a report", after every operation
 # completed (an error completion would have ended the run first)
 ur_perftest_unreported() { grep -q "Can't produce a report" "$1"; }
+
+# ur_listens NAMESPACE PORT: does a program there listen on TCP port PORT?
+ur_listens() { [ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ]; }
+
+# ur_listening NAMESPACE PORT: wait (up to 20 s) until a server there
+# listens on TCP port PORT (ucx_perftest's and fi_pingpong's out-of-band
+# socket). A fixed second was too short at a load average of 60: the
+# client's connect() was refused and the run failed for nothing of uroce's.
+ur_listening() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		ur_listens "$1" "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ur_server_up NAMESPACE PID CMD...: wait (up to 20 s) until the server
+# started there as CMD (PID: its background job) listens on its TCP port
+# (-p N, --port N or --port=N; 18515, perftest's and ibverbs-utils' own, if
+# none); fails at once if the server has exited. A fixed pause before the
+# client cost 1.5 s a pair and was still too short on a very loaded host.
+ur_server_up() {
+	local ns=$1 pid=$2 port=18515 prev= a i
+	shift 2
+	for a in "$@"; do
+		case $prev in -p | --port) port=$a ;; esac
+		case $a in --port=*) port=${a#--port=} ;; esac
+		prev=$a
+	done
+	for ((i = 0; i < 400; i++)); do
+		ur_listens "$ns" "$port" && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}

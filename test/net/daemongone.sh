@@ -75,14 +75,14 @@ wait_for "$log/gone" "outstanding on QP" 10 || bad "daemon_gone did not start: $
 echo "== b's switch killed mid-transfer"
 "${in_a[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 18 -p "$port" >"$log/crash.srv" 2>&1 &
 spid=$!
-sleep 1.5
+ur_server_up "$p-a" $spid -p "$port"
 "${in_b[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 18 -p "$port" "$net.1" \
 	>"$log/crash.cli" 2>&1 &
 cpid=$!
 # and a pair on b's device alone: its frames never leave the host
 "${in_b[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 18 -p $((port + 2)) >"$log/loop.srv" 2>&1 &
 lspid=$!
-sleep 1.5
+ur_server_up "$p-b" $lspid -p $((port + 2))
 "${in_b[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -u 18 -p $((port + 2)) "$net.2" \
 	>"$log/loop.cli" 2>&1 &
 lcpid=$!
@@ -135,7 +135,7 @@ echo "== link del on b under load"
 "${in_a[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 30 -u 20 -p $((port + 1)) >"$log/del.srv" 2>&1 &
 spid=$!
 pids+=($spid)
-sleep 1.5
+ur_server_up "$p-a" $spid -p $((port + 1))
 "${in_b[@]}" timeout 60 ib_write_bw -d uroce0 -x 1 -D 30 -u 20 -p $((port + 1)) "$net.1" \
 	>"$log/del.cli" 2>&1 &
 cpid=$!

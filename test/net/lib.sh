@@ -116,19 +116,6 @@ ur_pair_mode() {
 	done
 }
 
-# ur_listening NAMESPACE PORT: wait (up to 20 s) until a server there
-# listens on TCP port PORT (ucx_perftest's and fi_pingpong's out-of-band
-# socket). A fixed second was too short at a load average of 60: the
-# client's connect() was refused and the run failed for nothing of uroce's.
-ur_listening() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # ur_bw_pair_end CLIENT_PID SERVER_PID CLIENT_LOG: how a perftest bandwidth
 # pair ended, in $ur_bw_end: "finished" (both exit 0, a result line), "failed",
 # or one of perftest's refusals when it cannot calibrate its cycle counter

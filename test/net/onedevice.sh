@@ -25,7 +25,7 @@ check() {
 	local name=$1 re=$2 srv=$3 cli=$4 t0=$SECONDS rc_c rc_s spid
 	ur_in "$p-a" timeout 60 $srv >"$log/$name.srv" 2>&1 &
 	spid=$!
-	sleep 1.5
+	ur_server_up "$p-a" $spid $srv
 	ur_in "$p-a" timeout 60 $cli "$net.1" >"$log/$name.cli" 2>&1
 	rc_c=$?
 	wait $spid
@@ -88,7 +88,7 @@ counted af_packet
 echo "== soak between two processes of the device, 15 s"
 ur_in "$p-a" timeout 60 "$build/test/soak" --server --port $((port + 30)) >"$log/soak.srv" 2>&1 &
 sspid=$!
-sleep 1.5
+ur_server_up "$p-a" $sspid --port $((port + 30))
 if ur_in "$p-a" timeout 60 "$build/test/soak" --client "$net.1" --port $((port + 30)) --qps 16 \
 	--seconds 15 --report 15 >"$log/soak.cli" 2>&1 && grep -q "PASS" "$log/soak.cli"; then
 	ok "soak: $(grep -E "^soak client: +15 s" "$log/soak.cli" | tail -1 | cut -d';' -f1 | tr -s ' ')"
@@ -106,7 +106,9 @@ for i in 0 1 2 3; do
 		>"$log/multi$i.srv" 2>&1 &
 	spids[i]=$!
 done
-sleep 2
+for i in 0 1 2 3; do
+	ur_server_up "$p-a" "${spids[i]}" -p $((port + 10 + i))
+done
 for i in 0 1 2 3; do
 	ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 4 -p $((port + 10 + i)) "$net.1" \
 		>"$log/multi$i.cli" 2>&1 &
@@ -137,7 +139,7 @@ fi
 # device's keeper (uroce-keeper) keeps them current; without it they kept
 # the last half second's values
 ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20)) >"$log/kill.srv" 2>&1 &
-sleep 1.5
+ur_server_up "$p-a" $! -p $((port + 20))
 ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20)) "$net.1" >"$log/kill.cli" 2>&1 &
 sleep 3
 # a program on an af_packet port starts no DPDK (dataplane/frames.h): none

@@ -46,7 +46,7 @@ check() {
 	ur_in "$p-a" env UROCE_MODE="$mode_a" UROCE_DEBUG=1 UROCE_DEBUG_FILE="$log/$name.dbg" \
 		timeout 120 stdbuf -oL $srv >"$log/$name.srv" 2>&1 &
 	local spid=$!
-	sleep 1.5
+	ur_server_up "$p-a" $spid $srv
 	ur_in "$p-b" env UROCE_MODE="$mode_b" UROCE_DEBUG=1 UROCE_DEBUG_FILE="$log/$name.dbg" \
 		timeout 120 stdbuf -oL $cli "$net.1" >"$log/$name.cli" 2>&1
 	rc_c=$?

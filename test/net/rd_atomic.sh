@@ -76,7 +76,7 @@ run() {
 	ur_in "$p-$s" env UROCE_DEBUG=1 UROCE_DEBUG_FILE="$log/$name.srv.dbg" \
 		timeout 60 stdbuf -oL $cmd >"$log/$name.srv" 2>&1 &
 	local spid=$!
-	sleep 1.5
+	ur_server_up "$p-$s" $spid $cmd
 	ur_in "$p-$c" env UROCE_DEBUG=1 UROCE_DEBUG_FILE="$log/$name.cli.dbg" \
 		timeout 60 stdbuf -oL $cmd "$srv_ip" >"$log/$name.cli" 2>&1
 	rc_c=$?

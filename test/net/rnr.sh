@@ -30,7 +30,7 @@ for mode in gbn sr; do
 	bw=(ib_send_bw -d uroce0 -x 1 -s 65536 -r 4 -t 64 -n "$iters" -F)
 	ur_in "$p-a" timeout 60 "${bw[@]}" >"$log/$mode.srv" 2>&1 &
 	spid=$!
-	sleep 1.5
+	ur_server_up "$p-a" $spid "${bw[@]}"
 	t0=$EPOCHREALTIME
 	ur_in "$p-b" timeout 60 "${bw[@]}" "$net.1" >"$log/$mode.cli" 2>&1
 	rc_c=$?

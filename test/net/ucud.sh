@@ -55,7 +55,7 @@ check() {
 	for try in 1 2; do
 		ur_in "$p-a" timeout 120 $srv >"$log/$name.srv" 2>&1 &
 		spid=$!
-		sleep 1.5
+		ur_server_up "$p-a" $spid $srv
 		ur_in "$p-b" timeout 120 $cli "$net.1" >"$log/$name.cli" 2>&1
 		rc_c=$?
 		wait $spid

@@ -164,7 +164,7 @@ port=$((port + 1))
 ur_in "$p-a" env UCX_NET_DEVICES="uroce0:1,${p}a0" UCX_LOG_LEVEL=info timeout 60 unshare --ipc \
 	io_demo -p $port -q -d 1:200000 >"$log/io.srv" 2>&1 &
 spid=$!
-sleep 1.5
+ur_server_up "$p-a" $spid -p $port
 before=$(rx_bytes)
 ur_in "$p-b" env UCX_NET_DEVICES="uroce0:1,${p}b0" UCX_LOG_LEVEL=info timeout 60 unshare --ipc \
 	io_demo "$net.1" -p $port -q -d 1:200000 -i 2000 -o read,write -c 3 >"$log/io.cli" 2>&1

@@ -109,7 +109,7 @@ if command -v ib_send_bw >/dev/null && ib_send_bw --help 2>&1 | grep -q 'XRC'; t
 		[ "$t" = ib_atomic_bw ] || bw+=(-s 65536)
 		ur_in "$p-a" timeout 30 "${bw[@]}" >"$log/$t.srv" 2>&1 &
 		spid=$!
-		sleep 1
+		ur_server_up "$p-a" $spid "${bw[@]}"
 		ur_in "$p-b" timeout 30 "${bw[@]}" "$net.1" >"$log/$t.cli" 2>&1
 		rc_c=$?
 		wait $spid
