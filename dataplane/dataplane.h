@@ -52,6 +52,8 @@ struct uroce_dp_config {
 	uint64_t *counters;     /* where to count (e.g. shared memory), or NULL */
 	void *loop_bells;       /* 4096 bells of UROCE_DP_BELL_BYTES, shared, or NULL:
 				 * then frames to other processes' QPs are dropped */
+	const char *loop_dir;   /* with loop_bells: the device's directory, where the
+				 * owners of QP blocks bind their sockets */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 };

@@ -29,8 +29,6 @@
  */
 #define RING_BYTES (4u << 20)
 #define WRAP_MARK 0xffffffffu
-#define BIND_FIRST_NS 10000L    /* a dead owner's name: look again after 10 us, */
-#define BIND_WAIT_NS 20000000L  /* doubling, for 20 ms at most (the caller holds the engine) */
 #define REFUSED_NS 10000000ull  /* a live owner that hung up on us: connect again after 10 ms */
 #define FULL_NOTE 'f'           /* an owner refusing a sender says why before it hangs up */
 
@@ -61,17 +59,22 @@ static void ring_unmap(struct dp_loop_ring *r)
 		munmap(r, sizeof(*r));
 }
 
-/* The abstract name of block's listener; returns the address length. */
+/*
+ * The path of block's listener, a file in the device's directory: connect()
+ * needs write permission on it, as the device's other files need, and only
+ * those who may write the directory can put a file there. (A name in the
+ * abstract namespace, as before, was open to any process of the network
+ * namespace: one could bind a block's name before its owner and be handed
+ * the frames meant for it.) Returns the address length.
+ */
 static socklen_t block_addr(const struct dp_peer_loop *pl, uint32_t block, struct sockaddr_un *a)
 {
 	int n;
 
 	memset(a, 0, sizeof(*a));
 	a->sun_family = AF_UNIX;
-	/* sun_path[0] stays 0: the abstract namespace, no file to clean up */
-	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "uroce-loop/%s/%u", pl->device,
-		     block);
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	n = snprintf(a->sun_path, sizeof(a->sun_path), "%s/loop-%u", pl->dir, block);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
 }
 
 static uint64_t coarse_ns(void)
@@ -82,25 +85,30 @@ static uint64_t coarse_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* How far coarse_ns() may lag the fine clock: its tick (10 ms if unknown). */
-static uint64_t coarse_tick_ns(void)
+/*
+ * How far coarse_ns() may lag the fine clock: two of its ticks (20 ms if
+ * the tick is unknown). One tick in principle; on this machine (a VM,
+ * HZ 250) it trailed by up to 8.0 ms, two ticks, when the tick was late.
+ */
+static uint64_t coarse_lag_ns(void)
 {
 	struct timespec res;
 
 	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res))
-		return 10000000ull;
-	return (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
+		return 20000000ull;
+	return 2 * ((uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec);
 }
 
-int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint32_t *bells,
+int dp_peer_loop_init(struct dp_peer_loop *pl, const char *dir, _Atomic uint32_t *bells,
 		      uint32_t frame_max)
 {
 	memset(pl, 0, sizeof(*pl));
-	snprintf(pl->device, sizeof(pl->device), "%s", device);
+	pl->ep_fd = -1;
+	if (bells && (size_t)snprintf(pl->dir, sizeof(pl->dir), "%s", dir) >= sizeof(pl->dir))
+		return -ENAMETOOLONG;
 	pl->bells = bells;
 	pl->frame_max = frame_max;
-	pl->ep_fd = -1;
-	pl->tick_ns = coarse_tick_ns();
+	pl->lag_ns = coarse_lag_ns();
 	if (!bells)
 		return 0;
 	pl->to_fd = malloc(DP_PEER_BLOCKS * sizeof(int));
@@ -137,8 +145,14 @@ static void disconnect(struct dp_peer_loop *pl, uint32_t block)
 
 void dp_peer_loop_fini(struct dp_peer_loop *pl)
 {
-	for (unsigned i = 0; pl->bells && i < pl->nown; i++)
+	for (unsigned i = 0; pl->bells && i < pl->nown; i++) {
+		struct sockaddr_un a;
+
+		/* still ours: the caller holds the block until we return */
 		close(pl->listen_fd[i]); /* without bells no socket was bound */
+		block_addr(pl, pl->own[i], &a);
+		unlink(a.sun_path);
+	}
 	for (unsigned i = 0; i < pl->nconn; i++)
 		if (pl->conn[i] >= 0)
 			drop_conn(pl, i); /* a sender left behind hears of it */
@@ -173,25 +187,19 @@ bool dp_peer_loop_owns(const struct dp_peer_loop *pl, uint32_t block)
 }
 
 /*
- * The block is ours (its lock), so a name still bound belongs to its last
- * owner, whose exit released the lock and has not yet closed the socket
- * (the kernel closes a dying process's files one by one): it is gone
- * within microseconds. Wait for it, boundedly.
+ * The block is ours (its lock), so a file already at its name is its last
+ * owner's, left by an exit that closed nothing (a kill): replaced. A
+ * sender still connected to that owner is hung up on when the kernel
+ * closes its socket.
  */
 static int bind_listener(int fd, const struct sockaddr_un *a, socklen_t len)
 {
-	long waited = 0;
-
-	for (long nap = BIND_FIRST_NS;; nap *= 2) {
-		if (!bind(fd, (const struct sockaddr *)a, len))
-			return listen(fd, 64) ? -errno : 0;
-		if (errno != EADDRINUSE || waited >= BIND_WAIT_NS)
-			return -errno;
-		nanosleep(&(struct timespec){.tv_nsec = nap}, NULL);
-		waited += nap;
-	}
+	if (unlink(a->sun_path) && errno != ENOENT)
+		return -errno;
+	if (bind(fd, (const struct sockaddr *)a, len) || listen(fd, 64))
+		return -errno;
+	return 0;
 }
-
 
 int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n)
 {
@@ -513,9 +521,9 @@ static unsigned rx_ring(struct dp_peer_loop *pl, unsigned i, uroce_dp_rx_fn fn, 
 			return got;
 		}
 		memcpy(&stamp, r->data + off + 4, 4);
-		/* the sender's coarse clock runs up to a tick behind: counted
-		 * only if it waited 10 ms whatever the tick hid */
-		pl->rx_waited += dp_rx_stamp_late(stamp, now - pl->tick_ns);
+		/* the sender's coarse clock runs behind: counted only if it
+		 * waited 10 ms whatever the clock's lag hid */
+		pl->rx_waited += dp_rx_stamp_late(stamp, now - pl->lag_ns);
 		fn(arg, r->data + off + 8, len);
 		tail += record_bytes(len);
 		got++;

@@ -3,8 +3,9 @@
  * Loopback between processes: frames to the device's own MAC whose
  * destination QP belongs to another process of the host (its QP number
  * block, provider/shared.h). Each process listens on one unix socket per
- * block it holds, named in the abstract namespace (scoped to the network
- * namespace, freed by the kernel when the process dies). A sender connects
+ * block it holds, a file in the device's directory (loop-<block>), so that
+ * only the device's users (who may write its files) can connect to it, and
+ * nobody else can take a block's name before its owner. A sender connects
  * once and hands the receiver a ring in shared memory (a memfd, over the
  * socket), then writes frames into the ring and rings the block's bell, a
  * word in memory all the device's users map: a busy receiver reads the
@@ -26,6 +27,7 @@
 #define DP_PEER_MAX_BLOCKS 64
 #define DP_PEER_MAX_CONNS 256 /* senders connected to us at once */
 #define DP_PEER_BLOCKS 4096   /* QP number blocks on a device (provider/shared.h) */
+#define DP_PEER_DIR_MAX 96    /* a unix socket's path (108 bytes) less "/loop-4095" */
 
 /* A cache line of words per block in the shared bells file, so that senders
  * to different blocks do not collide. */
@@ -40,7 +42,7 @@ enum {
 struct dp_loop_ring;
 
 struct dp_peer_loop {
-	char device[32];     /* the sockets' names: "\0uroce-loop/<device>/<block>" */
+	char dir[DP_PEER_DIR_MAX]; /* the device's directory: the sockets are <dir>/loop-<block> */
 	int ep_fd;           /* epoll set of our sockets, for a sleeping receiver */
 	unsigned nown;
 	uint32_t own[DP_PEER_MAX_BLOCKS];  /* blocks we hold */
@@ -58,7 +60,7 @@ struct dp_peer_loop {
 	bool *to_refused;    /* [DP_PEER_BLOCKS]: and it said why: it has DP_PEER_MAX_CONNS senders */
 	_Atomic uint32_t *bells; /* shared; block b's words at bells[b * DP_BELL_STRIDE] */
 	uint32_t frame_max;
-	uint64_t tick_ns;    /* the coarse clock's resolution (the senders' stamps) */
+	uint64_t lag_ns;     /* how far the senders' stamps (the coarse clock) may trail */
 	uint64_t rx_waited;  /* frames received that had waited 10 ms or more: the caller counts them */
 };
 
@@ -67,12 +69,14 @@ static inline _Atomic uint32_t *dp_bell(const struct dp_peer_loop *pl, uint32_t 
 	return &pl->bells[(size_t)block * DP_BELL_STRIDE + (size_t)word];
 }
 
-/* Ready to send (bells may be NULL: then nothing crosses processes). */
-int dp_peer_loop_init(struct dp_peer_loop *pl, const char *device, _Atomic uint32_t *bells,
+/* Ready to send (bells may be NULL: then nothing crosses processes);
+ * -ENAMETOOLONG if dir is longer than DP_PEER_DIR_MAX - 1 bytes. */
+int dp_peer_loop_init(struct dp_peer_loop *pl, const char *dir, _Atomic uint32_t *bells,
 		      uint32_t frame_max);
 void dp_peer_loop_fini(struct dp_peer_loop *pl);
 
-/* The blocks we hold now: a socket bound for each new one. */
+/* The blocks we hold now: a socket bound for each new one (replacing the
+ * file a past owner left). */
 int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n);
 bool dp_peer_loop_owns(const struct dp_peer_loop *pl, uint32_t block);
 

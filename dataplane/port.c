@@ -468,7 +468,10 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 			goto err_port;
 		}
 	}
-	err = dp_peer_loop_init(&dp->peer, cfg->name, cfg->loop_bells, dp->data_room);
+	err = dp_peer_loop_init(&dp->peer, cfg->loop_dir, cfg->loop_bells, dp->data_room);
+	if (err == -ENAMETOOLONG)
+		dp_log(dp, "device directory %s too long for its loopback sockets (at most %d bytes)",
+		       cfg->loop_dir, DP_PEER_DIR_MAX - 1);
 	if (!err && cfg->loop_bells)
 		err = dp_peer_wait_init(&dp->peer_wait, DP_LOOP_SLOTS, DP_PEER_BLOCKS);
 	if (err) {

@@ -11,7 +11,8 @@
  * program's memif ring (its descriptor's metadata, which memif leaves to
  * the application), and a process sending to another process of the
  * device stamps each record of their ring (peer_loop.c, by the coarse
- * clock: the receiver adds its tick to the wait it asks for):
+ * clock: the receiver adds two of its ticks, how far it trailed here, to
+ * the wait it asks for):
  * CLOCK_MONOTONIC in units of 1,024 ns, 32 bits (they wrap after 73
  * minutes), never 0, which is "not stamped".
  */

@@ -46,6 +46,7 @@ static int open_dataplane(struct uroce_nic *nic)
 	dc.impair = nic->cfg.impair[0] ? nic->cfg.impair : NULL;
 	dc.counters = uroce_shared_row(&nic->shared) + UR_CTR_COUNT;
 	dc.loop_bells = nic->shared.bells;
+	dc.loop_dir = nic->devdir;
 	dc.steered = true; /* uroce_steer_update opens it to our QP numbers */
 	dc.log = dp_log_line;
 	dc.log_arg = nic;

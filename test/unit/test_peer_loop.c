@@ -7,7 +7,8 @@
  * woken by the next frame and only then; a block's new owner gets the
  * frames of a sender that had written to its last one; a sender that
  * leaves is forgotten, and one that cannot be served or whose receiver
- * left is told so; a new owner waits for a dead one's name.
+ * left is told so; a new owner replaces a dead one's socket file, and
+ * leaves none behind.
  */
 #include <check.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,7 +31,7 @@
 #define BLOCK 7
 
 static _Atomic uint32_t *bells;
-static char device[32];
+static char dir[64]; /* the device's directory: the sockets' */
 
 static struct {
 	uint32_t n;     /* frames received */
@@ -82,21 +84,24 @@ static void setup(void)
 {
 	bells = calloc(DP_PEER_BLOCKS * DP_BELL_STRIDE, sizeof(*bells));
 	ck_assert_ptr_nonnull(bells);
-	snprintf(device, sizeof(device), "test%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "/tmp/uroce-peer-loop-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
 	memset(&got, 0, sizeof(got));
 }
 
 static void teardown(void)
 {
 	free(bells);
+	/* empty if every owner let go of its blocks */
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 
 static void open_pair(struct dp_peer_loop *rx, struct dp_peer_loop *tx)
 {
 	uint32_t b = BLOCK;
 
-	ck_assert_int_eq(dp_peer_loop_init(rx, device, bells, FRAME_MAX), 0);
-	ck_assert_int_eq(dp_peer_loop_init(tx, device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_init(rx, dir, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_init(tx, dir, bells, FRAME_MAX), 0);
 	ck_assert_int_eq(dp_peer_loop_own(rx, &b, 1), 0);
 }
 
@@ -222,7 +227,7 @@ START_TEST(new_owner_and_senders_gone)
 	/* its ring was poisoned as it left: the frame is refused, not lost */
 	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(1)), -ECONNRESET);
 	/* a new owner of the block gets what comes next */
-	ck_assert_int_eq(dp_peer_loop_init(&rx2, device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_init(&rx2, dir, bells, FRAME_MAX), 0);
 	ck_assert_int_eq(dp_peer_loop_own(&rx2, &b, 1), 0);
 	got.next = 2;
 	make_frame(f, 2);
@@ -238,9 +243,10 @@ START_TEST(new_owner_and_senders_gone)
 	dp_peer_loop_rx(&rx2, rx_fn, NULL, 32, mono_now());
 	ck_assert_uint_eq(rx2.nconn, 0);
 	dp_peer_loop_fini(&rx2);
-	/* and with nobody holding the block, a send is refused */
-	ck_assert_int_eq(dp_peer_loop_init(&tx, device, bells, FRAME_MAX), 0);
-	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(2)), -ECONNREFUSED);
+	/* and with nobody holding the block (its socket's file gone with its
+	 * owner), a send is refused */
+	ck_assert_int_eq(dp_peer_loop_init(&tx, dir, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(2)), -ENOENT);
 	dp_peer_loop_fini(&tx);
 }
 END_TEST
@@ -268,7 +274,7 @@ START_TEST(receiver_keeps_its_own_tail)
 END_TEST
 
 /* A frame's stamp says how long it sat in the ring: taken at once it has
- * not waited; taken 10 ms (and the sender's clock tick) later it has. */
+ * not waited; taken 10 ms (and the sender's clock's lag) later it has. */
 START_TEST(long_waits_counted)
 {
 	struct dp_peer_loop rx, tx;
@@ -292,7 +298,7 @@ START_TEST(long_waits_counted)
 	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(2)), 0);
 	sent = mono_now();
 	ck_assert(dp_peer_loop_maybe(&rx));
-	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 32, sent + 10000000 + rx.tick_ns), 1);
+	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 32, sent + 10000000 + rx.lag_ns), 1);
 	ck_assert_uint_eq(rx.rx_waited, 1);
 	ck_assert_uint_eq(got.n, 3);
 	ck_assert_uint_eq(got.bad, 0);
@@ -308,10 +314,10 @@ START_TEST(refused_sender_hears_of_it)
 	unsigned last = DP_PEER_MAX_CONNS;
 	int err = 0;
 
-	ck_assert_int_eq(dp_peer_loop_init(&rx, device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_init(&rx, dir, bells, FRAME_MAX), 0);
 	ck_assert_int_eq(dp_peer_loop_own(&rx, &(uint32_t){BLOCK}, 1), 0);
 	for (unsigned k = 0; k < DP_PEER_MAX_CONNS; k++) {
-		ck_assert_int_eq(dp_peer_loop_init(&tx[k], device, bells, FRAME_MAX), 0);
+		ck_assert_int_eq(dp_peer_loop_init(&tx[k], dir, bells, FRAME_MAX), 0);
 		make_frame(f, k);
 		ck_assert_int_eq(dp_peer_loop_send(&tx[k], BLOCK, f, frame_len(k)), 0);
 		drain(&rx);
@@ -320,7 +326,7 @@ START_TEST(refused_sender_hears_of_it)
 	ck_assert_uint_eq(got.n, DP_PEER_MAX_CONNS);
 	/* one sender too many: its connection and ring are refused, and it
 	 * learns so at its next frame instead of filling a ring nobody reads */
-	ck_assert_int_eq(dp_peer_loop_init(&tx[last], device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_init(&tx[last], dir, bells, FRAME_MAX), 0);
 	make_frame(f, last);
 	ck_assert_int_eq(dp_peer_loop_send(&tx[last], BLOCK, f, frame_len(last)), 0);
 	drain(&rx);
@@ -340,7 +346,7 @@ START_TEST(refused_sender_hears_of_it)
 	 * nobody has looked at the one that left yet */
 	dp_peer_loop_fini(&tx[0]);
 	dp_peer_loop_fini(&tx[last]);
-	ck_assert_int_eq(dp_peer_loop_init(&tx[last], device, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_init(&tx[last], dir, bells, FRAME_MAX), 0);
 	ck_assert_int_eq(dp_peer_loop_send(&tx[last], BLOCK, f, frame_len(last)), 0);
 	drain(&rx);
 	ck_assert_uint_eq(got.n, DP_PEER_MAX_CONNS + 1);
@@ -353,46 +359,56 @@ END_TEST
 
 static int squatter = -1;
 
-static void *leave_later(void *arg)
-{
-	(void)arg;
-	usleep(5000);
-	close(squatter);
-	return NULL;
-}
-
-/* The name of BLOCK's listener, held by someone else (a dead owner whose
- * sockets the kernel has not closed yet). */
+/* A socket at BLOCK's name that nobody will accept on: a killed owner's,
+ * whose file stays in the directory. */
 static void squat(void)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "uroce-loop/%s/%u", device, BLOCK);
 
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/loop-%u", dir, BLOCK);
 	squatter = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	ck_assert_int_ge(squatter, 0);
-	ck_assert_int_eq(bind(squatter, (struct sockaddr *)&a,
-			      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)),
-			 0);
+	ck_assert_int_eq(bind(squatter, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(squatter, 4), 0);
 }
 
-START_TEST(new_owner_waits_for_the_old_name)
+START_TEST(new_owner_replaces_a_dead_ones_socket)
 {
-	struct dp_peer_loop rx;
-	pthread_t t;
+	struct dp_peer_loop rx, tx;
+	static uint8_t f[FRAME_MAX];
+	char path[128];
+	struct stat st;
 
-	/* a name freed soon after: the owner waits for it */
 	squat();
-	ck_assert_int_eq(pthread_create(&t, NULL, leave_later, NULL), 0);
-	ck_assert_int_eq(dp_peer_loop_init(&rx, device, bells, FRAME_MAX), 0);
-	ck_assert_int_eq(dp_peer_loop_own(&rx, &(uint32_t){BLOCK}, 1), 0);
-	pthread_join(t, NULL);
+	open_pair(&rx, &tx);
+	snprintf(path, sizeof(path), "%s/loop-%u", dir, BLOCK);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	make_frame(f, 0);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(0)), 0);
+	ck_assert_uint_eq(drain(&rx), 1);
+	ck_assert_uint_eq(got.bad, 0);
+	ck_assert(!readable(squatter)); /* nobody connected to the old one */
+	dp_peer_loop_fini(&tx);
 	dp_peer_loop_fini(&rx);
-	/* a name held for good: the error, after a bounded wait */
-	squat();
-	ck_assert_int_eq(dp_peer_loop_init(&rx, device, bells, FRAME_MAX), 0);
-	ck_assert_int_eq(dp_peer_loop_own(&rx, &(uint32_t){BLOCK}, 1), -EADDRINUSE);
-	dp_peer_loop_fini(&rx);
+	ck_assert_int_eq(stat(path, &st), -1); /* the owner's file went with it */
 	close(squatter);
+}
+END_TEST
+
+/* A directory whose sockets' paths would not fit a unix address. */
+START_TEST(long_directory_refused)
+{
+	struct dp_peer_loop pl;
+	char longdir[DP_PEER_DIR_MAX + 1];
+
+	memset(longdir, 'd', sizeof(longdir) - 1);
+	longdir[sizeof(longdir) - 1] = 0;
+	ck_assert_int_eq(dp_peer_loop_init(&pl, longdir, bells, FRAME_MAX), -ENAMETOOLONG);
+	dp_peer_loop_fini(&pl);
+	longdir[DP_PEER_DIR_MAX - 1] = 0; /* the longest that fits */
+	ck_assert_int_eq(dp_peer_loop_init(&pl, longdir, bells, FRAME_MAX), 0);
+	dp_peer_loop_fini(&pl);
 }
 END_TEST
 
@@ -411,7 +427,8 @@ int main(void)
 	tcase_add_test(tc, receiver_keeps_its_own_tail);
 	tcase_add_test(tc, refused_sender_hears_of_it);
 	tcase_add_test(tc, long_waits_counted);
-	tcase_add_test(tc, new_owner_waits_for_the_old_name);
+	tcase_add_test(tc, new_owner_replaces_a_dead_ones_socket);
+	tcase_add_test(tc, long_directory_refused);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
