@@ -58,6 +58,10 @@ ur_perftest_unreported() { grep -q "Can't produce a report" "$1"; }
 # ur_listens NAMESPACE PORT: does a program there listen on TCP port PORT?
 ur_listens() { [ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ]; }
 
+# ur_cm_listens NAMESPACE PORT: does a program there rdma_listen on PORT of
+# a uroce device (the name its CM binds, provider/rdmacm_route.c)?
+ur_cm_listens() { ip netns exec "$1" ss -Hxl | grep -q "@uroce-cm/[^/]*/port/[0-9]*/$2 "; }
+
 # ur_listening NAMESPACE PORT: wait (up to 20 s) until a server there
 # listens on TCP port PORT (ucx_perftest's and fi_pingpong's out-of-band
 # socket). A fixed second was too short at a load average of 60: the
@@ -72,20 +76,21 @@ ur_listening() {
 }
 
 # ur_server_up NAMESPACE PID CMD...: wait (up to 20 s) until the server
-# started there as CMD (PID: its background job) listens on its TCP port
-# (-p N, --port N or --port=N; 18515, perftest's and ibverbs-utils' own, if
-# none); fails at once if the server has exited. A fixed pause before the
-# client cost 1.5 s a pair and was still too short on a very loaded host.
+# started there as CMD (PID: its background job) listens on its port, by
+# TCP or rdma_cm (-p N, --port N, --port=N, or fabtests' -B N; 18515,
+# perftest's and ibverbs-utils' own, if none); fails at once if the server
+# has exited. A fixed pause before the client cost 1.5 s a pair and was
+# still too short on a very loaded host.
 ur_server_up() {
 	local ns=$1 pid=$2 port=18515 prev= a i
 	shift 2
 	for a in "$@"; do
-		case $prev in -p | --port) port=$a ;; esac
+		case $prev in -p | --port | -B) port=$a ;; esac
 		case $a in --port=*) port=${a#--port=} ;; esac
 		prev=$a
 	done
 	for ((i = 0; i < 400; i++)); do
-		ur_listens "$ns" "$port" && return 0
+		{ ur_listens "$ns" "$port" || ur_cm_listens "$ns" "$port"; } && return 0
 		kill -0 "$pid" 2>/dev/null || return 1
 		sleep 0.05
 	done

@@ -113,7 +113,12 @@ pair() {
 	t0=$(now_ms)
 	ur_in "$p-a" timeout "$to" "${srv[@]}" >"$log/$name.srv" 2>&1 &
 	spid=$!
-	sleep 1.5
+	# udaddy's -p is the port space: it listens on 7174
+	if [ "${srv[0]}" = udaddy ]; then
+		ur_server_up "$p-a" $spid -p 7174
+	else
+		ur_server_up "$p-a" $spid "${srv[@]}"
+	fi
 	ur_in "$cns" timeout "$to" "${cli[@]}" >"$log/$name.cli" 2>&1
 	rc_c=$?
 	grace=$to
@@ -190,10 +195,10 @@ check_twoservers() {
 	local P=$((base + 30)) s1 s2 t0 f why=
 	ur_in "$p-a" timeout 40 rping -s -a "$net.1" -p "$P" -v -C 20 >"$log/two1.srv" 2>&1 &
 	s1=$!
-	sleep 1.5
+	ur_server_up "$p-a" $s1 -p "$P"
 	ur_in "$p-a" timeout 40 rping -s -a "$net.1" -p $((P + 1)) -v -C 20 >"$log/two2.srv" 2>&1 &
 	s2=$!
-	sleep 1.5
+	ur_server_up "$p-a" $s2 -p $((P + 1))
 	t0=$(now_ms)
 	ur_in "$cns" timeout 20 rping -c -a "$net.1" -p $((P + 1)) -v -V -C 20 >"$log/two2.cli" 2>&1 ||
 		why="the second program's client exit $?"
@@ -220,7 +225,7 @@ check_housekeeper() {
 	local P=$((base + 40)) hk why=
 	ur_in "$p-a" timeout 30 ibv_rc_pingpong -d uroce0 -g 1 -p "$P" >"$log/hk.first" 2>&1 &
 	hk=$!
-	sleep 1.5
+	ur_server_up "$p-a" $hk -p "$P"
 	pair housekeeper 30 "rping -s -a $net.1 -p $((P + 1)) -v -C 20" \
 		"rping -c -a $net.1 -p $((P + 1)) -v -V -C 20"
 	stop "$hk"
@@ -324,7 +329,7 @@ check_qperf() {
 	# the server listens on TCP 19765 until it is stopped
 	ur_in "$p-a" timeout 120 qperf >"$log/qperf.srv" 2>&1 &
 	spid=$!
-	sleep 1.5
+	ur_server_up "$p-a" $spid -p 19765
 	# shellcheck disable=SC2086 # one word per test
 	ur_in "$cns" timeout 60 qperf -cm1 -t 2 "$net.1" $tests >"$log/qperf.cli" 2>&1
 	rc_c=$?
@@ -392,7 +397,7 @@ check_reject() {
 	# a uroce program in $p-a that listens, but on another port
 	ur_in "$p-a" timeout 60 rping -s -a "$net.1" -p "$P" -C 1 >"$log/reject.listener" 2>&1 &
 	spid=$!
-	sleep 1.5
+	ur_server_up "$p-a" $spid -p "$P"
 	lone_client reject "$net.1" $((P + 1))
 	cp "$log/reject.listener" "$log/reject.srv"
 	if running "$spid"; then
