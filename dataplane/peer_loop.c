@@ -19,6 +19,10 @@
 #include "peer_loop.h"
 #include "rx_wait.h"
 
+_Static_assert(DP_PEER_DIR_MAX - 1 + sizeof("/loop-4095") <=
+		   sizeof(((struct sockaddr_un *)0)->sun_path),
+	       "a block's socket path fits a unix address");
+
 /*
  * One sender's frames to one receiving process: records of a length word,
  * a stamp (rx_wait.h: when the sender wrote it, by the coarse clock) and
@@ -102,10 +106,19 @@ static uint64_t coarse_lag_ns(void)
 int dp_peer_loop_init(struct dp_peer_loop *pl, const char *dir, _Atomic uint32_t *bells,
 		      uint32_t frame_max)
 {
+	char path[DP_PEER_DIR_MAX + 8];
+	struct stat st;
+
 	memset(pl, 0, sizeof(*pl));
 	pl->ep_fd = -1;
+	if (bells && (!dir || !*dir))
+		return -EINVAL;
 	if (bells && (size_t)snprintf(pl->dir, sizeof(pl->dir), "%s", dir) >= sizeof(pl->dir))
 		return -ENAMETOOLONG;
+	/* who may connect is who may write the device's files */
+	snprintf(path, sizeof(path), "%s/bells", pl->dir);
+	pl->sock_mode = bells && !stat(path, &st) ? (unsigned)st.st_mode & 0666 : 0600;
+	pl->pid = (int)getpid();
 	pl->bells = bells;
 	pl->frame_max = frame_max;
 	pl->lag_ns = coarse_lag_ns();
@@ -147,11 +160,17 @@ void dp_peer_loop_fini(struct dp_peer_loop *pl)
 {
 	for (unsigned i = 0; pl->bells && i < pl->nown; i++) {
 		struct sockaddr_un a;
+		struct stat st;
 
-		/* still ours: the caller holds the block until we return */
 		close(pl->listen_fd[i]); /* without bells no socket was bound */
+		/* the caller holds the block until we return, so a file at its
+		 * name is ours, unless the device was deleted and added again
+		 * (a new owner's, in a new lock file) or we are a forked child
+		 * (the parent's): the file's identity and our pid say which */
 		block_addr(pl, pl->own[i], &a);
-		unlink(a.sun_path);
+		if (pl->pid == (int)getpid() && !lstat(a.sun_path, &st) &&
+		    (uint64_t)st.st_ino == pl->listen_ino[i] && (uint64_t)st.st_dev == pl->listen_dev[i])
+			unlink(a.sun_path);
 	}
 	for (unsigned i = 0; i < pl->nconn; i++)
 		if (pl->conn[i] >= 0)
@@ -188,16 +207,29 @@ bool dp_peer_loop_owns(const struct dp_peer_loop *pl, uint32_t block)
 
 /*
  * The block is ours (its lock), so a file already at its name is its last
- * owner's, left by an exit that closed nothing (a kill): replaced. A
- * sender still connected to that owner is hung up on when the kernel
- * closes its socket.
+ * owner's, left by an exit that did not close the device (a kill, or a
+ * program that never closes it): replaced. A sender still connected to
+ * that owner is hung up on when the kernel closes its socket. Its mode is
+ * set before listen(), before anyone can connect; slot i of pl keeps the
+ * file's identity for fini.
  */
-static int bind_listener(int fd, const struct sockaddr_un *a, socklen_t len)
+static int bind_listener(struct dp_peer_loop *pl, unsigned i, int fd, const struct sockaddr_un *a,
+			 socklen_t len)
 {
+	struct stat st;
+	int err;
+
 	if (unlink(a->sun_path) && errno != ENOENT)
 		return -errno;
-	if (bind(fd, (const struct sockaddr *)a, len) || listen(fd, 64))
+	if (bind(fd, (const struct sockaddr *)a, len))
 		return -errno;
+	if (chmod(a->sun_path, pl->sock_mode) || lstat(a->sun_path, &st) || listen(fd, 64)) {
+		err = -errno;
+		unlink(a->sun_path);
+		return err;
+	}
+	pl->listen_ino[i] = (uint64_t)st.st_ino;
+	pl->listen_dev[i] = (uint64_t)st.st_dev;
 	return 0;
 }
 
@@ -220,7 +252,7 @@ int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n
 		if (fd < 0)
 			return -errno;
 		len = block_addr(pl, blocks[k], &a);
-		err = bind_listener(fd, &a, len);
+		err = bind_listener(pl, pl->nown, fd, &a, len);
 		if (err) {
 			close(fd);
 			return err;
@@ -228,6 +260,7 @@ int dp_peer_loop_own(struct dp_peer_loop *pl, const uint32_t *blocks, unsigned n
 		err = watch(pl, fd);
 		if (err) {
 			close(fd);
+			unlink(a.sun_path);
 			return err;
 		}
 		pl->listen_fd[pl->nown] = fd;

@@ -27,7 +27,7 @@
 #define DP_PEER_MAX_BLOCKS 64
 #define DP_PEER_MAX_CONNS 256 /* senders connected to us at once */
 #define DP_PEER_BLOCKS 4096   /* QP number blocks on a device (provider/shared.h) */
-#define DP_PEER_DIR_MAX 96    /* a unix socket's path (108 bytes) less "/loop-4095" */
+#define DP_PEER_DIR_MAX 98    /* a unix socket's path (108 bytes) less "/loop-4095" */
 
 /* A cache line of words per block in the shared bells file, so that senders
  * to different blocks do not collide. */
@@ -47,6 +47,10 @@ struct dp_peer_loop {
 	unsigned nown;
 	uint32_t own[DP_PEER_MAX_BLOCKS];  /* blocks we hold */
 	int listen_fd[DP_PEER_MAX_BLOCKS]; /* their listeners */
+	uint64_t listen_ino[DP_PEER_MAX_BLOCKS]; /* and their files, which fini removes if */
+	uint64_t listen_dev[DP_PEER_MAX_BLOCKS]; /* still there (not a later device's) */
+	int pid;             /* who bound them: a forked child removes none */
+	unsigned sock_mode;  /* the sockets' mode: the device's bells file's (0600 if none) */
 	unsigned nconn;
 	int conn[DP_PEER_MAX_CONNS];       /* senders connected to us */
 	struct dp_loop_ring *conn_ring[DP_PEER_MAX_CONNS]; /* the ring each handed us, or NULL */
@@ -70,7 +74,8 @@ static inline _Atomic uint32_t *dp_bell(const struct dp_peer_loop *pl, uint32_t 
 }
 
 /* Ready to send (bells may be NULL: then nothing crosses processes);
- * -ENAMETOOLONG if dir is longer than DP_PEER_DIR_MAX - 1 bytes. */
+ * -ENAMETOOLONG if dir is longer than DP_PEER_DIR_MAX - 1 bytes, -EINVAL
+ * if there are bells and no dir. */
 int dp_peer_loop_init(struct dp_peer_loop *pl, const char *dir, _Atomic uint32_t *bells,
 		      uint32_t frame_max);
 void dp_peer_loop_fini(struct dp_peer_loop *pl);

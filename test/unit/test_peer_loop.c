@@ -10,6 +10,7 @@
  * left is told so; a new owner replaces a dead one's socket file, and
  * leaves none behind.
  */
+#define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <ftw.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,7 +33,8 @@
 #define BLOCK 7
 
 static _Atomic uint32_t *bells;
-static char dir[64]; /* the device's directory: the sockets' */
+static char base[32]; /* made and removed by main(), whatever the tests did */
+static char dir[64]; /* a test's device directory: the sockets' */
 
 static struct {
 	uint32_t n;     /* frames received */
@@ -39,12 +42,17 @@ static struct {
 	uint32_t next;  /* the sequence number expected next */
 } got;
 
-static uint64_t mono_now(void)
+static uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_now(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static uint32_t frame_len(uint32_t seq)
@@ -84,7 +92,7 @@ static void setup(void)
 {
 	bells = calloc(DP_PEER_BLOCKS * DP_BELL_STRIDE, sizeof(*bells));
 	ck_assert_ptr_nonnull(bells);
-	snprintf(dir, sizeof(dir), "/tmp/uroce-peer-loop-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/t-XXXXXX", base);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	memset(&got, 0, sizeof(got));
 }
@@ -274,7 +282,9 @@ START_TEST(receiver_keeps_its_own_tail)
 END_TEST
 
 /* A frame's stamp says how long it sat in the ring: taken at once it has
- * not waited; taken 10 ms (and the sender's clock's lag) later it has. */
+ * not waited; taken 10 ms (and the sender's clock's lag) later it has.
+ * "Later" counts from the sender's clock, read just after the send,
+ * whatever its lag behind the fine one at that moment. */
 START_TEST(long_waits_counted)
 {
 	struct dp_peer_loop rx, tx;
@@ -289,16 +299,17 @@ START_TEST(long_waits_counted)
 	ck_assert_uint_eq(rx.rx_waited, 0);
 	make_frame(f, 1);
 	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(1)), 0);
-	sent = mono_now();
+	sent = clock_ns(CLOCK_MONOTONIC_COARSE);
 	ck_assert(dp_peer_loop_maybe(&rx));
 	/* read as if 9 ms later: not yet long */
 	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 1, sent + 9000000), 1);
 	ck_assert_uint_eq(rx.rx_waited, 0);
 	make_frame(f, 2);
 	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(2)), 0);
-	sent = mono_now();
+	sent = clock_ns(CLOCK_MONOTONIC_COARSE);
 	ck_assert(dp_peer_loop_maybe(&rx));
-	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 32, sent + 10000000 + rx.lag_ns), 1);
+	/* 10 ms and 10 us: the stamps count 1,024 ns units */
+	ck_assert_uint_eq(dp_peer_loop_rx(&rx, rx_fn, NULL, 32, sent + 10010000 + rx.lag_ns), 1);
 	ck_assert_uint_eq(rx.rx_waited, 1);
 	ck_assert_uint_eq(got.n, 3);
 	ck_assert_uint_eq(got.bad, 0);
@@ -384,6 +395,8 @@ START_TEST(new_owner_replaces_a_dead_ones_socket)
 	snprintf(path, sizeof(path), "%s/loop-%u", dir, BLOCK);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert(S_ISSOCK(st.st_mode));
+	/* no bells file here: only its owner may connect, whatever the umask */
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
 	make_frame(f, 0);
 	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(0)), 0);
 	ck_assert_uint_eq(drain(&rx), 1);
@@ -396,21 +409,64 @@ START_TEST(new_owner_replaces_a_dead_ones_socket)
 }
 END_TEST
 
-/* A directory whose sockets' paths would not fit a unix address. */
-START_TEST(long_directory_refused)
+/* The longest directory that fits a unix address holds a block's socket;
+ * one byte more is refused. */
+START_TEST(longest_directory_fits)
 {
 	struct dp_peer_loop pl;
-	char longdir[DP_PEER_DIR_MAX + 1];
+	char longdir[DP_PEER_DIR_MAX + 1], path[DP_PEER_DIR_MAX + 16];
+	size_t n = strlen(dir);
+	struct stat st;
 
-	memset(longdir, 'd', sizeof(longdir) - 1);
-	longdir[sizeof(longdir) - 1] = 0;
+	ck_assert_uint_lt(n + 2, DP_PEER_DIR_MAX - 1);
+	memcpy(longdir, dir, n);
+	longdir[n] = '/';
+	memset(longdir + n + 1, 'd', DP_PEER_DIR_MAX - 2 - n);
+	longdir[DP_PEER_DIR_MAX - 1] = 0;
+	ck_assert_int_eq(mkdir(longdir, 0700), 0);
+	ck_assert_int_eq(dp_peer_loop_init(&pl, longdir, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_own(&pl, &(uint32_t){DP_PEER_BLOCKS - 1}, 1), 0);
+	snprintf(path, sizeof(path), "%s/loop-%u", longdir, DP_PEER_BLOCKS - 1);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	dp_peer_loop_fini(&pl);
+	ck_assert_int_eq(rmdir(longdir), 0);
+	longdir[DP_PEER_DIR_MAX - 1] = 'd';
+	longdir[DP_PEER_DIR_MAX] = 0;
 	ck_assert_int_eq(dp_peer_loop_init(&pl, longdir, bells, FRAME_MAX), -ENAMETOOLONG);
 	dp_peer_loop_fini(&pl);
-	longdir[DP_PEER_DIR_MAX - 1] = 0; /* the longest that fits */
-	ck_assert_int_eq(dp_peer_loop_init(&pl, longdir, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_init(&pl, "", bells, FRAME_MAX), -EINVAL);
 	dp_peer_loop_fini(&pl);
 }
 END_TEST
+
+/* A file at a block's name that is not the one we bound (the device was
+ * deleted and added again, and the block has a new owner there) stays. */
+START_TEST(fini_leaves_a_later_owners_socket)
+{
+	struct dp_peer_loop rx;
+	char path[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/loop-%u", dir, BLOCK);
+	ck_assert_int_eq(dp_peer_loop_init(&rx, dir, bells, FRAME_MAX), 0);
+	ck_assert_int_eq(dp_peer_loop_own(&rx, &(uint32_t){BLOCK}, 1), 0);
+	ck_assert_int_eq(unlink(path), 0);
+	squat(); /* the later owner's */
+	dp_peer_loop_fini(&rx);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(unlink(path), 0);
+	close(squatter);
+}
+END_TEST
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
 
 int main(void)
 {
@@ -419,6 +475,9 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	snprintf(base, sizeof(base), "/tmp/uroce-peer-loop-XXXXXX");
+	if (!mkdtemp(base))
+		return 1;
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, frames_in_order_across_the_wrap);
 	tcase_add_test(tc, full_ring_then_room_again);
@@ -428,11 +487,14 @@ int main(void)
 	tcase_add_test(tc, refused_sender_hears_of_it);
 	tcase_add_test(tc, long_waits_counted);
 	tcase_add_test(tc, new_owner_replaces_a_dead_ones_socket);
-	tcase_add_test(tc, long_directory_refused);
+	tcase_add_test(tc, longest_directory_fits);
+	tcase_add_test(tc, fini_leaves_a_later_owners_socket);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	/* what a failed test left (its teardown does not run) */
+	nftw(base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	return failed ? 1 : 0;
 }
