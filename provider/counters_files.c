@@ -46,5 +46,7 @@ void uroce_counters_write(struct uroce_nic *nic, bool final)
 	if (uroce_shared_files_lock(&nic->shared))
 		return;
 	rewrite(nic);
+	/* the sockets killed programs left (one sweep at a time, as a rewrite) */
+	uroce_shared_sweep(nic->devdir);
 	uroce_shared_files_unlock(&nic->shared);
 }

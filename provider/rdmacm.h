@@ -42,6 +42,7 @@ struct urcm_port {
 	struct urcm_id *owner; /* a listener of ours on the port */
 	uint16_t ps, port;
 	int fd;
+	uint64_t ino; /* its file (rdmacm_route.c) */
 };
 
 struct urcm_dev {

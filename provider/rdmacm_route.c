@@ -10,9 +10,14 @@
  * - anything else to the program its communication ID names: IDs carry
  *   their program's slot in the top bits, and each program's CM binds a
  *   socket named for its slot.
- * The names live in the abstract namespace of the network namespace, as
- * the device does, and the kernel frees them when their program dies:
- * nothing to clean up, and a MAD for a dead program finds nobody.
+ * The names are files in the device's directory (cm-port-PS-PORT,
+ * cm-slot-N-0), with the bells file's mode: only the device's users can
+ * bind or reach them (in the abstract namespace, as they were, any process
+ * of the network namespace could take a port's name before its listener
+ * and be handed its connection requests). A program holds a name while it
+ * holds a byte of the device's lock file (provider/shared.h), which the
+ * kernel lets go when the program dies; the next holder replaces the file
+ * it left, and a MAD sent there meanwhile finds nobody (ECONNREFUSED).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,18 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "rdmacm.h"
 #include "uroce.h"
-
-#define LISTEN_RETRIES 20
-#define LISTEN_RETRY_US 5000 /* 100 ms in all */
-#define LISTEN_RECENT_NS 200000000ull
-
-/* When a listener of this process last gave its port's name up (urcm_lock). */
-static uint64_t last_unlisten_ns;
 
 /* What crosses: the MAD's receive completion, then its GRH area and MAD. */
 struct urcm_fwd {
@@ -41,31 +40,86 @@ struct urcm_fwd {
 	uint8_t buf[sizeof(struct ibv_grh) + UR_MAD_LEN];
 };
 
-static socklen_t cm_name(struct sockaddr_un *a, const struct urcm_dev *dev, const char *what,
-			 unsigned x, unsigned y)
-{
-	int n;
+#define CLAIM_TRIES 3       /* a sweep holds a free name for microseconds: */
+#define CLAIM_RETRY_US 1000 /* a port's listener waits it out */
 
-	memset(a, 0, sizeof(*a));
-	a->sun_family = AF_UNIX;
-	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "uroce-cm/%s/%s/%u/%u",
-		     ibv_get_device_name(dev->verbs->device), what, x, y);
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+/* A socket's file name in the device's directory (provider/shared.h). */
+static void cm_file(char *file, size_t n, bool port, unsigned x, unsigned y)
+{
+	snprintf(file, n, "cm-%s-%u-%u", port ? "port" : "slot", x, y);
 }
 
-static int bound_socket(const struct sockaddr_un *a, socklen_t len)
+/* Its path; the address length, 0 if it does not fit. */
+static socklen_t cm_name(struct sockaddr_un *a, const struct urcm_dev *dev, bool port, unsigned x,
+			 unsigned y)
 {
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	char file[32];
+	int n;
 
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (const struct sockaddr *)a, len)) {
-		int err = -errno;
+	cm_file(file, sizeof(file), port, x, y);
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	n = snprintf(a->sun_path, sizeof(a->sun_path), "%s/%s", to_unic(dev->verbs)->devdir, file);
+	if (n < 0 || (size_t)n >= sizeof(a->sun_path))
+		return 0;
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
+}
 
-		close(fd);
+/*
+ * Hold a name and bind a socket to it: the socket, or -EADDRINUSE (another
+ * program holds it) or another -errno. *ino names the file we made, for
+ * release_name. The socket's mode is set before bind(), which gives it to
+ * the file (less the umask), so nobody else reaches it even for a moment.
+ */
+static int claim_name(struct urcm_dev *dev, bool port, unsigned x, unsigned y, uint64_t *ino)
+{
+	struct uroce_nic *nic = to_unic(dev->verbs);
+	struct sockaddr_un a;
+	socklen_t len = cm_name(&a, dev, port, x, y);
+	char bells[sizeof(nic->devdir) + 8];
+	char file[32];
+	struct stat st;
+	mode_t mode = 0600;
+	int fd, err;
+
+	if (!len)
+		return -ENAMETOOLONG;
+	cm_file(file, sizeof(file), port, x, y);
+	err = uroce_shared_name_lock(&nic->shared, file);
+	for (unsigned t = 1; port && err == -EADDRINUSE && t < CLAIM_TRIES; t++) {
+		usleep(CLAIM_RETRY_US);
+		err = uroce_shared_name_lock(&nic->shared, file);
+	}
+	if (err)
+		return err;
+	snprintf(bells, sizeof(bells), "%s/bells", nic->devdir);
+	if (!stat(bells, &st))
+		mode = st.st_mode & 0666;
+	/* the name is ours: a file there is a holder's that was killed */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || fchmod(fd, mode) || (unlink(a.sun_path) && errno != ENOENT) ||
+	    bind(fd, (const struct sockaddr *)&a, len) || lstat(a.sun_path, &st)) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		uroce_shared_name_unlock(&nic->shared, file);
 		return err;
 	}
+	*ino = (uint64_t)st.st_ino;
 	return fd;
+}
+
+/* Let a name go: its file first (if still the one we made), then the lock. */
+static void release_name(struct urcm_dev *dev, bool port, unsigned x, unsigned y, uint64_t ino)
+{
+	struct sockaddr_un a;
+	struct stat st;
+	char file[32];
+
+	if (cm_name(&a, dev, port, x, y) && !lstat(a.sun_path, &st) && (uint64_t)st.st_ino == ino)
+		unlink(a.sun_path);
+	cm_file(file, sizeof(file), port, x, y);
+	uroce_shared_name_unlock(&to_unic(dev->verbs)->shared, file);
 }
 
 int urcm_route_start(struct urcm_dev *dev)
@@ -77,9 +131,8 @@ int urcm_route_start(struct urcm_dev *dev)
 	/* the first free slot from one that depends on the process */
 	for (unsigned k = 0; k < URCM_SLOTS; k++) {
 		unsigned slot = 1 + (first + k) % URCM_SLOTS;
-		struct sockaddr_un a;
-		socklen_t len = cm_name(&a, dev, "slot", slot, 0);
-		int fd = bound_socket(&a, len);
+		uint64_t ino;
+		int fd = claim_name(dev, false, slot, 0, &ino);
 
 		if (fd >= 0) {
 			dev->route_fd = fd;
@@ -122,27 +175,14 @@ int urcm_route_listen(struct urcm_id *id, struct urcm_dev *dev)
 {
 	uint16_t port = ntohs(rdma_get_src_port(&id->id)), ps = (uint16_t)id->id.ps;
 	struct urcm_port *p;
-	struct sockaddr_un a;
-	socklen_t len;
+	uint64_t ino;
 	int fd;
 
 	/* another listener of ours has the name (perftest listens twice) */
 	for (p = dev->ports; p; p = p->next)
 		if (p->ps == ps && p->port == port)
 			return 0;
-	len = cm_name(&a, dev, "port", ps, port);
-	fd = bound_socket(&a, len);
-	/* A listener of ours just destroyed frees the name only when the CM
-	 * thread's poll lets go of its socket (urcm_route_unlisten kicks it):
-	 * perftest -R listens again on its port at once. Wait for that, a
-	 * few milliseconds, before saying the port is another program's; a
-	 * port no listener of ours gave up lately is another's at once. */
-	for (unsigned tries = 0; fd == -EADDRINUSE && tries < LISTEN_RETRIES &&
-				 urcm_now() - last_unlisten_ns < LISTEN_RECENT_NS;
-	     tries++) {
-		usleep(LISTEN_RETRY_US);
-		fd = bound_socket(&a, len);
-	}
+	fd = claim_name(dev, true, ps, port, &ino);
 	if (fd == -EADDRINUSE) {
 		/* another program of the device listens on the port: the kernel's
 		 * rdma_cm refuses a second listener on one port of a device too */
@@ -154,9 +194,11 @@ int urcm_route_listen(struct urcm_id *id, struct urcm_dev *dev)
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		close(fd);
+		release_name(dev, true, ps, port, ino);
 		return -ENOMEM;
 	}
-	*p = (struct urcm_port){.next = dev->ports, .owner = id, .ps = ps, .port = port, .fd = fd};
+	*p = (struct urcm_port){
+	    .next = dev->ports, .owner = id, .ps = ps, .port = port, .fd = fd, .ino = ino};
 	dev->ports = p;
 	return 0;
 }
@@ -188,11 +230,10 @@ void urcm_route_unlisten(struct urcm_id *id)
 			}
 			*pp = p->next;
 			close(p->fd);
+			release_name(d, true, p->ps, p->port, p->ino);
 			free(p);
-			/* the CM thread's poll still holds the socket, and its name
-			 * with it, until the poll returns */
+			/* the CM thread polls a socket that is gone */
 			urcm_kick();
-			last_unlisten_ns = urcm_now();
 		}
 }
 
@@ -234,7 +275,7 @@ bool urcm_route_forward(struct urcm_dev *dev, const struct ibv_wc *wc, const uin
 
 		if (!slot || slot == dev->slot || slot > URCM_SLOTS)
 			return false;
-		len = cm_name(&a, dev, "slot", slot, 0);
+		len = cm_name(&a, dev, false, slot, 0);
 	} else {
 		bool sidr = m->hdr.attr_id == UR_CM_ATTR_SIDR_REQ;
 		uint16_t ps, port;
@@ -243,9 +284,9 @@ bool urcm_route_forward(struct urcm_dev *dev, const struct ibv_wc *wc, const uin
 		    !ur_cm_ip_service_parse(sidr ? m->sidr_req.service_id : m->req.service_id, &ps,
 					    &port))
 			return false;
-		len = cm_name(&a, dev, "port", ps, port);
+		len = cm_name(&a, dev, true, ps, port);
 	}
-	if (!send_to(&a, len, wc, buf))
+	if (!len || !send_to(&a, len, wc, buf))
 		return false;
 	uroce_log(NULL, 2, "rdma_cm: %s passed to the program it is for",
 		  ur_cm_attr_name(m->hdr.attr_id));

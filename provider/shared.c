@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <assert.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +21,11 @@ static_assert(DP_CTR_COUNT <= UROCE_DP_COUNTERS, "room for the dataplane counter
 #define INFO_BYTES ((size_t)UROCE_QPN_BLOCKS * sizeof(struct uroce_block_info))
 #define BELL_BYTES ((size_t)UROCE_QPN_BLOCKS * 64) /* UROCE_DP_BELL_BYTES each */
 /* Lock file bytes: 0 elects the hw_counters writer; byte b owns block b;
- * one past the blocks serialises rewrites of the hw_counters files. */
+ * one past the blocks serialises rewrites of the hw_counters files; the
+ * bytes after it hold the names of the device's rdma_cm sockets. */
 #define WRITER_BYTE 0
 #define FILES_BYTE UROCE_QPN_BLOCKS
+#define NAME_BYTES (FILES_BYTE + 1)
 
 static int lock_byte(int fd, unsigned off, int cmd, short type)
 {
@@ -186,6 +189,74 @@ int uroce_shared_files_lock(struct uroce_shared *sh)
 void uroce_shared_files_unlock(struct uroce_shared *sh)
 {
 	lock_byte(sh->lock_fd, FILES_BYTE, F_OFD_SETLK, F_UNLCK);
+}
+
+/*
+ * The lock file's byte that holds a socket's name in the device's
+ * directory, or -1 if the file is none of them: block B's loopback
+ * listener (loop-B) is held with block B; the CM's slots and ports
+ * (rdmacm_route.c) with bytes of their own after FILES_BYTE.
+ */
+static long name_byte(const char *file)
+{
+	unsigned x, y;
+	int n = 0;
+
+	if (sscanf(file, "loop-%u%n", &x, &n) == 1 && !file[n] && x && x < UROCE_QPN_BLOCKS)
+		return (long)x;
+	if (sscanf(file, "cm-slot-%u-0%n", &x, &n) == 1 && !file[n] && x && x < 4096)
+		return NAME_BYTES + (long)x;
+	if (sscanf(file, "cm-port-%u-%u%n", &x, &y, &n) == 2 && !file[n] && x < 512 && y < 65536)
+		return NAME_BYTES + 4096 + (long)(x << 16 | y);
+	return -1;
+}
+
+int uroce_shared_name_lock(struct uroce_shared *sh, const char *file)
+{
+	long b = name_byte(file);
+	int err;
+
+	if (b < (long)NAME_BYTES)
+		return -EINVAL;
+	err = lock_byte(sh->lock_fd, (unsigned)b, F_OFD_SETLK, F_WRLCK);
+	return err == -EAGAIN || err == -EACCES ? -EADDRINUSE : err;
+}
+
+void uroce_shared_name_unlock(struct uroce_shared *sh, const char *file)
+{
+	long b = name_byte(file);
+
+	if (b >= (long)NAME_BYTES)
+		lock_byte(sh->lock_fd, (unsigned)b, F_OFD_SETLK, F_UNLCK);
+}
+
+void uroce_shared_sweep(const char *devdir)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/lock", devdir) >= sizeof(path))
+		return;
+	/* a description of its own, which this process's locks conflict with
+	 * too: our own names are held, not swept */
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	d = opendir(devdir);
+	while (d && (de = readdir(d))) {
+		long b = name_byte(de->d_name);
+
+		/* held while we unlink: nobody binds the name meanwhile */
+		if (b < 0 || lock_byte(fd, (unsigned)b, F_OFD_SETLK, F_WRLCK))
+			continue;
+		unlinkat(dirfd(d), de->d_name, 0);
+		lock_byte(fd, (unsigned)b, F_OFD_SETLK, F_UNLCK);
+	}
+	if (d)
+		closedir(d);
+	close(fd);
 }
 
 void uroce_shared_sum(const uint64_t *rows, uint64_t *out)

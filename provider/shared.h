@@ -56,6 +56,20 @@ void uroce_shared_index_used(struct uroce_shared *sh, unsigned k, uint32_t index
 /* This process's counter row (of its first block). */
 uint64_t *uroce_shared_row(struct uroce_shared *sh);
 
+/*
+ * The sockets in the device's directory: loop-B, block B's loopback
+ * listener (dataplane/peer_loop.c), held with the block; cm-slot-N-0 and
+ * cm-port-PS-PORT, the rdma_cm's (rdmacm_route.c), held with
+ * uroce_shared_name_lock until unlocked or the process exits: 0, or
+ * -EADDRINUSE if another process of the device holds the name.
+ */
+int uroce_shared_name_lock(struct uroce_shared *sh, const char *file);
+void uroce_shared_name_unlock(struct uroce_shared *sh, const char *file);
+
+/* Remove the socket files whose names nobody holds: left by programs that
+ * were killed or never closed the device. */
+void uroce_shared_sweep(const char *devdir);
+
 /* Sum every row into out[UROCE_ROW_COUNTERS] (readers: uroce stat, hw_counters). */
 int uroce_shared_totals(const char *devdir, uint64_t *out);
 /* The same from rows a device user has mapped already (uroce_shared.rows). */

@@ -60,7 +60,7 @@ ur_listens() { [ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ]; }
 
 # ur_cm_listens NAMESPACE PORT: does a program there rdma_listen on PORT of
 # a uroce device (the name its CM binds, provider/rdmacm_route.c)?
-ur_cm_listens() { ip netns exec "$1" ss -Hxl | grep -q "@uroce-cm/[^/]*/port/[0-9]*/$2 "; }
+ur_cm_listens() { ip netns exec "$1" ss -Hxl | grep -q "/cm-port-[0-9]*-$2 "; }
 
 # ur_listening NAMESPACE PORT: wait (up to 20 s) until a server there
 # listens on TCP port PORT (ucx_perftest's and fi_pingpong's out-of-band

@@ -357,7 +357,13 @@ kill9() { # NAME
 				rc=1
 			fi
 		done
-		after=$(cd "$dir" && find . | sort)
+		# the sockets they bound go with the device keeper's next sweep
+		# (every half second, provider/shared.h)
+		for _ in $(seq 1 30); do
+			after=$(cd "$dir" && find . | sort)
+			[ "$before" = "$after" ] && break
+			sleep 0.1
+		done
 		# the killed ones never wrote their last counts: uroce stat does,
 		# and then every file holds the total stat shows
 		for s in a b; do

@@ -116,6 +116,22 @@ ur_pair_mode() {
 	done
 }
 
+# ur_nobody_reaches PATH dgram|seqpacket: can an unprivileged user (uid
+# 65534) send to (dgram) or connect to (seqpacket) the unix socket PATH?
+# 0 yes, 1 no (EACCES), anything else: it could not be tried. The device's
+# sockets must say no, as its files do.
+ur_nobody_reaches() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import socket, sys
+dgram = sys.argv[2] == "dgram"
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM if dgram else socket.SOCK_SEQPACKET)
+try:
+    s.sendto(b"x", sys.argv[1]) if dgram else s.connect(sys.argv[1])
+except PermissionError:
+    sys.exit(1)
+' "$1" "$2"
+}
+
 # ur_bw_pair_end CLIENT_PID SERVER_PID CLIENT_LOG: how a perftest bandwidth
 # pair ended, in $ur_bw_end: "finished" (both exit 0, a result line), "failed",
 # or one of perftest's refusals when it cannot calibrate its cycle counter

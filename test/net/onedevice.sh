@@ -142,6 +142,18 @@ ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20)) >"$lo
 ur_server_up "$p-a" $! -p $((port + 20))
 ur_in "$p-a" timeout 60 ib_write_bw -d uroce0 -x 1 -D 10 -p $((port + 20)) "$net.1" >"$log/kill.cli" 2>&1 &
 sleep 3
+# each program's loopback listeners are files only the device's users reach
+loops=$(ip netns exec "$p-a" ss -Hxl | grep -o "/[^ ]*/loop-[0-9]*")
+reached=
+for f in $loops; do
+	ur_nobody_reaches "$f" seqpacket
+	[ $? = 1 ] || reached="$reached $f"
+done
+if [ -n "$loops" ] && [ -z "$reached" ]; then
+	ok "$(echo "$loops" | wc -l) loopback sockets, none reached by an unprivileged user"
+else
+	bad "loopback sockets: '${loops//$'\n'/ }', reached by an unprivileged user:${reached:- none}"
+fi
 # a program on an af_packet port starts no DPDK (dataplane/frames.h): none
 # of EAL's memory (its memfd "nohuge", or hugepage files "rtemap") is mapped
 eal=0

@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 shift
 ref=$(cd "$(dirname "$0")/../data/cm" && pwd) # Soft-RoCE's output of the same programs
 
-all="rping ucmatose udaddy rdma_server perftest perftest_ud rstream qperf fabric twoservers housekeeper reject unreachable"
+all="rping ucmatose udaddy rdma_server perftest perftest_ud rstream qperf fabric twoservers housekeeper killed reject unreachable"
 checks=${*:-$all}
 for c in $checks; do
 	case " $all " in
@@ -32,7 +32,7 @@ for c in $checks; do
 done
 want() { case " $checks " in *" $1 "*) return 0 ;; esac; return 1; }
 
-if want rping || want twoservers || want housekeeper || want reject || want unreachable; then
+if want rping || want twoservers || want housekeeper || want killed || want reject || want unreachable; then
 	ur_need rdmacm-utils rping
 fi
 want ucmatose && ur_need rdmacm-utils ucmatose
@@ -199,6 +199,18 @@ check_twoservers() {
 	ur_in "$p-a" timeout 40 rping -s -a "$net.1" -p $((P + 1)) -v -C 20 >"$log/two2.srv" 2>&1 &
 	s2=$!
 	ur_server_up "$p-a" $s2 -p $((P + 1))
+	# the listener's name is a file only the device's users reach
+	f=$(ip netns exec "$p-a" ss -Hxl | grep -o "/[^ ]*/cm-port-[0-9]*-$P" | head -1)
+	if [ -z "$f" ]; then
+		why="no socket file for port $P"
+	else
+		ur_nobody_reaches "$f" dgram
+		case $? in
+		0) why="an unprivileged user reaches $f" ;;
+		1) ;;
+		*) why="could not try $f as an unprivileged user" ;;
+		esac
+	fi
 	t0=$(now_ms)
 	ur_in "$cns" timeout 20 rping -c -a "$net.1" -p $((P + 1)) -v -V -C 20 >"$log/two2.cli" 2>&1 ||
 		why="the second program's client exit $?"
@@ -216,6 +228,34 @@ check_twoservers() {
 	cat "$log/two2.srv" "$log/two1.srv" >"$log/twoservers.srv"
 	verdict twoservers "two listening programs on one device, a client each" "$why" \
 		"$(grep -c '^ping data:' "$log/two2.cli") and $(grep -c '^ping data:' "$log/two1.cli") pings checked"
+}
+
+# A listener killed (SIGKILL) leaves its port's socket file: the next
+# program listens on the port at once (it replaces the file), and the
+# device's keeper removes one nobody took within a second (its sweep,
+# provider/shared.h)
+check_killed() {
+	local P=$((base + 50)) k f left why=
+	for k in 1 2; do
+		ur_in "$p-a" timeout 30 rping -s -a "$net.1" -p $((P + k)) -C 1 >"$log/killed$k.srv" 2>&1 &
+		ur_server_up "$p-a" $! -p $((P + k))
+		pkill -KILL -xf "rping -s -a $net.1 -p $((P + k)) -C 1"
+		wait $! 2>/dev/null
+	done
+	pair killed 30 "rping -s -a $net.1 -p $((P + 1)) -v -C 20" \
+		"rping -c -a $net.1 -p $((P + 1)) -v -V -C 20"
+	why=$(exits)
+	[ -n "$why" ] || [ "$(grep -c '^ping data:' "$log/killed.cli")" = 20 ] ||
+		why="not 20 pings checked"
+	f=$(ip netns exec "$p-a" bash -c 'eval "$("$UROCE" env)"; echo "${SYSFS_PATH%/sys}"')
+	f="$f/dev/uroce0/cm-port-262-$((P + 2))"
+	for _ in $(seq 1 30); do
+		[ -e "$f" ] || break
+		sleep 0.1
+	done
+	[ ! -e "$f" ] || why="${why:+$why, }$f left 3 s after its program was killed"
+	verdict killed "killed listeners: the port taken again at once, the other's file swept" "$why" \
+		"$(grep -c '^ping data:' "$log/killed.cli") pings checked"
 }
 
 # The device's first program uses no rdma_cm (ibv_rc_pingpong waiting for
@@ -466,6 +506,7 @@ want qperf && check_qperf
 want fabric && check_fabric
 want twoservers && check_twoservers
 want housekeeper && check_housekeeper
+want killed && check_killed
 want reject && check_reject
 want unreachable && check_unreachable
 
