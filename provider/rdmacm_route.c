@@ -40,8 +40,12 @@ struct urcm_fwd {
 	uint8_t buf[sizeof(struct ibv_grh) + UR_MAD_LEN];
 };
 
-#define CLAIM_TRIES 3       /* a sweep holds a free name for microseconds: */
-#define CLAIM_RETRY_US 1000 /* a port's listener waits it out */
+#define CLAIM_TRIES 5       /* a sweep holds a free name for microseconds, */
+#define CLAIM_RETRY_US 1000 /* longer if preempted: a port's listener waits */
+
+_Static_assert(UROCE_DEVDIR_MAX + sizeof("/cm-port-319-65535") <=
+		   sizeof(((struct sockaddr_un *)0)->sun_path),
+	       "the CM's sockets fit a unix address in any device directory");
 
 /* A socket's file name in the device's directory (provider/shared.h). */
 static void cm_file(char *file, size_t n, bool port, unsigned x, unsigned y)
@@ -65,6 +69,17 @@ static socklen_t cm_name(struct sockaddr_un *a, const struct urcm_dev *dev, bool
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
 }
 
+/* Whether our lock file is still the device's (not one `link del` removed). */
+static bool lock_file_current(struct uroce_nic *nic)
+{
+	char path[sizeof(nic->devdir) + 8];
+	struct stat mine, now;
+
+	snprintf(path, sizeof(path), "%s/lock", nic->devdir);
+	return !fstat(nic->shared.lock_fd, &mine) && !stat(path, &now) &&
+	       mine.st_dev == now.st_dev && mine.st_ino == now.st_ino;
+}
+
 /*
  * Hold a name and bind a socket to it: the socket, or -EADDRINUSE (another
  * program holds it) or another -errno. *ino names the file we made, for
@@ -86,19 +101,27 @@ static int claim_name(struct urcm_dev *dev, bool port, unsigned x, unsigned y, u
 		return -ENAMETOOLONG;
 	cm_file(file, sizeof(file), port, x, y);
 	err = uroce_shared_name_lock(&nic->shared, file);
-	for (unsigned t = 1; port && err == -EADDRINUSE && t < CLAIM_TRIES; t++) {
+	for (unsigned t = 0; port && err == -EADDRINUSE && t < CLAIM_TRIES; t++) {
 		usleep(CLAIM_RETRY_US);
 		err = uroce_shared_name_lock(&nic->shared, file);
 	}
 	if (err)
 		return err;
+	/* a lock in the device's lock file, not in one a `link del` removed
+	 * while we ran (then the name may be a program's of the new device) */
+	if (!lock_file_current(nic)) {
+		uroce_shared_name_unlock(&nic->shared, file);
+		return -ENODEV;
+	}
 	snprintf(bells, sizeof(bells), "%s/bells", nic->devdir);
 	if (!stat(bells, &st))
 		mode = st.st_mode & 0666;
 	/* the name is ours: a file there is a holder's that was killed */
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	/* and chmod after it: the umask may have narrowed it */
 	if (fd < 0 || fchmod(fd, mode) || (unlink(a.sun_path) && errno != ENOENT) ||
-	    bind(fd, (const struct sockaddr *)&a, len) || lstat(a.sun_path, &st)) {
+	    bind(fd, (const struct sockaddr *)&a, len) || chmod(a.sun_path, mode) ||
+	    lstat(a.sun_path, &st)) {
 		err = -errno;
 		if (fd >= 0)
 			close(fd);
@@ -116,7 +139,8 @@ static void release_name(struct urcm_dev *dev, bool port, unsigned x, unsigned y
 	struct stat st;
 	char file[32];
 
-	if (cm_name(&a, dev, port, x, y) && !lstat(a.sun_path, &st) && (uint64_t)st.st_ino == ino)
+	if (cm_name(&a, dev, port, x, y) && !lstat(a.sun_path, &st) && (uint64_t)st.st_ino == ino &&
+	    lock_file_current(to_unic(dev->verbs)))
 		unlink(a.sun_path);
 	cm_file(file, sizeof(file), port, x, y);
 	uroce_shared_name_unlock(&to_unic(dev->verbs)->shared, file);
@@ -254,7 +278,11 @@ static bool send_to(const struct sockaddr_un *a, socklen_t len, const struct ibv
 	f.wc = *wc;
 	memcpy(f.buf, buf, sizeof(f.buf));
 	if (sendto(fd, &f, sizeof(f), MSG_DONTWAIT, (const struct sockaddr *)a, len) < 0) {
-		taken = errno != ECONNREFUSED && errno != ENOENT;
+		/* a file nobody binds, none, or one we may not write to: the
+		 * MAD is nobody's here (a REQ gets its REJ) */
+		taken = errno != ECONNREFUSED && errno != ENOENT && errno != EACCES;
+		if (errno == EACCES)
+			uroce_log(NULL, 1, "rdma_cm: no permission to pass a MAD to %s", a->sun_path);
 		if (taken)
 			uroce_log(NULL, 1, "rdma_cm: a MAD for another program dropped: %s",
 				  strerror(errno));

@@ -56,6 +56,10 @@ int uroce_ns_dir(char *buf, size_t len);
 int uroce_sysfs_dir(char *buf, size_t len);
 /* The directory of one device. */
 int uroce_dev_dir(const char *name, char *buf, size_t len);
+/* Its longest length: the sockets there (loop-B, cm-port-PS-PORT, at most
+ * 18 bytes with the slash) need room in a unix address's 108 bytes.
+ * `uroce link add` refuses a device whose directory is longer. */
+#define UROCE_DEVDIR_MAX 89
 
 int uroce_devconf_load(const char *name, struct uroce_devconf *c);
 int uroce_devconf_save(const struct uroce_devconf *c);

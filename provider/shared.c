@@ -199,14 +199,18 @@ void uroce_shared_files_unlock(struct uroce_shared *sh)
  */
 static long name_byte(const char *file)
 {
+	char canon[32];
 	unsigned x, y;
-	int n = 0;
 
-	if (sscanf(file, "loop-%u%n", &x, &n) == 1 && !file[n] && x && x < UROCE_QPN_BLOCKS)
+	/* only the names we write (no "loop-07", "loop-+7") */
+	if (sscanf(file, "loop-%u", &x) == 1 && x && x < UROCE_QPN_BLOCKS &&
+	    snprintf(canon, sizeof(canon), "loop-%u", x) > 0 && !strcmp(canon, file))
 		return (long)x;
-	if (sscanf(file, "cm-slot-%u-0%n", &x, &n) == 1 && !file[n] && x && x < 4096)
+	if (sscanf(file, "cm-slot-%u-0", &x) == 1 && x && x < 4096 &&
+	    snprintf(canon, sizeof(canon), "cm-slot-%u-0", x) > 0 && !strcmp(canon, file))
 		return NAME_BYTES + (long)x;
-	if (sscanf(file, "cm-port-%u-%u%n", &x, &y, &n) == 2 && !file[n] && x < 512 && y < 65536)
+	if (sscanf(file, "cm-port-%u-%u", &x, &y) == 2 && x < 512 && y < 65536 &&
+	    snprintf(canon, sizeof(canon), "cm-port-%u-%u", x, y) > 0 && !strcmp(canon, file))
 		return NAME_BYTES + 4096 + (long)(x << 16 | y);
 	return -1;
 }
@@ -248,8 +252,10 @@ void uroce_shared_sweep(const char *devdir)
 	while (d && (de = readdir(d))) {
 		long b = name_byte(de->d_name);
 
-		/* held while we unlink: nobody binds the name meanwhile */
-		if (b < 0 || lock_byte(fd, (unsigned)b, F_OFD_SETLK, F_WRLCK))
+		/* held while we unlink: nobody binds the name meanwhile; a read
+		 * lock, which uroce stat and the daemon (asking about write
+		 * locks) do not take for a block's holder */
+		if (b < 0 || lock_byte(fd, (unsigned)b, F_OFD_SETLK, F_RDLCK))
 			continue;
 		unlinkat(dirfd(d), de->d_name, 0);
 		lock_byte(fd, (unsigned)b, F_OFD_SETLK, F_UNLCK);
@@ -352,7 +358,9 @@ int uroce_shared_users(const char *devdir)
 	todo[ntodo++][1] = UROCE_QPN_BLOCKS;
 	while (ntodo) {
 		off_t lo = todo[ntodo - 1][0], hi = todo[ntodo - 1][1], end;
-		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = lo,
+		/* a read lock's question: only write locks (holders) answer,
+		 * not a sweep's read locks */
+		struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = lo,
 				   .l_len = hi - lo};
 
 		ntodo--;
@@ -473,7 +481,8 @@ void uroce_shared_view_close(struct uroce_shared_view *v)
 
 int uroce_shared_holder(const struct uroce_shared_view *v, unsigned b)
 {
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = b, .l_len = 1};
+	/* asked as a read lock: only a holder's write lock answers */
+	struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = b, .l_len = 1};
 
 	/* byte 0 is the housekeeper's (WRITER_BYTE), byte b block b's; the
 	 * record's pid counts only while its lock is held */

@@ -483,6 +483,12 @@ static int link_add(int argc, char **argv)
 			name);
 		return 2;
 	}
+	uroce_dev_dir(name, dir, sizeof(dir));
+	if (strlen(dir) > UROCE_DEVDIR_MAX) {
+		fprintf(stderr, "uroce link add: the device's directory %s is %zu bytes, at most %d: the sockets there need room in a unix address (a shorter name, or UROCE_RUN_DIR)\n",
+			dir, strlen(dir), UROCE_DEVDIR_MAX);
+		return 2;
+	}
 	snprintf(c.name, sizeof(c.name), "%s", name);
 	snprintf(c.port, sizeof(c.port), "af_packet");
 	snprintf(c.mode, sizeof(c.mode), "gbn");

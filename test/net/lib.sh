@@ -129,6 +129,9 @@ try:
     s.sendto(b"x", sys.argv[1]) if dgram else s.connect(sys.argv[1])
 except PermissionError:
     sys.exit(1)
+except OSError as e:
+    print(sys.argv[1], e, file=sys.stderr)
+    sys.exit(2)
 ' "$1" "$2"
 }
 

@@ -200,7 +200,7 @@ check_twoservers() {
 	s2=$!
 	ur_server_up "$p-a" $s2 -p $((P + 1))
 	# the listener's name is a file only the device's users reach
-	f=$(ip netns exec "$p-a" ss -Hxl | grep -o "/[^ ]*/cm-port-[0-9]*-$P" | head -1)
+	f=$(ip netns exec "$p-a" ss -Hxl | grep -oE "/[^ ]*/cm-port-[0-9]+-$P( |$)" | head -1 | tr -d ' ')
 	if [ -z "$f" ]; then
 		why="no socket file for port $P"
 	else
@@ -235,20 +235,22 @@ check_twoservers() {
 # device's keeper removes one nobody took within a second (its sweep,
 # provider/shared.h)
 check_killed() {
-	local P=$((base + 50)) k f left why=
+	local P=$((base + 50)) k d f why=
+	d=$(ip netns exec "$p-a" bash -c 'eval "$("$UROCE" env)"; echo "${SYSFS_PATH%/sys}"')/dev/uroce0
 	for k in 1 2; do
 		ur_in "$p-a" timeout 30 rping -s -a "$net.1" -p $((P + k)) -C 1 >"$log/killed$k.srv" 2>&1 &
 		ur_server_up "$p-a" $! -p $((P + k))
 		pkill -KILL -xf "rping -s -a $net.1 -p $((P + k)) -C 1"
 		wait $! 2>/dev/null
+		[ -S "$d/cm-port-262-$((P + k))" ] || why="${why:+$why, }no socket file for port $((P + k))"
 	done
 	pair killed 30 "rping -s -a $net.1 -p $((P + 1)) -v -C 20" \
 		"rping -c -a $net.1 -p $((P + 1)) -v -V -C 20"
-	why=$(exits)
+	f=$(exits)
+	why=${why:+$why${f:+, }}$f
 	[ -n "$why" ] || [ "$(grep -c '^ping data:' "$log/killed.cli")" = 20 ] ||
 		why="not 20 pings checked"
-	f=$(ip netns exec "$p-a" bash -c 'eval "$("$UROCE" env)"; echo "${SYSFS_PATH%/sys}"')
-	f="$f/dev/uroce0/cm-port-262-$((P + 2))"
+	f="$d/cm-port-262-$((P + 2))"
 	for _ in $(seq 1 30); do
 		[ -e "$f" ] || break
 		sleep 0.1
