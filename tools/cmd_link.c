@@ -398,6 +398,41 @@ static void prune_ns_tree(const char *sys)
 	rmdir(ns);
 }
 
+/*
+ * Every program of the device trusts the files in its directory: each
+ * directory from the run base down must be a directory of ours that
+ * nobody else may write. (Under /dev/shm, anyone could have made the base
+ * first and own the tree: another's loopback sockets or bells file.)
+ */
+static int dirs_ours(const char *dir)
+{
+	const char *base = uroce_run_base();
+	size_t n = strlen(base);
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (strncmp(dir, base, n) || snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return -EINVAL;
+	for (char *p = buf + n;; p++) {
+		char c = *p;
+
+		if (c && c != '/')
+			continue;
+		*p = 0;
+		if (lstat(buf, &st))
+			return -errno;
+		if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+			fprintf(stderr, "uroce link add: %s is %s (owner uid %u, mode %03o): not a directory only we may write; remove it, or set UROCE_RUN_DIR\n",
+				buf, S_ISDIR(st.st_mode) ? "a directory" : "not a directory",
+				(unsigned)st.st_uid, (unsigned)st.st_mode & 0777);
+			return -EPERM;
+		}
+		if (!c)
+			return 0;
+		*p = c;
+	}
+}
+
 static int link_del(const char *name, bool quiet)
 {
 	struct uroce_devconf c;
@@ -593,6 +628,8 @@ static int link_add(int argc, char **argv)
 	uroce_sysfs_dir(sys, sizeof(sys));
 	uroce_dev_dir(name, dir, sizeof(dir));
 	err = make_dirs(dir);
+	if (!err)
+		err = dirs_ours(dir);
 	if (!err)
 		err = uroce_devconf_save(&c);
 	if (!err)

@@ -6,6 +6,7 @@
 #      DPDK runtime directory (/var/run/dpdk/uroce-PID) or hugepage file.
 #   2. `uroce link del` of the namespace's last device leaves nothing of
 #      the namespace's run tree.
+#   3. `uroce link add` refuses a run base another user owns or may write.
 #   leftovers.sh BUILD_DIR
 # Exit 77 (skip) without root or network namespaces.
 set -u
@@ -114,6 +115,25 @@ for s in a b; do
 	fi
 done
 [ -n "$rundir" ] || { echo "FAIL: no run directory"; fails=$((fails + 1)); }
+
+# ---- 3. a run base another user made first (anyone may write /dev/shm) ----
+fake=$(mktemp -d)
+for how in "chown 65534" "chmod 777"; do
+	$how "$fake"
+	if ip netns exec "$P-a" env UROCE_RUN_DIR="$fake" "$UROCE" link add uroce1 \
+		netdev "${P}a0" >"$fake.out" 2>&1; then
+		echo "FAIL: link add took a run base after $how"
+		fails=$((fails + 1))
+	elif ! grep -q "not a directory only we may write" "$fake.out"; then
+		echo "FAIL: link add after $how: $(head -2 "$fake.out")"
+		fails=$((fails + 1))
+	else
+		echo "ok   link add refuses a run base after $how"
+	fi
+	chown 0 "$fake"
+	chmod 700 "$fake"
+done
+rm -rf "$fake" "$fake.out"
 
 [ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
 exit $((fails > 0))
