@@ -69,17 +69,6 @@ static socklen_t cm_name(struct sockaddr_un *a, const struct urcm_dev *dev, bool
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
 }
 
-/* Whether our lock file is still the device's (not one `link del` removed). */
-static bool lock_file_current(struct uroce_nic *nic)
-{
-	char path[sizeof(nic->devdir) + 8];
-	struct stat mine, now;
-
-	snprintf(path, sizeof(path), "%s/lock", nic->devdir);
-	return !fstat(nic->shared.lock_fd, &mine) && !stat(path, &now) &&
-	       mine.st_dev == now.st_dev && mine.st_ino == now.st_ino;
-}
-
 /*
  * Hold a name and bind a socket to it: the socket, or -EADDRINUSE (another
  * program holds it) or another -errno. *ino names the file we made, for
@@ -109,7 +98,7 @@ static int claim_name(struct urcm_dev *dev, bool port, unsigned x, unsigned y, u
 		return err;
 	/* a lock in the device's lock file, not in one a `link del` removed
 	 * while we ran (then the name may be a program's of the new device) */
-	if (!lock_file_current(nic)) {
+	if (!uroce_shared_current(&nic->shared, nic->devdir)) {
 		uroce_shared_name_unlock(&nic->shared, file);
 		return -ENODEV;
 	}
@@ -140,7 +129,7 @@ static void release_name(struct urcm_dev *dev, bool port, unsigned x, unsigned y
 	char file[32];
 
 	if (cm_name(&a, dev, port, x, y) && !lstat(a.sun_path, &st) && (uint64_t)st.st_ino == ino &&
-	    lock_file_current(to_unic(dev->verbs)))
+	    uroce_shared_current(&to_unic(dev->verbs)->shared, to_unic(dev->verbs)->devdir))
 		unlink(a.sun_path);
 	cm_file(file, sizeof(file), port, x, y);
 	uroce_shared_name_unlock(&to_unic(dev->verbs)->shared, file);

@@ -234,6 +234,17 @@ void uroce_shared_name_unlock(struct uroce_shared *sh, const char *file)
 		lock_byte(sh->lock_fd, (unsigned)b, F_OFD_SETLK, F_UNLCK);
 }
 
+bool uroce_shared_current(const struct uroce_shared *sh, const char *devdir)
+{
+	char path[PATH_MAX];
+	struct stat mine, now;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/lock", devdir) >= sizeof(path))
+		return false;
+	return !fstat(sh->lock_fd, &mine) && !stat(path, &now) && mine.st_dev == now.st_dev &&
+	       mine.st_ino == now.st_ino;
+}
+
 void uroce_shared_sweep(const char *devdir)
 {
 	char path[PATH_MAX];

@@ -66,6 +66,11 @@ uint64_t *uroce_shared_row(struct uroce_shared *sh);
 int uroce_shared_name_lock(struct uroce_shared *sh, const char *file);
 void uroce_shared_name_unlock(struct uroce_shared *sh, const char *file);
 
+/* Whether our locks are in the device's lock file still: false once `uroce
+ * link del` removed it (and maybe `link add` made another, where our
+ * blocks and names may be other programs'). */
+bool uroce_shared_current(const struct uroce_shared *sh, const char *devdir);
+
 /* Remove the socket files whose names nobody holds: left by programs that
  * were killed or never closed the device. */
 void uroce_shared_sweep(const char *devdir);

@@ -24,6 +24,13 @@ int uroce_steer_update(struct uroce_nic *nic)
 	unsigned n = 0;
 	int err;
 
+	/* a socket bound for a block replaces the file at its name, which
+	 * after the device was deleted and added again is another's */
+	if (!uroce_shared_current(&nic->shared, nic->devdir)) {
+		uroce_log(nic, 1, "%s was deleted while we ran: no loopback sockets bound",
+			  nic->conf.name);
+		return -ENODEV;
+	}
 	for (unsigned k = 0; k < nic->shared.nblocks; k++)
 		blocks[k] = nic->shared.blocks[k];
 	/* loopback: frames from other processes of the host for these blocks */
