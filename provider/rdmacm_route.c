@@ -72,8 +72,10 @@ static socklen_t cm_name(struct sockaddr_un *a, const struct urcm_dev *dev, bool
 /*
  * Hold a name and bind a socket to it: the socket, or -EADDRINUSE (another
  * program holds it) or another -errno. *ino names the file we made, for
- * release_name. The socket's mode is set before bind(), which gives it to
- * the file (less the umask), so nobody else reaches it even for a moment.
+ * release_name. The file's mode is the bells file's: set on the socket
+ * before bind(), which gives it to the file less the umask (nobody else
+ * reaches it even for a moment), and on the file after (what the umask
+ * took off).
  */
 static int claim_name(struct urcm_dev *dev, bool port, unsigned x, unsigned y, uint64_t *ino)
 {
@@ -107,7 +109,6 @@ static int claim_name(struct urcm_dev *dev, bool port, unsigned x, unsigned y, u
 		mode = st.st_mode & 0666;
 	/* the name is ours: a file there is a holder's that was killed */
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	/* and chmod after it: the umask may have narrowed it */
 	if (fd < 0 || fchmod(fd, mode) || (unlink(a.sun_path) && errno != ENOENT) ||
 	    bind(fd, (const struct sockaddr *)&a, len) || chmod(a.sun_path, mode) ||
 	    lstat(a.sun_path, &st)) {
