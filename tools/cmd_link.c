@@ -626,8 +626,7 @@ static int link_add(int argc, char **argv)
 		return 1;
 	}
 	uroce_sysfs_dir(sys, sizeof(sys));
-	uroce_dev_dir(name, dir, sizeof(dir));
-	err = make_dirs(dir);
+	err = make_dirs(dir); /* dir: the device's, computed (and its length checked) above */
 	if (!err)
 		err = dirs_ours(dir);
 	if (!err)
