@@ -17,7 +17,7 @@ suites=(unit sim)
 
 if [ ! -f "$bdir/build.ninja" ]; then
 	echo "sanitize: configuring $bdir"
-	meson setup "$bdir" "$src" -Db_sanitize=address,undefined -Db_lundef=false \
+	meson setup "$bdir" "$src" -Db_sanitize=address,undefined -Db_lundef=false -Db_lto=false \
 		-Dc_args=-fno-omit-frame-pointer >"$bdir.setup.log" 2>&1 ||
 		{ cat "$bdir.setup.log"; exit 1; }
 	rm -f "$bdir.setup.log"
