@@ -626,7 +626,12 @@ static int link_add(int argc, char **argv)
 		return 1;
 	}
 	uroce_sysfs_dir(sys, sizeof(sys));
-	err = make_dirs(dir); /* dir: the device's, computed (and its length checked) above */
+	/* a base that is not ours gets nothing made in it; one not there yet will be ours */
+	err = dirs_ours(uroce_run_base());
+	if (err == -ENOENT)
+		err = 0;
+	if (!err)
+		err = make_dirs(dir); /* dir: the device's, computed (and its length checked) above */
 	if (!err)
 		err = dirs_ours(dir);
 	if (!err)

@@ -6,7 +6,8 @@
 #      DPDK runtime directory (/var/run/dpdk/uroce-PID) or hugepage file.
 #   2. `uroce link del` of the namespace's last device leaves nothing of
 #      the namespace's run tree.
-#   3. `uroce link add` refuses a run base another user owns or may write.
+#   3. `uroce link add` refuses a run base another user owns or may write,
+#      and makes nothing in it.
 #   leftovers.sh BUILD_DIR
 # Exit 77 (skip) without root or network namespaces.
 set -u
@@ -126,6 +127,9 @@ for how in "chown 65534" "chmod 777"; do
 		fails=$((fails + 1))
 	elif ! grep -q "not a directory only we may write" "$fake.out"; then
 		echo "FAIL: link add after $how: $(head -2 "$fake.out")"
+		fails=$((fails + 1))
+	elif [ -n "$(ls -A "$fake")" ]; then
+		echo "FAIL: link add refused the run base after $how but left $(ls -A "$fake") in it"
 		fails=$((fails + 1))
 	else
 		echo "ok   link add refuses a run base after $how"
