@@ -129,10 +129,12 @@ int dp_peer_loop_init(struct dp_peer_loop *pl, const char *dir, _Atomic uint32_t
 	pl->to_owner = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_owner));
 	pl->to_retry_ns = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_retry_ns));
 	pl->to_refused = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_refused));
+	pl->to_written = calloc(DP_PEER_BLOCKS, sizeof(*pl->to_written));
 	if (pl->to_fd)
 		for (unsigned b = 0; b < DP_PEER_BLOCKS; b++)
 			pl->to_fd[b] = -1;
-	if (!pl->to_fd || !pl->to_ring || !pl->to_owner || !pl->to_retry_ns || !pl->to_refused) {
+	if (!pl->to_fd || !pl->to_ring || !pl->to_owner || !pl->to_retry_ns || !pl->to_refused ||
+	    !pl->to_written) {
 		dp_peer_loop_fini(pl);
 		return -ENOMEM;
 	}
@@ -186,6 +188,7 @@ void dp_peer_loop_fini(struct dp_peer_loop *pl)
 	free(pl->to_owner);
 	free(pl->to_retry_ns);
 	free(pl->to_refused);
+	free(pl->to_written);
 	memset(pl, 0, sizeof(*pl));
 	pl->ep_fd = -1;
 }
@@ -333,6 +336,7 @@ static int connect_to(struct dp_peer_loop *pl, uint32_t block)
 		return err == -EAGAIN ? -ENOBUFS : err;
 	}
 	pl->to_fd[block] = fd;
+	pl->to_written[block] = 0;
 	atomic_store_explicit(dp_bell(pl, block, DP_BELL_NEW), 1, memory_order_release);
 	return 0;
 }
@@ -348,6 +352,10 @@ static int ring_full(struct dp_peer_loop *pl, uint32_t block)
 	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) {
 		pl->to_refused[block] = recv(pl->to_fd[block], &note, 1, MSG_DONTWAIT) == 1 &&
 					note == FULL_NOTE;
+		/* an owner refuses before it reads: what we wrote meanwhile is
+		 * lost, and said so (an owner that leaves may have read some) */
+		if (pl->to_refused[block])
+			pl->tx_unread += pl->to_written[block];
 		disconnect(pl, block);
 		/* an owner that refused us (no slot left) would refuse a new
 		 * connection too, after we had written into its ring */
@@ -406,6 +414,7 @@ int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *fr
 	}
 	if (ring_put(pl->to_ring[block], frame, len, dp_rx_stamp(coarse_ns())))
 		return ring_full(pl, block);
+	pl->to_written[block]++;
 	/* after the frame: a receiver that sees the bell finds it */
 	atomic_store_explicit(dp_bell(pl, block, DP_BELL_RUNG), 1, memory_order_release);
 	/* the bell before the look at its sleep flag (dp_peer_loop_arm fences

@@ -62,10 +62,12 @@ struct dp_peer_loop {
 	uint32_t *to_owner;  /* [DP_PEER_BLOCKS]: the owner's DP_BELL_OWNER when we connected */
 	uint64_t *to_retry_ns; /* [DP_PEER_BLOCKS]: hung up on by that owner: no new connection before */
 	bool *to_refused;    /* [DP_PEER_BLOCKS]: and it said why: it has DP_PEER_MAX_CONNS senders */
+	uint32_t *to_written; /* [DP_PEER_BLOCKS]: frames written into that connection's ring */
 	_Atomic uint32_t *bells; /* shared; block b's words at bells[b * DP_BELL_STRIDE] */
 	uint32_t frame_max;
 	uint64_t lag_ns;     /* how far the senders' stamps (the coarse clock) may trail */
 	uint64_t rx_waited;  /* frames received that had waited 10 ms or more: the caller counts them */
+	uint64_t tx_unread;  /* frames a refusing owner never read (written before we heard): the caller counts them */
 };
 
 static inline _Atomic uint32_t *dp_bell(const struct dp_peer_loop *pl, uint32_t block, int word)

@@ -657,6 +657,15 @@ static enum dp_counter loop_result(int err)
 	return DP_CTR_dp_tx_loopback_drops;
 }
 
+/* A send's result counted, and with it any frames an owner that refused
+ * us never read (we hear of the refusal a frame late) */
+static void count_loop(struct uroce_dp *dp, int err)
+{
+	dp_count(dp, loop_result(err));
+	dp->ctr[DP_CTR_dp_tx_loopback_refused] += dp->peer.tx_unread;
+	dp->peer.tx_unread = 0;
+}
+
 /*
  * A frame to our own MAC: another process's QP gets it through that
  * process's socket (peer_loop.h), ours join the loopback ring; none while
@@ -687,7 +696,7 @@ static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, stru
 		    (m || (m = ring_frame_copy(dp, f, len))) &&
 		    !dp_peer_wait_push(&dp->peer_wait, b, m))
 			return; /* the receiver is behind: wait for it, as a NIC's loopback does */
-		dp_count(dp, loop_result(err));
+		count_loop(dp, err);
 		if (m)
 			dp_frame_free(dp, m);
 		return;
@@ -974,7 +983,7 @@ static int peer_wait_send(void *arg, uint32_t block, void *frame)
 
 	if (err == -EAGAIN)
 		return err;
-	dp_count(dp, loop_result(err));
+	count_loop(dp, err);
 	dp_frame_free(dp, m);
 	return 0;
 }

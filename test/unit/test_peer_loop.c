@@ -322,7 +322,7 @@ START_TEST(refused_sender_hears_of_it)
 {
 	static struct dp_peer_loop rx, tx[DP_PEER_MAX_CONNS + 1];
 	static uint8_t f[FRAME_MAX];
-	unsigned last = DP_PEER_MAX_CONNS;
+	unsigned last = DP_PEER_MAX_CONNS, written = 1; /* its first frame */
 	int err = 0;
 
 	ck_assert_int_eq(dp_peer_loop_init(&rx, dir, bells, FRAME_MAX), 0);
@@ -343,9 +343,13 @@ START_TEST(refused_sender_hears_of_it)
 	drain(&rx);
 	ck_assert_uint_eq(got.n, DP_PEER_MAX_CONNS);
 	for (unsigned i = 0; i < 3 && !err; i++)
-		err = dp_peer_loop_send(&tx[last], BLOCK, f, frame_len(last));
+		if (!(err = dp_peer_loop_send(&tx[last], BLOCK, f, frame_len(last))))
+			written++;
 	/* refused for want of room, which it is told: not an owner gone */
 	ck_assert_int_eq(err, -EUSERS);
+	/* what it wrote before it heard is left for its caller to count as
+	 * refused: lost, but not silently */
+	ck_assert_uint_eq(tx[last].tx_unread, written);
 	/* and it does not connect again at once, to lose what it writes into
 	 * a ring refused in turn: every frame is refused, none silently lost */
 	for (unsigned i = 0; i < 50; i++) {
@@ -353,6 +357,7 @@ START_TEST(refused_sender_hears_of_it)
 		drain(&rx);
 	}
 	ck_assert_uint_eq(got.n, DP_PEER_MAX_CONNS);
+	ck_assert_uint_eq(tx[last].tx_unread, written); /* none written since */
 	/* one of the 256 leaves: the next newcomer gets its slot, even though
 	 * nobody has looked at the one that left yet */
 	dp_peer_loop_fini(&tx[0]);
