@@ -42,7 +42,8 @@
 	X(dp_tx_loopback_link_down, "frames to our own MAC dropped: the port was down (daemon gone)") \
 	X(dp_switch_ce_marked, "device daemon: RoCE frames CE-marked, a program's ring or the port's backing up") \
 	X(dp_rx_waited_10ms, "frames that waited 10 ms or more in the receive ring: the host ran something else") \
-	X(dp_tx_loopback_refused, "frames to another process of the device dropped: it has 256 senders already")
+	X(dp_tx_loopback_refused, "frames to another process of the device dropped: it has 256 senders already") \
+	X(dp_late_passes, "passes the late answerer ran: no thread of the program ran one for a tick while frames or timers waited")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

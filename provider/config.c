@@ -275,6 +275,7 @@ void uroce_config_parse(struct uroce_config *c, const struct uroce_devconf *dev,
 	c->spin_ns = u64_var(io, "UROCE_SPIN_NS", UROCE_DEFAULT_SPIN_NS);
 	c->yield_after_ns = u64_var(io, "UROCE_YIELD_NS", UROCE_DEFAULT_YIELD_NS);
 	c->progress_nice = int_var(io, "UROCE_PROGRESS_NICE", 0, -20, 19);
+	c->answer_ns = u64_var(io, "UROCE_ANSWER_NS", UROCE_DEFAULT_ANSWER_NS);
 	limits(c, io);
 }
 

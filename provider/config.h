@@ -29,6 +29,7 @@
 #define UROCE_DEFAULT_ACK_DELAY_NS 50000ull /* shortest hold of an ACK for an answer */
 #define UROCE_DEFAULT_SPIN_NS 5000ull	    /* the progress thread polls on after a packet */
 #define UROCE_DEFAULT_YIELD_NS 50000ull	    /* a spinning application yields when idle this long */
+#define UROCE_DEFAULT_ANSWER_NS 5000000ull  /* the late answerer looks this often */
 #define UROCE_DEFAULT_SR_RTO_START_NS 10000000ull /* SR: the RTO's floor in a QP's first round trips */
 #define UROCE_DEFAULT_SR_RTO_STALL_NS 20000000ull /* SR: the RTO floor for a silent peer */
 
@@ -66,6 +67,7 @@ struct uroce_config {
 	uint64_t spin_ns;	 /* UROCE_SPIN_NS */
 	uint64_t yield_after_ns; /* UROCE_YIELD_NS, 0: never yield */
 	int progress_nice;	 /* UROCE_PROGRESS_NICE: the progress thread's nice, 0: as the process */
+	uint64_t answer_ns;	 /* UROCE_ANSWER_NS: the late answerer's tick (answerer.c), 0: none */
 	/* limits.c: what query_device advertises; UROCE_LIMITS lowers them */
 	uint32_t limit[UROCE_OBJ_COUNT];
 };

@@ -76,8 +76,9 @@ static int nic_open(const char *name, struct uroce_nic **out)
 	if (!nic)
 		return -ENOMEM;
 	nic->wake_fd = -1;
+	nic->sleep_fd = -1;
 	nic->shared.lock_fd = -1;
-	pthread_mutex_init(&nic->lock, NULL);
+	uroce_answerer_lock_init(&nic->lock);
 	/* the device's file and the environment, read once, here */
 	err = uroce_config_load(&nic->cfg, name, &nic->conf, config_report, nic);
 	if (err)

@@ -172,6 +172,9 @@ static unsigned run_pass(struct uroce_nic *nic, uint64_t now)
 	struct rx_arg a = {nic, now};
 	unsigned n = 0, got;
 
+	/* under the lock: a plain increment, published for the answerer */
+	atomic_store_explicit(&nic->passes, atomic_load_explicit(&nic->passes, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	/* a dead device (daemon_link.c) takes nothing in, and its port does
 	 * not attach to a daemon that comes later */
 	for (unsigned k = 0;; k++) {
@@ -232,6 +235,19 @@ void uroce_progress_tx_locked(struct uroce_nic *nic)
 
 	ur_dev_tx(nic->engine, now, TX_BURST);
 	uroce_dp_tx_flush(nic->dp, now);
+}
+
+unsigned uroce_progress_drain(struct uroce_nic *nic, uint64_t budget_ns)
+{
+	uint64_t start = uroce_now_ns(), now = start;
+	unsigned moved = 0, n;
+
+	do {
+		n = run_pass(nic, now);
+		moved += n;
+		now = uroce_now_ns();
+	} while (n && now - start < budget_ns);
+	return moved;
 }
 
 /* Wake the sleeping progress thread if the engine now needs it earlier. */
@@ -381,6 +397,7 @@ static bool sleep_until(struct uroce_nic *nic, uint64_t now, uint64_t deadline,
 
 	if (wait > MAX_SLEEP_NS)
 		wait = MAX_SLEEP_NS;
+	atomic_store(&nic->sleep_fd, p[1].fd);
 	atomic_store(&nic->sleep_until, now + wait);
 	/* Pairs with the doorbell push an application made before its trylock
 	 * failed: one of us sees the other (seq_cst on both sides). */
@@ -574,6 +591,7 @@ int uroce_progress_start(struct uroce_nic *nic)
 	if (err)
 		return -err;
 	pthread_setname_np(nic->thread, "uroce-progress");
+	uroce_answerer_start(nic);
 	return 0;
 }
 
@@ -584,6 +602,7 @@ void uroce_progress_stop(struct uroce_nic *nic)
 	atomic_store(&nic->stop, true);
 	if (write(nic->wake_fd, &one, sizeof(one)) < 0)
 		uroce_log(nic, 2, "wake write: %s", strerror(errno));
+	uroce_answerer_stop(nic);
 	pthread_join(nic->thread, NULL);
 	uroce_dp_housekeeping(nic->dp);
 	uroce_counters_write(nic, true);

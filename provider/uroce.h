@@ -61,6 +61,10 @@ struct uroce_nic {
 	_Atomic uint64_t app_pass_ns; /* when an application thread last ran a pass */
 	_Atomic uint64_t arm_ns;      /* when the application last armed a CQ: it may block */
 	atomic_bool drive_nap;        /* the progress thread naps beside a driving application */
+	_Atomic int sleep_fd;         /* what its sleep waits on besides wake_fd (answerer.c) */
+	_Atomic uint64_t passes;      /* passes run, by anyone (answerer.c) */
+	pthread_t answerer;
+	bool answerer_started;
 	unsigned timers_deferred;     /* passes the timers waited for the ring to drain */
 	uint32_t tx_bytes;            /* built by the transmit stage of the pass in progress */
 
@@ -330,7 +334,15 @@ void uroce_progress_tx_locked(struct uroce_nic *nic);
 void uroce_progress_idle(struct uroce_nic *nic, bool moved);
 /* An application armed a CQ: a progress thread napping beside it runs passes again. */
 void uroce_progress_armed(struct uroce_nic *nic);
+/* Passes until the frames stop or budget_ns is spent; the caller holds nic->lock. */
+unsigned uroce_progress_drain(struct uroce_nic *nic, uint64_t budget_ns);
 uint64_t uroce_now_ns(void);
+
+/* answerer.c */
+/* The progress lock: priority-inheriting, so a late answer boosts a preempted holder. */
+void uroce_answerer_lock_init(pthread_mutex_t *lock);
+void uroce_answerer_start(struct uroce_nic *nic);
+void uroce_answerer_stop(struct uroce_nic *nic);
 extern const struct ur_host_ops uroce_host_ops;
 
 /* rdmacm_gsi.c */
