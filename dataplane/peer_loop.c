@@ -424,10 +424,21 @@ int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *fr
 	    atomic_exchange_explicit(dp_bell(pl, block, DP_BELL_ASLEEP), 0, memory_order_relaxed) &&
 	    send(pl->to_fd[block], "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN) {
 		/* the receiver had hung up on us, and the wake-up was ours to
-		 * give: a new connection wakes it (its listener), the frame is
-		 * lost as on a wire */
+		 * give: a new connection wakes it (its listener). An owner that
+		 * refused us (too slow with our ring to poison it) read none of
+		 * what we wrote: counted as refused, this frame by our caller;
+		 * one that left may have read some, lost as on a wire */
+		char note = 0;
+		bool refused = recv(pl->to_fd[block], &note, 1, MSG_DONTWAIT) == 1 &&
+			       note == FULL_NOTE;
+		uint32_t unread = pl->to_written[block] - 1;
+
 		disconnect(pl, block);
 		connect_to(pl, block);
+		if (refused) {
+			pl->tx_unread += unread;
+			return -EUSERS;
+		}
 	}
 	return 0;
 }

@@ -414,6 +414,42 @@ START_TEST(new_owner_replaces_a_dead_ones_socket)
 }
 END_TEST
 
+/* An owner refuses a sender before its ring came (so the ring is not
+ * poisoned) and goes to sleep: the sender's frames still go into that ring,
+ * and its wake-up byte fails on the closed socket. Every frame it wrote
+ * there is counted as refused, none lost silently. The test is the owner. */
+START_TEST(refused_unpoisoned_sender_wakes_a_sleeper)
+{
+	struct dp_peer_loop tx;
+	static uint8_t f[FRAME_MAX];
+	char path[160];
+	int fd;
+
+	squat();
+	ck_assert_int_eq(dp_peer_loop_init(&tx, dir, bells, FRAME_MAX), 0);
+	for (uint32_t s = 0; s < 2; s++) {
+		make_frame(f, s);
+		ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(s)), 0);
+	}
+	/* refused, its ring left alone, then asleep */
+	fd = accept(squatter, NULL, NULL);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(send(fd, "f", 1, MSG_NOSIGNAL), 1);
+	close(fd);
+	atomic_store(&bells[BLOCK * DP_BELL_STRIDE + DP_BELL_ASLEEP], 1);
+	make_frame(f, 2);
+	ck_assert_int_eq(dp_peer_loop_send(&tx, BLOCK, f, frame_len(2)), -EUSERS);
+	/* the two before it, left to its caller to count; this one is its own */
+	ck_assert_uint_eq(tx.tx_unread, 2);
+	/* and the sleeper was woken, by a new connection */
+	ck_assert(readable(squatter));
+	dp_peer_loop_fini(&tx);
+	snprintf(path, sizeof(path), "%s/loop-%u", dir, BLOCK);
+	ck_assert_int_eq(unlink(path), 0);
+	close(squatter);
+}
+END_TEST
+
 /* The longest directory that fits a unix address holds a block's socket;
  * one byte more is refused. */
 START_TEST(longest_directory_fits)
@@ -492,6 +528,7 @@ int main(void)
 	tcase_add_test(tc, refused_sender_hears_of_it);
 	tcase_add_test(tc, long_waits_counted);
 	tcase_add_test(tc, new_owner_replaces_a_dead_ones_socket);
+	tcase_add_test(tc, refused_unpoisoned_sender_wakes_a_sleeper);
 	tcase_add_test(tc, longest_directory_fits);
 	tcase_add_test(tc, fini_leaves_a_later_owners_socket);
 	suite_add_tcase(s, tc);
