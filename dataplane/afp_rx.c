@@ -43,9 +43,7 @@ static int ring_setup(struct dp_afp_ring *r, int fd)
 	struct tpacket_req req = {0};
 	int version = TPACKET_V2, one = 1, rcvbuf = AFP_RX_RCVBUF;
 
-	r->block_size = r->frame_size;
-	while (r->block_size % 4096)
-		r->block_size += r->frame_size;
+	r->block_size = dp_afp_block_size(r->frame_size);
 	r->frames_per_block = r->block_size / r->frame_size;
 	r->frame_count =
 	    (r->frame_count + r->frames_per_block - 1) / r->frames_per_block * r->frames_per_block;

@@ -30,6 +30,27 @@ int dp_afp_ring_open(struct dp_afp_ring *r, const char *netdev, uint32_t frame_s
 		     uint32_t frame_count, const struct sock_fprog *filter);
 void dp_afp_ring_close(struct dp_afp_ring *r);
 
+/*
+ * A ring's block: the kernel allocates each one whole, rounded up to a power
+ * of two pages, and zeroes it inside one system call that nothing preempts
+ * here (real-time threads included). A block of a few slots rounded to a page
+ * (36 KB for 4608-byte slots) took 64 KB each, 32 MB for a 4096-slot ring
+ * instead of 18.75, and the transmit ring's single block 2 MB: with 16
+ * programs opening a device at once, a SCHED_FIFO thread waited up to 86-129
+ * ms, and 40-51 ms with these blocks (docs/dataplane.md). 32 KB (order 3, the
+ * largest the kernel does not call costly) holds 7 slots of 4608 bytes with
+ * 512 to spare; slots may leave a gap at a block's end (dp_afp_slot). A slot
+ * larger than that takes its own power of two.
+ */
+static inline uint32_t dp_afp_block_size(uint32_t frame_size)
+{
+	uint32_t block = 32768;
+
+	while (block < frame_size)
+		block *= 2;
+	return block;
+}
+
 /* The frame in slot `i`'s header. */
 static inline struct tpacket2_hdr *dp_afp_slot(const struct dp_afp_ring *r, uint32_t i)
 {

@@ -62,9 +62,7 @@ static int ring_setup(struct dp_afp_tx *t, uint32_t frame_room)
 	int version = TPACKET_V2, one = 1;
 
 	t->frame_size = TPACKET_ALIGN(AFP_TX_FRAME + frame_room);
-	t->block_size = t->frame_size;
-	while (t->block_size % 4096)
-		t->block_size += t->frame_size;
+	t->block_size = dp_afp_block_size(t->frame_size);
 	t->frames_per_block = t->block_size / t->frame_size;
 	t->frame_count =
 	    (AFP_TX_SLOTS + t->frames_per_block - 1) / t->frames_per_block * t->frames_per_block;
