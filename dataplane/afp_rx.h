@@ -37,7 +37,7 @@ void dp_afp_ring_close(struct dp_afp_ring *r);
  * (36 KB for 4608-byte slots) took 64 KB each, 32 MB for a 4096-slot ring
  * instead of 18.75, and the transmit ring's single block 2 MB: with 16
  * programs opening a device at once, a SCHED_FIFO thread waited up to 86-129
- * ms, and 40-51 ms with these blocks (docs/dataplane.md). 32 KB (order 3, the
+ * ms, and 5-51 ms with these blocks (docs/dataplane.md). 32 KB (order 3, the
  * largest the kernel does not call costly) holds 7 slots of 4608 bytes with
  * 512 to spare; slots may leave a gap at a block's end (dp_afp_slot). A slot
  * larger than that takes its own power of two.

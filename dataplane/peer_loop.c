@@ -341,17 +341,23 @@ static int connect_to(struct dp_peer_loop *pl, uint32_t block)
 	return 0;
 }
 
+/* Whether the owner that hung up on us said it refused us (FULL_NOTE). */
+static bool told_refused(int fd)
+{
+	char note = 0;
+
+	return recv(fd, &note, 1, MSG_DONTWAIT) == 1 && note == FULL_NOTE;
+}
+
 /* A ring full for good or for now: the receiver is gone (its socket hung
  * up: -ECONNRESET), refused us (it has DP_PEER_MAX_CONNS senders: -EUSERS),
  * or is behind (-EAGAIN). */
 static int ring_full(struct dp_peer_loop *pl, uint32_t block)
 {
 	struct pollfd p = {.fd = pl->to_fd[block], .events = 0};
-	char note = 0;
 
 	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) {
-		pl->to_refused[block] = recv(pl->to_fd[block], &note, 1, MSG_DONTWAIT) == 1 &&
-					note == FULL_NOTE;
+		pl->to_refused[block] = told_refused(pl->to_fd[block]);
 		/* an owner refuses before it reads: what we wrote meanwhile is
 		 * lost, and said so (an owner that leaves may have read some) */
 		if (pl->to_refused[block])
@@ -428,9 +434,7 @@ int dp_peer_loop_send(struct dp_peer_loop *pl, uint32_t block, const uint8_t *fr
 		 * refused us (too slow with our ring to poison it) read none of
 		 * what we wrote: counted as refused, this frame by our caller;
 		 * one that left may have read some, lost as on a wire */
-		char note = 0;
-		bool refused = recv(pl->to_fd[block], &note, 1, MSG_DONTWAIT) == 1 &&
-			       note == FULL_NOTE;
+		bool refused = told_refused(pl->to_fd[block]);
 		uint32_t unread = pl->to_written[block] - 1;
 
 		disconnect(pl, block);

@@ -8,8 +8,8 @@
  *
  * This thread sleeps at real-time priority (SCHED_FIFO 1) and looks every
  * tick (UROCE_ANSWER_NS, 5 ms; 50 ms on a device that moved no frame for a
- * second, so that an idle program costs next to nothing): if no pass ran for a whole tick while work
- * waits (the progress thread awake but not running, its deadline passed, or
+ * second, so that an idle program costs next to nothing): if no pass ran
+ * for a whole tick while work waits (the progress thread awake but not running, its deadline passed, or
  * its fds readable), it takes the progress lock and runs the passes itself,
  * for at most ANSWER_BUDGET_NS. The lock inherits priority, so a thread
  * preempted while holding it runs until it lets go. Between ticks the
@@ -71,14 +71,19 @@ static uint64_t frames_moved(struct uroce_nic *nic)
 	return dp[DP_CTR_dp_rx_frames] + dp[DP_CTR_dp_tx_frames] + dp[DP_CTR_dp_tx_loopback];
 }
 
-static void *answerer(void *arg)
+/* Cancelled in its sleep: the lcore id it registered goes back. */
+static void unregister(void *arg)
 {
-	struct uroce_nic *nic = arg;
+	(void)arg;
+	uroce_dp_thread_unregister();
+}
+
+/* Every tick, for good: it ends cancelled in its sleep. */
+static void watch(struct uroce_nic *nic)
+{
 	uint64_t tick = nic->cfg.answer_ns, seen = 0, moved = 0, moved_at = 0;
 	struct timespec next;
 
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	uroce_dp_thread_register();
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
 		uint64_t passes, now, frames;
@@ -121,6 +126,16 @@ static void *answerer(void *arg)
 		seen = atomic_load_explicit(&nic->passes, memory_order_relaxed);
 		pthread_mutex_unlock(&nic->lock);
 	}
+}
+
+static void *answerer(void *arg)
+{
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	uroce_dp_thread_register();
+	/* the lcore id goes back however the thread ends */
+	pthread_cleanup_push(unregister, NULL);
+	watch(arg);
+	pthread_cleanup_pop(1);
 	return NULL;
 }
 

@@ -47,8 +47,8 @@ rc_s=$?
 late=$(ur_ctr "$p-a" dp_late_passes)
 tmo=$(ur_ctr "$p-b" local_ack_timeout_err)
 exc=$(ur_ctr "$p-b" retry_exceeded)
-gbps=$(awk '$1 == 65536 { print $4 }' "$log/cli")
-echo "server starved 4 s: client exit $rc_c, server exit $rc_s, ${gbps:-no} MB/s average," \
+mbps=$(awk '$1 == 65536 { print $4 }' "$log/cli")
+echo "server starved 4 s: client exit $rc_c, server exit $rc_s, ${mbps:-no} MB/s average," \
 	"$late late passes, $tmo local ACK timeouts, $exc retries exhausted"
 if [ $rc_c -ne 0 ] || [ $rc_s -ne 0 ] || [ "$tmo" -ne 0 ] || [ "$late" -eq 0 ]; then
 	echo "FAIL"
