@@ -66,6 +66,7 @@ static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
 	rq->una = una;
 	rq->progress_ns = now;
 	rq->retry_left = qp->attr.retry_cnt;
+	rq->stall_restarted = false;
 	qp->rtx->progress(qp, now);
 }
 

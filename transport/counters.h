@@ -48,6 +48,7 @@
 	X(rnr_retry_exceeded, "requester: RNR retry count exhausted")                               \
 	X(retry_exceeded, "requester: transport retry count exhausted")                             \
 	X(una_caught_up, "requester: oldest unacknowledged PSN moved up to the oldest WQE not done") \
+	X(ack_timer_stalled, "requester: ACK timers 10 ms late (a stalled host), restarted")      \
 	X(sr_sacks_sent, "selective repeat: ACKs sent reporting a gap")                             \
 	X(sr_sacks_received, "selective repeat: ACKs received reporting a gap")                     \
 	X(sr_selective_retx, "selective repeat: packets retransmitted selectively")                 \

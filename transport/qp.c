@@ -420,6 +420,7 @@ static void enter_rts(struct ur_qp *qp, enum ur_qp_state from, uint64_t now)
 		rq->retry_left = qp->attr.retry_cnt;
 		rq->rnr_left = qp->attr.rnr_retry;
 		rq->progress_ns = now;
+		rq->stall_restarted = false;
 		qp->rtx->start(qp, now);
 	}
 	ur_dev_schedule(qp->dev, qp);

@@ -105,6 +105,7 @@ struct ur_requester {
 	uint32_t nak_psn;      /* PSN of the last sequence NAK acted on */
 	uint32_t rseq_next;    /* receive sequence number of the next WQE-consuming message */
 	uint64_t progress_ns;  /* last forward progress: base of the ACK timeout */
+	bool stall_restarted;  /* the ACK timer ran late and restarted since that progress */
 	uint64_t ackreq_ns;    /* when the last AckReq left */
 	struct ur_timer retx;
 	struct ur_timer rnr;

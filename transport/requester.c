@@ -759,6 +759,17 @@ static void log_oldest(struct ur_qp *qp)
 	qp->rtx->log_state(qp);
 }
 
+/*
+ * A NIC's timer runs while its host stops; this one is read by a thread of
+ * the host. A timer that ran this late means the host stopped this engine
+ * (with an answerer at real-time priority, only the hypervisor taking the
+ * vCPUs or the kernel without a preemption point does), and a peer on the
+ * same host stopped with it: an 85 ms stall of both vCPUs, while 32 soak
+ * programs ran, cost 15 QPs a retry and a resend with nothing lost. Had the
+ * answer come, it would be in the receive ring, read before the timers.
+ */
+#define ACK_TIMER_STALL_NS 10000000ull
+
 /* The local ACK timeout (9.7.6.1.2): retry from the oldest unacknowledged PSN. */
 void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 {
@@ -781,6 +792,18 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 		ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);
 		return;
 	}
+	/* a stalled host gets its peer a whole timeout more, once between two
+	 * answers: a stall cannot put the error off for ever, and a peer that
+	 * is gone is given up on at most one timeout later */
+	if (now - deadline >= ACK_TIMER_STALL_NS && !rq->stall_restarted) {
+		rq->stall_restarted = true;
+		ur_count(qp->dev, UR_CTR_ack_timer_stalled);
+		ur_dev_log(qp->dev, "qp %#x: ACK timer for PSN %#x ran %llu us late: restarted, no retry",
+			   qp->qpn, rq->una, (unsigned long long)((now - deadline) / 1000));
+		rq->progress_ns = now;
+		ur_timer_arm(&qp->dev->timers, &rq->retx, now + qp->timeout_ns);
+		return;
+	}
 	ur_count(qp->dev, UR_CTR_local_ack_timeout_err);
 	if (!rq->retry_left) {
 		struct ur_send_wqe *w = sq_wqe(qp, rq->comp);
@@ -794,9 +817,11 @@ void ur_req_retx_timer(struct ur_qp *qp, uint64_t now)
 		return;
 	}
 	rq->retry_left--;
-	ur_dev_log(qp->dev, "qp %#x: local ACK timeout at PSN %#x (next %#x, %u retries left%s)",
-		   qp->qpn, rq->una, rq->psn, rq->retry_left,
-		   qp->rtx->retry_note);
+	/* how late the timer ran tells a stalled host from a silent peer */
+	ur_dev_log(qp->dev, "qp %#x: local ACK timeout at PSN %#x (next %#x, %u retries left%s, "
+		   "fired %llu us late)",
+		   qp->qpn, rq->una, rq->psn, rq->retry_left, qp->rtx->retry_note,
+		   (unsigned long long)((now - deadline) / 1000));
 	log_oldest(qp);
 	rq->progress_ns = now;
 	resend_after_timeout(qp, rd, now);

@@ -554,6 +554,7 @@ static void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t
 	if (news) {
 		rq->progress_ns = now;
 		rq->retry_left = qp->attr.retry_cnt;
+		rq->stall_restarted = false;
 	}
 	/* Nothing SACKed and no recovery under way: every PSN outstanding
 	 * left after every one delivered, so none can be lost yet; spare the

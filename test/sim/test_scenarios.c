@@ -1156,6 +1156,83 @@ START_TEST(test_total_loss_retry_exceeded_then_flush)
 }
 END_TEST
 
+/*
+ * Both hosts stop for 85 ms (a hypervisor taking both vCPUs, as the 16-program
+ * soak saw) with a WRITE in flight and its 67 ms ACK timeout inside the stop:
+ * the timer runs 18 ms late, and the responder, stopped too, has not
+ * answered yet. That is no silence of the peer: the timer restarts, the
+ * answer comes, nothing is resent.
+ */
+START_TEST(test_host_stall_costs_no_retry)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct ur_cqe c[1];
+	struct fx f;
+	uint64_t stop, *ctr;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.timeout = 14; /* 67.1 ms */
+	fx_init(&f, 5, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 65536, (uintptr_t)f.b.buf, f.b.mr->key, 0,
+		     0);
+	sim_run(f.s, sim_now(f.s) + 2 * SIM_PS_PER_US); /* the first packets are out */
+	stop = sim_now(f.s) + 85 * SIM_PS_PER_S / 1000;
+	sim_node_stall(f.a.node, stop);
+	sim_node_stall(f.b.node, stop);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, SIM_PS_PER_S), 1);
+	ck_assert_uint_eq(c[0].status, UR_WC_SUCCESS);
+	ctr = ur_dev_counters(sim_node_dev(f.a.node));
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 0);
+	ck_assert_uint_eq(ctr[UR_CTR_retransmitted_packets], 0);
+	ck_assert_uint_eq(ctr[UR_CTR_ack_timer_stalled], 1); /* the premise: it ran late */
+	fx_fini(&f);
+}
+END_TEST
+
+/*
+ * A stall puts a dead peer's error off by one timeout at most: the first
+ * late run restarts the timer, a second one before any answer counts as the
+ * timeout it is. The requester stops 20 ms past its first deadline, then
+ * again 15 ms past its third: RETRY_EXC_ERR comes 5 timeouts and both
+ * stops' 35 ms after the send, not later.
+ */
+START_TEST(test_stall_restart_once_per_answer)
+{
+	struct sim_link_cfg link;
+	struct sim_qp_params qp;
+	struct sim_impair dead = {.drop_all = true};
+	struct ur_cqe c[1];
+	struct fx f;
+	uint64_t t0, g, timeout_ps = 4096ull * 1000 << 10, ms = SIM_PS_PER_S / 1000, *ctr;
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.timeout = 10; /* 4.194 ms */
+	qp.retry_cnt = 3;
+	fx_init(&f, 3, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	sim_node_set_impair(f.a.node, &dead, NULL);
+	t0 = sim_now(f.s);
+	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 4096, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
+	sim_run(f.s, t0 + 100 * SIM_PS_PER_US);
+	g = t0 + timeout_ps + 20 * ms; /* the restart */
+	sim_node_stall(f.a.node, g);
+	sim_run(f.s, g + timeout_ps + ms); /* one timeout counted since */
+	ctr = ur_dev_counters(sim_node_dev(f.a.node));
+	ck_assert_uint_eq(ctr[UR_CTR_ack_timer_stalled], 1);
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 1);
+	sim_node_stall(f.a.node, g + 2 * timeout_ps + 15 * ms);
+	ck_assert_int_eq(fx_wait(&f, &f.a, c, 1, 10 * SIM_PS_PER_S), 1);
+	ck_assert_uint_eq(c[0].status, UR_WC_RETRY_EXC_ERR);
+	ck_assert_uint_ge(sim_now(f.s) - t0, 5 * timeout_ps + 35 * ms);
+	ck_assert_uint_le(sim_now(f.s) - t0, 5 * timeout_ps + 36 * ms);
+	ck_assert_uint_eq(ctr[UR_CTR_ack_timer_stalled], 1);
+	ck_assert_uint_eq(ctr[UR_CTR_local_ack_timeout_err], 4);
+	fx_fini(&f);
+}
+END_TEST
+
 START_TEST(test_rnr_finite_and_infinite)
 {
 	struct sim_link_cfg link;
@@ -2618,6 +2695,8 @@ static Suite *scenario_suite(void)
 	tc = tcase_create("errors");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_total_loss_retry_exceeded_then_flush);
+	tcase_add_test(tc, test_host_stall_costs_no_retry);
+	tcase_add_test(tc, test_stall_restart_once_per_answer);
 	tcase_add_loop_test(tc, test_rnr_finite_and_infinite, 0, 2);
 	tcase_add_loop_test(tc, test_remote_access_errors, 0, 4);
 	tcase_add_test(tc, test_completion_times);
