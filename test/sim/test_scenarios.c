@@ -1121,21 +1121,28 @@ END_TEST
 
 /* ---- error paths with exact virtual time ---- */
 
-START_TEST(test_total_loss_retry_exceeded_then_flush)
+/* An RC pair whose requester's packets all vanish: timeout 10 (4.194 ms), 3 retries. */
+static void fx_init_dead_peer(struct fx *f)
 {
 	struct sim_link_cfg link;
 	struct sim_qp_params qp;
 	struct sim_impair dead = {.drop_all = true};
+
+	fx_default_link(&link);
+	sim_qp_params_default(&qp);
+	qp.timeout = 10;
+	qp.retry_cnt = 3;
+	fx_init(f, 3, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
+	sim_node_set_impair(f->a.node, &dead, NULL);
+}
+
+START_TEST(test_total_loss_retry_exceeded_then_flush)
+{
 	struct ur_cqe c[4];
 	struct fx f;
 	uint64_t t0, timeout_ps;
 
-	fx_default_link(&link);
-	sim_qp_params_default(&qp);
-	qp.timeout = 10; /* 4.194 ms */
-	qp.retry_cnt = 3;
-	fx_init(&f, 3, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
-	sim_node_set_impair(f.a.node, &dead, NULL);
+	fx_init_dead_peer(&f);
 	t0 = sim_now(f.s);
 	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 4096, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
 	fx_post_send(&f, &f.a, 2, UR_WR_RDMA_WRITE, 0, 4096, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
@@ -1200,19 +1207,11 @@ END_TEST
  */
 START_TEST(test_stall_restart_once_per_answer)
 {
-	struct sim_link_cfg link;
-	struct sim_qp_params qp;
-	struct sim_impair dead = {.drop_all = true};
 	struct ur_cqe c[1];
 	struct fx f;
 	uint64_t t0, g, timeout_ps = 4096ull * 1000 << 10, ms = SIM_PS_PER_S / 1000, *ctr;
 
-	fx_default_link(&link);
-	sim_qp_params_default(&qp);
-	qp.timeout = 10; /* 4.194 ms */
-	qp.retry_cnt = 3;
-	fx_init(&f, 3, &link, &qp, UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE);
-	sim_node_set_impair(f.a.node, &dead, NULL);
+	fx_init_dead_peer(&f);
 	t0 = sim_now(f.s);
 	fx_post_send(&f, &f.a, 1, UR_WR_RDMA_WRITE, 0, 4096, (uintptr_t)f.b.buf, f.b.mr->key, 0, 0);
 	sim_run(f.s, t0 + 100 * SIM_PS_PER_US);
