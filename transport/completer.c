@@ -64,9 +64,7 @@ static void advance_una(struct ur_qp *qp, uint32_t una, uint64_t now)
 
 	qp->rtx->acked(qp, una, now);
 	rq->una = una;
-	rq->progress_ns = now;
-	rq->retry_left = qp->attr.retry_cnt;
-	rq->stall_restarted = false;
+	ur_req_progress(qp, now);
 	qp->rtx->progress(qp, now);
 }
 

@@ -417,10 +417,8 @@ static void enter_rts(struct ur_qp *qp, enum ur_qp_state from, uint64_t now)
 		rq->psn = rq->una = rq->max_psn = rq->nak_psn = qp->attr.sq_psn;
 		rq->nak_psn = ur_psn_add(rq->nak_psn, UR_PSN_MASK);
 		rq->wqe = rq->comp = atomic_load_explicit(&qp->sq.cons, memory_order_relaxed);
-		rq->retry_left = qp->attr.retry_cnt;
 		rq->rnr_left = qp->attr.rnr_retry;
-		rq->progress_ns = now;
-		rq->stall_restarted = false;
+		ur_req_progress(qp, now);
 		qp->rtx->start(qp, now);
 	}
 	ur_dev_schedule(qp->dev, qp);

@@ -202,6 +202,15 @@ static inline enum ur_qp_state qp_state(const struct ur_qp *qp)
 	return (enum ur_qp_state)atomic_load_explicit(&qp->state, memory_order_relaxed);
 }
 
+/* Forward progress (an answer, or the start): the local ACK timeout runs
+ * from now, with every retry back and a stalled host's restart allowed again. */
+static inline void ur_req_progress(struct ur_qp *qp, uint64_t now)
+{
+	qp->req.progress_ns = now;
+	qp->req.retry_left = qp->attr.retry_cnt;
+	qp->req.stall_restarted = false;
+}
+
 static inline struct ur_send_wqe *sq_wqe(struct ur_qp *qp, uint32_t idx)
 {
 	return ur_wq_slot(&qp->sq, idx);

@@ -170,12 +170,18 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 		return;
 	default:
 		/* where the first ACK went, for a resend nothing was lost to */
-		ur_dev_log(qp->dev, "qp %#x: duplicate request PSN %#x (expected %#x): ACK %s "
-			   "(syndrome %#x PSN %#x, hold until %lld us, limit %lld us from now)",
-			   qp->qpn, pkt->psn, rs->epsn, rs->ack.pending ? "pending" : "none pending",
-			   rs->ack.syndrome, rs->ack.psn,
-			   rs->ack.hold_until ? (long long)(rs->ack.hold_until - qp->dev->now) / 1000 : 0,
-			   rs->ack.pending ? (long long)(rs->ack.hold_limit - qp->dev->now) / 1000 : 0);
+		if (!rs->ack.pending)
+			ur_dev_log(qp->dev, "qp %#x: duplicate request PSN %#x (expected %#x): "
+				   "no ACK pending, the last covered PSN %#x",
+				   qp->qpn, pkt->psn, rs->epsn, rs->ack.psn);
+		else
+			ur_dev_log(qp->dev, "qp %#x: duplicate request PSN %#x (expected %#x): ACK "
+				   "pending (syndrome %#x PSN %#x, %s, limit in %lld us)",
+				   qp->qpn, pkt->psn, rs->epsn, rs->ack.syndrome, rs->ack.psn,
+				   !rs->ack.hold_until ? "not held"
+				   : rs->ack.hold_until == UR_TIME_NEVER ? "held, its clock not started"
+									 : "held",
+				   (long long)(rs->ack.hold_limit - qp->dev->now) / 1000);
 		/* SEND/WRITE: acknowledge again with the last PSN executed */
 		ur_resp_schedule_ack(qp, UR_AETH_ACK | UR_AETH_CREDIT_INVALID,
 				     ur_psn_add(rs->epsn, UR_PSN_MASK));

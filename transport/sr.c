@@ -551,11 +551,8 @@ static void ur_sr_sack_rx(struct ur_qp *qp, const struct ur_sack *sack, uint64_t
 	 * the transport retry counter starts again and the local ACK timeout
 	 * runs from now (9.7.6.1.2), so it counts only retries that got no
 	 * answer at all. */
-	if (news) {
-		rq->progress_ns = now;
-		rq->retry_left = qp->attr.retry_cnt;
-		rq->stall_restarted = false;
-	}
+	if (news)
+		ur_req_progress(qp, now);
 	/* Nothing SACKed and no recovery under way: every PSN outstanding
 	 * left after every one delivered, so none can be lost yet; spare the
 	 * walk on the lossless path (a reordering timer still armed keeps
