@@ -75,6 +75,10 @@ void uroce_dp_close(struct uroce_dp *dp);
 typedef void (*uroce_dp_rx_fn)(void *arg, const uint8_t *frame, uint32_t len);
 unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
 		     uint64_t now_ns);
+/* Whether the oldest frame waiting in the port's receive ring came 10 ms or
+ * more before `now_ns` (DP_RX_WAIT_LATE_NS; false where the port does not say
+ * when frames came). With the lock uroce_dp_rx is called under. */
+bool uroce_dp_rx_backlog_late(struct uroce_dp *dp, uint64_t now_ns);
 /*
  * The QP number blocks (number >> shift) this process holds now: frames to
  * our own MAC for them stay in the process, frames for any other block go

@@ -42,8 +42,10 @@
 	X(dp_tx_loopback_link_down, "frames to our own MAC dropped: the port was down (daemon gone)") \
 	X(dp_switch_ce_marked, "device daemon: RoCE frames CE-marked, a program's ring or the port's backing up") \
 	X(dp_rx_waited_10ms, "frames that waited 10 ms or more in the receive ring: the host ran something else") \
+	X(dp_rx_waited_50ms, "of those, frames that waited 50 ms or more: as long as a short QP timeout") \
 	X(dp_tx_loopback_refused, "frames to another process of the device dropped: it has 256 senders already") \
-	X(dp_late_passes, "passes the late answerer ran: no thread of the program ran one for a tick while frames or timers waited")
+	X(dp_late_passes, "passes the late answerer ran: no thread of the program ran one for a tick while frames or timers waited") \
+	X(dp_late_backlog_passes, "passes the late answerer ran: the oldest frame in the receive ring had waited 10 ms while the program's passes came too seldom")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

@@ -116,6 +116,9 @@ bool dp_memif_peer_absent(const struct dp_memif *m);
 const uint8_t *dp_memif_rx_next(struct dp_memif *m, uint32_t *len);
 /* Whether the peer has published frames not read yet. */
 bool dp_memif_rx_pending(const struct dp_memif *m);
+/* The stamp (rx_wait.h) of the oldest frame not read yet, or 0: none, or
+ * unstamped. */
+uint32_t dp_memif_rx_oldest_stamp(const struct dp_memif *m);
 /* Give the slots of the frames read back to the peer. */
 void dp_memif_rx_done(struct dp_memif *m);
 

@@ -99,6 +99,15 @@ bool dp_memif_rx_pending(const struct dp_memif *m)
 	       __atomic_load_n(m->server ? &r->head : &r->tail, __ATOMIC_ACQUIRE) != m->rx_last;
 }
 
+uint32_t dp_memif_rx_oldest_stamp(const struct dp_memif *m)
+{
+	const struct memif_ring *r = m->server ? m->c2s : m->s2c;
+
+	if (!dp_memif_rx_pending(m))
+		return 0;
+	return memif_desc_read(&r->desc[m->rx_last & (m->ring_size - 1)]).metadata;
+}
+
 /* The ring we receive on, its producer's index, and the eventfd it signals. */
 static struct memif_ring *rx_ring(const struct dp_memif *m)
 {

@@ -748,6 +748,16 @@ static unsigned rx_batch(struct uroce_dp *dp, uint8_t *f, uint32_t len, uint16_t
 	return n ? n - 1 : 0;
 }
 
+/* `frames` waited `ns` in the receive ring (rx_wait.h) */
+static inline void rx_waited(struct uroce_dp *dp, uint64_t ns, unsigned frames)
+{
+	if (likely(ns < DP_RX_WAIT_LATE_NS))
+		return;
+	dp->ctr[DP_CTR_dp_rx_waited_10ms] += frames;
+	if (ns >= DP_RX_WAIT_LONG_NS)
+		dp->ctr[DP_CTR_dp_rx_waited_50ms] += frames;
+}
+
 static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,
 		       uint64_t now)
 {
@@ -767,9 +777,8 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 		else
 			rx_in_place(dp, f, len, fn, arg, now);
 		/* every frame of a batch waited as long as the batch */
-		if (unlikely(dp_rx_time_late(h->tp_sec * 1000000000ull + h->tp_nsec, now,
-					     dp->real_ahead_ns)))
-			dp->ctr[DP_CTR_dp_rx_waited_10ms] += frames;
+		rx_waited(dp, dp_rx_time_waited(h->tp_sec * 1000000000ull + h->tp_nsec, now,
+						dp->real_ahead_ns), frames);
 		dp_afp_release(&dp->afp, h);
 		n += frames;
 	}
@@ -785,8 +794,8 @@ static unsigned rx_memif(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsi
 
 	dp_memif_upkeep(&dp->memif, now);
 	while (n < max && (f = dp_memif_rx_next(&dp->memif, &len))) {
-		if (dp->memif.stamps && unlikely(dp_rx_stamp_late(dp->memif.rx_stamp, now)))
-			dp_count(dp, DP_CTR_dp_rx_waited_10ms);
+		if (dp->memif.stamps)
+			rx_waited(dp, dp_rx_stamp_waited(dp->memif.rx_stamp, now), 1);
 		rx_in_place(dp, f, len, fn, arg, now);
 		n++;
 	}
@@ -814,6 +823,22 @@ static unsigned rx_dpdk(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsig
 		rx_mbuf(dp, m[i], fn, arg, now);
 	}
 	return n;
+}
+
+bool uroce_dp_rx_backlog_late(struct uroce_dp *dp, uint64_t now)
+{
+	const struct tpacket2_hdr *h;
+
+	switch (dp->kind) {
+	case DP_PORT_AFP:
+		h = dp_afp_next(&dp->afp);
+		return h && dp_rx_time_late(h->tp_sec * 1000000000ull + h->tp_nsec, now,
+					    dp->real_ahead_ns);
+	case DP_PORT_MEMIF:
+		return dp->memif.stamps && dp_rx_stamp_late(dp_memif_rx_oldest_stamp(&dp->memif), now);
+	default:
+		return false;
+	}
 }
 
 unsigned uroce_dp_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max,

@@ -23,28 +23,39 @@
 #include <stdint.h>
 
 #define DP_RX_WAIT_LATE_NS 10000000ull
+#define DP_RX_WAIT_LONG_NS 50000000ull
 
 static inline uint32_t dp_rx_stamp(uint64_t mono_ns)
 {
 	return (uint32_t)(mono_ns >> 10) | 1;
 }
 
-/* Whether a frame stamped `stamp` had waited long by `now` (CLOCK_MONOTONIC);
- * a stamp from after `now` (stamped while we read the clock) has not. */
-static inline bool dp_rx_stamp_late(uint32_t stamp, uint64_t now)
+/* How long a frame stamped `stamp` had waited by `now` (CLOCK_MONOTONIC):
+ * 0 for one unstamped or stamped after `now` (while we read the clock). */
+static inline uint64_t dp_rx_stamp_waited(uint32_t stamp, uint64_t now)
 {
 	uint32_t waited = dp_rx_stamp(now) - stamp;
 
-	return stamp && waited >= (uint32_t)(DP_RX_WAIT_LATE_NS >> 10) && waited < (1u << 31);
+	return stamp && waited < (1u << 31) ? (uint64_t)waited << 10 : 0;
+}
+
+static inline bool dp_rx_stamp_late(uint32_t stamp, uint64_t now)
+{
+	return dp_rx_stamp_waited(stamp, now) >= (DP_RX_WAIT_LATE_NS >> 10 << 10);
 }
 
 /* The same for a receive time in CLOCK_REALTIME nanoseconds, given how far
  * CLOCK_REALTIME was ahead of CLOCK_MONOTONIC when last looked at. */
-static inline bool dp_rx_time_late(uint64_t real_ns, uint64_t now, uint64_t real_ahead_ns)
+static inline uint64_t dp_rx_time_waited(uint64_t real_ns, uint64_t now, uint64_t real_ahead_ns)
 {
 	uint64_t real_now = now + real_ahead_ns;
 
-	return real_now > real_ns && real_now - real_ns >= DP_RX_WAIT_LATE_NS;
+	return real_now > real_ns ? real_now - real_ns : 0;
+}
+
+static inline bool dp_rx_time_late(uint64_t real_ns, uint64_t now, uint64_t real_ahead_ns)
+{
+	return dp_rx_time_waited(real_ns, now, real_ahead_ns) >= DP_RX_WAIT_LATE_NS;
 }
 
 #endif

@@ -8,13 +8,15 @@
  *
  * This thread sleeps at real-time priority (SCHED_FIFO 1) and looks every
  * tick (UROCE_ANSWER_NS, 5 ms; 50 ms on a device that moved no frame for a
- * second, so that an idle program costs next to nothing): if no pass ran
- * for a whole tick while work waits (the progress thread awake but not running, its deadline passed, or
- * its fds readable), it takes the progress lock and runs the passes itself,
- * for at most ANSWER_BUDGET_NS. The lock inherits priority, so a thread
- * preempted while holding it runs until it lets go. Between ticks the
- * answerer costs nothing, and while passes run on time it never takes the
- * lock: the CPU it uses is work the progress thread was late for, not more.
+ * second, so that an idle program costs next to nothing). If no pass ran
+ * for a whole tick while work waits (the progress thread awake but not
+ * running, its deadline passed, or its fds readable), or passes ran but the
+ * oldest frame in the receive ring has waited 10 ms, it takes the progress
+ * lock and runs the passes itself, for at most ANSWER_BUDGET_NS. The lock
+ * inherits priority, so a thread preempted while holding it runs until it
+ * lets go. Between ticks the answerer costs nothing, and while passes keep
+ * up it only tries the lock to look at the ring: the CPU it uses is work
+ * the program's threads were late for, not more.
  * Earlier tries gave the progress thread real-time priority or a heavier
  * weight all the time; they answered sooner but took the CPU from the
  * threads that post receives (docs/shared-device.md).
@@ -71,6 +73,26 @@ static uint64_t frames_moved(struct uroce_nic *nic)
 	return dp[DP_CTR_dp_rx_frames] + dp[DP_CTR_dp_tx_frames] + dp[DP_CTR_dp_tx_loopback];
 }
 
+/*
+ * Passes ran this tick, but perhaps too seldom for what comes: an
+ * application that drives its own progress (uroce_poll_cq) and spends
+ * milliseconds between polls checking data or posting takes a burst per
+ * poll while the ring fills behind it, and its oldest frames, among them
+ * the peer's ACKs and requests, wait there as long as if nobody ran. If
+ * the oldest frame has waited 10 ms, answer. The lock is only tried: a
+ * thread in a pass now is taking frames in.
+ */
+static void behind(struct uroce_nic *nic, uint64_t now)
+{
+	if (pthread_mutex_trylock(&nic->lock))
+		return;
+	if (uroce_dp_rx_backlog_late(nic->dp, now)) {
+		uroce_progress_drain(nic, ANSWER_BUDGET_NS);
+		uroce_shared_row(&nic->shared)[UR_CTR_COUNT + DP_CTR_dp_late_backlog_passes]++;
+	}
+	pthread_mutex_unlock(&nic->lock);
+}
+
 /* Cancelled in its sleep: the lcore id it registered goes back. */
 static void unregister(void *arg)
 {
@@ -114,10 +136,13 @@ static void watch(struct uroce_nic *nic)
 			       ? QUIET_TICK_NS
 			       : nic->cfg.answer_ns;
 		passes = atomic_load_explicit(&nic->passes, memory_order_relaxed);
-		if (passes != seen || !work_waiting(nic, now)) {
+		if (passes != seen) {
 			seen = passes;
+			behind(nic, now);
 			continue;
 		}
+		if (!work_waiting(nic, now))
+			continue;
 		pthread_mutex_lock(&nic->lock);
 		if (atomic_load_explicit(&nic->passes, memory_order_relaxed) == seen) {
 			uroce_progress_drain(nic, ANSWER_BUDGET_NS);

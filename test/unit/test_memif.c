@@ -402,7 +402,8 @@ END_TEST
  * The device daemon stamps the frames it puts in a program's ring, built in
  * place or copied in pieces; the program reads each frame's stamp, and
  * counts one 10 ms old or more as a long wait (rx_wait.h), never one from
- * after its clock reading nor an unstamped one.
+ * after its clock reading nor an unstamped one. The oldest frame not read
+ * yet tells its stamp without being read (the late answerer looks).
  */
 START_TEST(test_stamps_reach_the_client)
 {
@@ -421,16 +422,19 @@ START_TEST(test_stamps_reach_the_client)
 	ck_assert_ptr_nonnull(b);
 	make_frame(b, 1000, 1);
 	dp_memif_tx_commit(&server, 1000);
+	ck_assert_uint_eq(dp_memif_rx_oldest_stamp(&c.m), 0); /* not published yet */
 	server.tx_stamp = dp_rx_stamp(t + 1000000);
 	make_frame(big, sizeof(big), 2); /* two pieces of the client's 2048-byte buffers */
 	frames[0] = big;
 	len = sizeof(big);
 	ck_assert_uint_eq(dp_memif_tx(&server, frames, &len, 1), 1);
 	dp_memif_tx_publish(&server);
+	ck_assert_uint_eq(dp_memif_rx_oldest_stamp(&c.m), dp_rx_stamp(t));
 	f = dp_memif_rx_next(&c.m, &len);
 	ck_assert_ptr_nonnull(f);
 	check_frame(f, len, 1000, 1);
 	ck_assert_uint_eq(c.m.rx_stamp, dp_rx_stamp(t));
+	ck_assert_uint_eq(dp_memif_rx_oldest_stamp(&c.m), dp_rx_stamp(t + 1000000));
 	ck_assert(!dp_rx_stamp_late(c.m.rx_stamp, t + 9900000));
 	ck_assert(dp_rx_stamp_late(c.m.rx_stamp, t + 10100000));
 	f = dp_memif_rx_next(&c.m, &len);
@@ -439,6 +443,7 @@ START_TEST(test_stamps_reach_the_client)
 	ck_assert_uint_eq(c.m.rx_stamp, dp_rx_stamp(t + 1000000));
 	ck_assert(!dp_rx_stamp_late(c.m.rx_stamp, t));	/* stamped after we looked */
 	ck_assert(!dp_rx_stamp_late(0, t + 1000000000)); /* not stamped */
+	ck_assert_uint_eq(dp_memif_rx_oldest_stamp(&c.m), 0);
 	dp_memif_rx_done(&c.m);
 	dp_memif_close(&c.m);
 	dp_memif_close(&server);
