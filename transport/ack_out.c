@@ -38,6 +38,7 @@ int ur_ack_emit(struct ur_qp *qp)
 	/* a held ACK leaving before its answer began (its hold or limit ran
 	 * out) left alone: when, for ur_ack_hold_answered */
 	rs->ack.left_ns = rs->ack.hold_until && rs->ack.asked_ns ? qp->dev->now : 0;
+	rs->ack.sent_ns = qp->dev->now;
 	rs->ack.pending = false;
 	ur_timer_cancel(&qp->dev->timers, &rs->ack.hold);
 	if (rs->error)

@@ -67,6 +67,7 @@ struct ur_resp_ack {
 	uint8_t after_ack;     /* answers in a row that came right after their ACK left alone */
 	uint8_t unheld;        /* messages whose ACK leaves at once before the hold is tried again */
 	uint64_t left_ns;      /* the held ACK left alone then, its answer not come yet (0: none) */
+	uint64_t sent_ns;      /* the latest ACK or NAK left then (for the log) */
 	struct ur_timer hold;  /* UR_TIMER_ACK: the wait is over */
 };
 

@@ -172,8 +172,9 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 		/* where the first ACK went, for a resend nothing was lost to */
 		if (!rs->ack.pending)
 			ur_dev_log(qp->dev, "qp %#x: duplicate request PSN %#x (expected %#x): "
-				   "no ACK pending, the last covered PSN %#x",
-				   qp->qpn, pkt->psn, rs->epsn, rs->ack.psn);
+				   "no ACK pending, the last covered PSN %#x and left %lld us ago",
+				   qp->qpn, pkt->psn, rs->epsn, rs->ack.psn,
+				   (long long)(qp->dev->now - rs->ack.sent_ns) / 1000);
 		else
 			ur_dev_log(qp->dev, "qp %#x: duplicate request PSN %#x (expected %#x): ACK "
 				   "pending (syndrome %#x PSN %#x, %s, limit in %lld us)",
