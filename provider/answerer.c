@@ -78,9 +78,11 @@ static uint64_t frames_moved(struct uroce_nic *nic)
  * application that drives its own progress (uroce_poll_cq) and spends
  * milliseconds between polls checking data or posting takes a burst per
  * poll while the ring fills behind it, and its oldest frames, among them
- * the peer's ACKs and requests, wait there as long as if nobody ran. If
- * the oldest frame has waited 10 ms, answer. The lock is only tried: a
- * thread in a pass now is taking frames in.
+ * the peer's ACKs and requests, wait there as long as if nobody ran. Or no
+ * pass ran and nothing seemed to wait, but a frame did (memif frames
+ * signal nobody once a pass masked the ring's interrupt). If the oldest
+ * frame has waited 10 ms, answer. The lock is only tried: a thread in a
+ * pass now is taking frames in.
  */
 static void behind(struct uroce_nic *nic, uint64_t now)
 {
@@ -136,13 +138,11 @@ static void watch(struct uroce_nic *nic)
 			       ? QUIET_TICK_NS
 			       : nic->cfg.answer_ns;
 		passes = atomic_load_explicit(&nic->passes, memory_order_relaxed);
-		if (passes != seen) {
+		if (passes != seen || !work_waiting(nic, now)) {
 			seen = passes;
 			behind(nic, now);
 			continue;
 		}
-		if (!work_waiting(nic, now))
-			continue;
 		pthread_mutex_lock(&nic->lock);
 		if (atomic_load_explicit(&nic->passes, memory_order_relaxed) == seen) {
 			uroce_progress_drain(nic, ANSWER_BUDGET_NS);

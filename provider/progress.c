@@ -392,22 +392,25 @@ static bool sleep_until(struct uroce_nic *nic, uint64_t now, uint64_t deadline,
 			      {.fd = irq_fd >= 0 ? irq_fd : uroce_dp_wait_fd(nic->dp),
 			       .events = POLLIN},
 			      {.fd = uroce_dp_loop_fd(nic->dp), .events = POLLIN}};
-	uint64_t wait = deadline > now ? deadline - now : 0, drain;
+	uint64_t wait = deadline > now ? deadline - now : 0, drain, cap, nap;
 	bool woken_by_loop = false;
 
 	if (wait > MAX_SLEEP_NS)
 		wait = MAX_SLEEP_NS;
+	/* no fd to say a frame came (memif unarmed): nap, however far the
+	 * deadline; an armed memif peer that is not uroce may miss the flag
+	 * (DPDK's PMD does not fence): look again in 10 ms */
+	cap = irq_fd >= 0 ? IRQ_SLEEP_MAX_NS : p[1].fd < 0 ? nap_ns(idle_ns) : wait;
+	nap = wait > cap ? cap : wait;
 	atomic_store(&nic->sleep_fd, p[1].fd);
-	atomic_store(&nic->sleep_until, now + wait);
+	/* when the nap ends, not the deadline: past it, the thread is awake
+	 * (or waiting for a CPU), and the answerer must not take it for asleep
+	 * with frames masked behind it */
+	atomic_store(&nic->sleep_until, now + nap);
 	/* Pairs with the doorbell push an application made before its trylock
 	 * failed: one of us sees the other (seq_cst on both sides). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!ur_dev_doorbell_pending(nic->engine)) {
-		/* no fd to say a frame came (memif unarmed): nap, however far
-		 * the deadline; an armed memif peer that is not uroce may miss
-		 * the flag (DPDK's PMD does not fence): look again in 10 ms */
-		uint64_t cap = irq_fd >= 0 ? IRQ_SLEEP_MAX_NS : p[1].fd < 0 ? nap_ns(idle_ns) : wait;
-		uint64_t nap = wait > cap ? cap : wait;
 		/* to the nanosecond: a paced QP's next packet is due in microseconds */
 		struct timespec ts = {.tv_sec = (time_t)(nap / 1000000000ull),
 				      .tv_nsec = (long)(nap % 1000000000ull)};
