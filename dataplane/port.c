@@ -751,7 +751,7 @@ static unsigned rx_batch(struct uroce_dp *dp, uint8_t *f, uint32_t len, uint16_t
 /* `frames` waited `ns` in the receive ring (rx_wait.h) */
 static inline void rx_waited(struct uroce_dp *dp, uint64_t ns, unsigned frames)
 {
-	if (likely(ns < DP_RX_WAIT_LATE_NS))
+	if (likely(!dp_rx_wait_late(ns)))
 		return;
 	dp->ctr[DP_CTR_dp_rx_waited_10ms] += frames;
 	if (ns >= DP_RX_WAIT_LONG_NS)

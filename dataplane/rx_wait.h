@@ -39,9 +39,15 @@ static inline uint64_t dp_rx_stamp_waited(uint32_t stamp, uint64_t now)
 	return stamp && waited < (1u << 31) ? (uint64_t)waited << 10 : 0;
 }
 
+/* Whether a wait of `ns` was a long one: 10 ms, to the stamps' 1,024 ns. */
+static inline bool dp_rx_wait_late(uint64_t ns)
+{
+	return ns >= (DP_RX_WAIT_LATE_NS >> 10 << 10);
+}
+
 static inline bool dp_rx_stamp_late(uint32_t stamp, uint64_t now)
 {
-	return dp_rx_stamp_waited(stamp, now) >= (DP_RX_WAIT_LATE_NS >> 10 << 10);
+	return dp_rx_wait_late(dp_rx_stamp_waited(stamp, now));
 }
 
 /* The same for a receive time in CLOCK_REALTIME nanoseconds, given how far
@@ -55,7 +61,7 @@ static inline uint64_t dp_rx_time_waited(uint64_t real_ns, uint64_t now, uint64_
 
 static inline bool dp_rx_time_late(uint64_t real_ns, uint64_t now, uint64_t real_ahead_ns)
 {
-	return dp_rx_time_waited(real_ns, now, real_ahead_ns) >= DP_RX_WAIT_LATE_NS;
+	return dp_rx_wait_late(dp_rx_time_waited(real_ns, now, real_ahead_ns));
 }
 
 #endif

@@ -10,7 +10,7 @@
  * tick (UROCE_ANSWER_NS, 5 ms; 50 ms on a device that moved no frame for a
  * second, so that an idle program costs next to nothing). If no pass ran
  * for a whole tick while work waits (the progress thread awake but not
- * running, its deadline passed, or its fds readable), or passes ran but the
+ * running, its nap over, or its fds readable), or on any other tick the
  * oldest frame in the receive ring has waited 10 ms, it takes the progress
  * lock and runs the passes itself, for at most ANSWER_BUDGET_NS. The lock
  * inherits priority, so a thread preempted while holding it runs until it
@@ -31,6 +31,7 @@
 #include <sched.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dp_counters.h"
 #include "uroce.h"
@@ -81,18 +82,31 @@ static uint64_t frames_moved(struct uroce_nic *nic)
  * the peer's ACKs and requests, wait there as long as if nobody ran. Or no
  * pass ran and nothing seemed to wait, but a frame did (memif frames
  * signal nobody once a pass masked the ring's interrupt). If the oldest
- * frame has waited 10 ms, answer. The lock is only tried: a thread in a
- * pass now is taking frames in.
+ * frame has waited 10 ms, answer. The lock is only tried: its holder will
+ * run a pass, or is a verb about to.
  */
 static void behind(struct uroce_nic *nic, uint64_t now)
 {
-	if (pthread_mutex_trylock(&nic->lock))
+	uint64_t one = 1;
+
+	/* a dead device takes nothing in: its frames stay old for good */
+	if (atomic_load_explicit(&nic->fatal, memory_order_relaxed) ||
+	    pthread_mutex_trylock(&nic->lock))
 		return;
+	/* a post's kick that found the lock ours gave up on us to ring its
+	 * doorbell (uroce_progress_kick): a pass rings it */
 	if (uroce_dp_rx_backlog_late(nic->dp, now)) {
 		uroce_progress_drain(nic, ANSWER_BUDGET_NS);
 		uroce_shared_row(&nic->shared)[UR_CTR_COUNT + DP_CTR_dp_late_backlog_passes]++;
+	} else if (ur_dev_doorbell_pending(nic->engine)) {
+		uroce_progress_drain(nic, ANSWER_BUDGET_NS);
 	}
 	pthread_mutex_unlock(&nic->lock);
+	/* ...and one that came between that look and the unlock: wake the
+	 * progress thread for it (pairs with the post's push, seq_cst) */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (ur_dev_doorbell_pending(nic->engine) && write(nic->wake_fd, &one, sizeof(one)) < 0)
+		uroce_log(nic, 2, "wake write: %s", strerror(errno));
 }
 
 /* Cancelled in its sleep: the lcore id it registered goes back. */

@@ -276,6 +276,12 @@ unsigned uroce_progress_kick(struct uroce_nic *nic)
 		deadline = now;
 	pthread_mutex_unlock(&nic->lock);
 	atomic_store_explicit(&nic->app_pass_ns, now, memory_order_relaxed);
+	/* a doorbell another thread rang after our pass's, whose kick found
+	 * the lock ours: nobody would ring it before the progress thread
+	 * wakes (pairs with that post's push, seq_cst) */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (ur_dev_doorbell_pending(nic->engine))
+		deadline = now;
 	maybe_wake(nic, deadline);
 	return moved;
 }

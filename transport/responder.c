@@ -170,7 +170,10 @@ static void do_duplicate(struct ur_qp *qp, const struct ur_pkt *pkt)
 		return;
 	default:
 		/* where the first ACK went, for a resend nothing was lost to */
-		if (!rs->ack.pending)
+		if (!rs->ack.pending && !rs->ack.sent_ns)
+			ur_dev_log(qp->dev, "qp %#x: duplicate request PSN %#x (expected %#x): "
+				   "no ACK pending, none sent yet", qp->qpn, pkt->psn, rs->epsn);
+		else if (!rs->ack.pending)
 			ur_dev_log(qp->dev, "qp %#x: duplicate request PSN %#x (expected %#x): "
 				   "no ACK pending, the last covered PSN %#x and left %lld us ago",
 				   qp->qpn, pkt->psn, rs->epsn, rs->ack.psn,
