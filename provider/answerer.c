@@ -102,8 +102,8 @@ static void behind(struct uroce_nic *nic, uint64_t now)
 	 * (uroce_progress_kick): wake a sleeping progress thread for it
 	 * (pairs with the post's push, seq_cst). Not a pass here: an
 	 * application that posts all the time nearly always has a doorbell
-	 * pending, and passes at real-time priority every tick cost it 8% of
-	 * its bandwidth over af_packet. */
+	 * pending, and would get passes at real-time priority every tick,
+	 * taken from its own thread. */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (ur_dev_doorbell_pending(nic->engine) && atomic_load(&nic->sleep_until) &&
 	    write(nic->wake_fd, &one, sizeof(one)) < 0)
