@@ -748,6 +748,12 @@ static unsigned rx_batch(struct uroce_dp *dp, uint8_t *f, uint32_t len, uint16_t
 	return n ? n - 1 : 0;
 }
 
+/* When the kernel took in the frame of slot `h` (CLOCK_REALTIME, rx_wait.h) */
+static inline uint64_t afp_rx_time(const struct tpacket2_hdr *h)
+{
+	return h->tp_sec * 1000000000ull + h->tp_nsec;
+}
+
 /* `frames` waited `ns` in the receive ring (rx_wait.h) */
 static inline void rx_waited(struct uroce_dp *dp, uint64_t ns, unsigned frames)
 {
@@ -777,8 +783,7 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 		else
 			rx_in_place(dp, f, len, fn, arg, now);
 		/* every frame of a batch waited as long as the batch */
-		rx_waited(dp, dp_rx_time_waited(h->tp_sec * 1000000000ull + h->tp_nsec, now,
-						dp->real_ahead_ns), frames);
+		rx_waited(dp, dp_rx_time_waited(afp_rx_time(h), now, dp->real_ahead_ns), frames);
 		dp_afp_release(&dp->afp, h);
 		n += frames;
 	}
@@ -832,8 +837,7 @@ bool uroce_dp_rx_backlog_late(struct uroce_dp *dp, uint64_t now)
 	switch (dp->kind) {
 	case DP_PORT_AFP:
 		h = dp_afp_next(&dp->afp);
-		return h && dp_rx_time_late(h->tp_sec * 1000000000ull + h->tp_nsec, now,
-					    dp->real_ahead_ns);
+		return h && dp_rx_time_late(afp_rx_time(h), now, dp->real_ahead_ns);
 	case DP_PORT_MEMIF:
 		return dp->memif.stamps && dp_rx_stamp_late(dp_memif_rx_oldest_stamp(&dp->memif), now);
 	default:

@@ -31,7 +31,6 @@
 #include <sched.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "dp_counters.h"
 #include "uroce.h"
@@ -87,8 +86,6 @@ static uint64_t frames_moved(struct uroce_nic *nic)
  */
 static void behind(struct uroce_nic *nic, uint64_t now)
 {
-	uint64_t one = 1;
-
 	/* a dead device takes nothing in: its frames stay old for good */
 	if (atomic_load_explicit(&nic->fatal, memory_order_relaxed) ||
 	    pthread_mutex_trylock(&nic->lock))
@@ -98,16 +95,11 @@ static void behind(struct uroce_nic *nic, uint64_t now)
 		uroce_shared_row(&nic->shared)[UR_CTR_COUNT + DP_CTR_dp_late_backlog_passes]++;
 	}
 	pthread_mutex_unlock(&nic->lock);
-	/* A post whose kick found the lock ours left its doorbell to us
-	 * (uroce_progress_kick): wake a sleeping progress thread for it
-	 * (pairs with the post's push, seq_cst). Not a pass here: an
-	 * application that posts all the time nearly always has a doorbell
+	/* a doorbell a post left to us: the progress thread's, not a pass
+	 * here (an application that posts all the time nearly always has one
 	 * pending, and would get passes at real-time priority every tick,
-	 * taken from its own thread. */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (ur_dev_doorbell_pending(nic->engine) && atomic_load(&nic->sleep_until) &&
-	    write(nic->wake_fd, &one, sizeof(one)) < 0)
-		uroce_log(nic, 2, "wake write: %s", strerror(errno));
+	 * taken from its own thread) */
+	uroce_progress_unlocked(nic);
 }
 
 /* Cancelled in its sleep: the lcore id it registered goes back. */

@@ -260,6 +260,24 @@ static void maybe_wake(struct uroce_nic *nic, uint64_t deadline)
 		uroce_log(nic, 2, "wake write: %s", strerror(errno));
 }
 
+/*
+ * Called after letting nic->lock go: a post whose kick found the lock taken
+ * left its doorbell to the holder (uroce_progress_kick), and one rung after
+ * the holder's last pass would wait for the progress thread's own wake-up.
+ * True if one waits (pairs with the post's push, seq_cst).
+ */
+static bool doorbell_left(struct uroce_nic *nic)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return ur_dev_doorbell_pending(nic->engine);
+}
+
+void uroce_progress_unlocked(struct uroce_nic *nic)
+{
+	if (doorbell_left(nic))
+		maybe_wake(nic, uroce_now_ns());
+}
+
 unsigned uroce_progress_kick(struct uroce_nic *nic)
 {
 	uint64_t now, deadline;
@@ -276,11 +294,7 @@ unsigned uroce_progress_kick(struct uroce_nic *nic)
 		deadline = now;
 	pthread_mutex_unlock(&nic->lock);
 	atomic_store_explicit(&nic->app_pass_ns, now, memory_order_relaxed);
-	/* a doorbell another thread rang after our pass's, whose kick found
-	 * the lock ours: nobody would ring it before the progress thread
-	 * wakes (pairs with that post's push, seq_cst) */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (ur_dev_doorbell_pending(nic->engine))
+	if (doorbell_left(nic))
 		deadline = now;
 	maybe_wake(nic, deadline);
 	return moved;

@@ -334,6 +334,9 @@ void uroce_progress_tx_locked(struct uroce_nic *nic);
 void uroce_progress_idle(struct uroce_nic *nic, bool moved);
 /* An application armed a CQ: a progress thread napping beside it runs passes again. */
 void uroce_progress_armed(struct uroce_nic *nic);
+/* After a holder other than a pass's lets nic->lock go: wake a sleeping
+ * progress thread for a doorbell a failed kick left to it. */
+void uroce_progress_unlocked(struct uroce_nic *nic);
 /* Passes until the frames stop or budget_ns is spent; the caller holds nic->lock. */
 unsigned uroce_progress_drain(struct uroce_nic *nic, uint64_t budget_ns);
 uint64_t uroce_now_ns(void);
