@@ -2,11 +2,12 @@
 # Contexts of one device share it, as on a NIC (issue 25, stage 1): the
 # contexts program opens 64 contexts of uroce0 in one process and connects
 # them pairwise through the device's own GID (RC SEND, WRITE with immediate,
-# READ, atomics; UD; event mode; a context closed with its objects), every
+# READ, atomics; UC SEND and WRITE with immediate into SRQs, WRITE; UD;
+# event mode; a context closed with its objects), every
 # byte checked; the device counts no drop, loss or timeout for it. The same
 # over memif, and at MTU 1500 (more, smaller frames through the loop).
 # And a process that opens and closes contexts untidily (their PDs, CQs,
-# AHs, MRs and QPs left) 24 times under limits of 8: each close gives
+# AHs, MRs, SRQs and QPs left) 24 times under limits of 8 (SRQs 4): each close gives
 # back what its context counted against the device's limits.
 #   contexts.sh BUILD_DIR
 # Exit 77 (skip) without root or network namespaces.
@@ -44,7 +45,7 @@ run() {
 }
 
 ur_test_pair cx
-lim=pd=8,cq=8,ah=8,mr=8,qp=8
+lim=pd=8,cq=8,ah=8,mr=8,qp=8,srq=4
 if ur_in "$p-a" env UROCE_LIMITS=$lim "$prog" -u 24 >"$log/out" 2>&1; then
 	ok "24 contexts closed untidily under UROCE_LIMITS=$lim"
 else

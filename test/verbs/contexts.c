@@ -15,7 +15,9 @@
  * to 64 outstanding and the pair's send completions in event mode (a
  * completion channel, ibv_req_notify_cq, ibv_get_cq_event), the
  * destination checked after. Every context also has a UD QP and sends
- * one datagram to the next context's, checked with its GRH and source QP.
+ * one datagram to the next context's, checked with its GRH and source QP,
+ * and a UC QP whose receives come from a shared receive queue: SEND with
+ * immediate, WRITE and WRITE with immediate on every pair, every byte checked.
  * Then context 1 closes with its objects still there, as a program that
  * exits without cleaning up: the other pairs keep working. Exit 0 pass,
  * 1 fail (the reason printed), 77 the device is missing.
@@ -57,7 +59,8 @@ struct side {
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
 	uint8_t *buf;
-	struct ibv_qp *rc, *ud;
+	struct ibv_qp *rc, *ud, *uc;
+	struct ibv_srq *srq; /* the UC QP's receives */
 	struct ibv_ah *ah; /* to the next context's UD QP */
 };
 
@@ -133,11 +136,18 @@ static int open_side(struct side *s, struct ibv_device *dev, int i)
 					      .max_send_sge = 1, .max_recv_sge = 1}};
 	struct ibv_qp_init_attr ud = rc;
 
+	struct ibv_qp_init_attr uc = rc;
+	struct ibv_srq_init_attr srq = {.attr = {.max_wr = 16, .max_sge = 1}};
+
 	ud.qp_type = IBV_QPT_UD;
+	uc.qp_type = IBV_QPT_UC;
 	s->rc = ibv_create_qp(s->pd, &rc);
 	s->ud = ibv_create_qp(s->pd, &ud);
-	if (!s->rc || !s->ud)
-		return fail("ibv_create_qp", i);
+	s->srq = ibv_create_srq(s->pd, &srq);
+	uc.srq = s->srq;
+	s->uc = s->srq ? ibv_create_qp(s->pd, &uc) : NULL;
+	if (!s->rc || !s->ud || !s->uc)
+		return fail("ibv_create_qp or ibv_create_srq", i);
 	return 0;
 }
 
@@ -186,6 +196,31 @@ static int connect_rc(struct side *s, const struct side *peer, int i)
 	return 0;
 }
 
+static int connect_uc(struct side *s, const struct side *peer, int i)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
+				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
+
+	if (ibv_modify_qp(s->uc, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					 IBV_QP_ACCESS_FLAGS))
+		return fail("UC to INIT", i);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->uc->qp_num;
+	a.rq_psn = 200;
+	a.ah_attr = ah_to(peer);
+	if (ibv_modify_qp(s->uc, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					 IBV_QP_RQ_PSN))
+		return fail("UC to RTR", i);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 200;
+	if (ibv_modify_qp(s->uc, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return fail("UC to RTS", i);
+	return 0;
+}
+
 static int ready_ud(struct side *s, const struct side *next, int i)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = UD_QKEY};
@@ -214,7 +249,16 @@ static int post_recv(struct side *s, struct ibv_qp *qp, uint32_t off, uint32_t l
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
-static int post_send(struct side *s, struct ibv_send_wr *wr, uint32_t off, uint32_t len)
+static int post_srq_recv(struct side *s, uint32_t off, uint32_t len, uint64_t id)
+{
+	struct ibv_sge sge = {(uintptr_t)s->buf + off, len, s->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	return ibv_post_srq_recv(s->srq, &wr, &bad);
+}
+
+static int post_send_qp(struct side *s, struct ibv_qp *qp, struct ibv_send_wr *wr, uint32_t off,
+			uint32_t len)
 {
 	struct ibv_sge sge = {(uintptr_t)s->buf + off, len, s->mr->lkey};
 	struct ibv_send_wr *bad;
@@ -222,12 +266,18 @@ static int post_send(struct side *s, struct ibv_send_wr *wr, uint32_t off, uint3
 	wr->sg_list = &sge;
 	wr->num_sge = 1;
 	wr->send_flags |= IBV_SEND_SIGNALED;
-	return ibv_post_send(s->rc, wr, &bad);
+	return ibv_post_send(qp, wr, &bad);
+}
+
+static int post_send(struct side *s, struct ibv_send_wr *wr, uint32_t off, uint32_t len)
+{
+	return post_send_qp(s, s->rc, wr, off, len);
 }
 
 /* Buffer areas of each context */
 enum { SEND_AT = 0, RECV_AT = 0x10000, WRITE_AT = 0x20000, READ_AT = 0x30000,
-       ATOMIC_AT = 0x40000, OLD_AT = 0x40040, UD_AT = 0x50000, BULK_AT = 0x80000 };
+       ATOMIC_AT = 0x40000, OLD_AT = 0x40040, UD_AT = 0x50000, UC_AT = 0x60000,
+       BULK_AT = 0x80000 };
 
 static int check_bytes(const uint8_t *p, int from, uint32_t len, const char *what, int i)
 {
@@ -301,6 +351,57 @@ static int pair_ops(struct side *a, struct side *b, int ia, int ib)
 		return -1;
 	if (wc.opcode != IBV_WC_COMP_SWAP || *old != 1005 + (uint64_t)ib || *target != 7)
 		return errno = 0, fail("COMPARE_AND_SWAP", ia);
+	return 0;
+}
+
+/*
+ * UC from a to b, b's receives from its SRQ: SEND with immediate, WRITE
+ * (no completion at b: its bytes are checked after the next message, which
+ * a UC QP delivers in order) and WRITE with immediate.
+ */
+static int pair_uc(struct side *a, struct side *b, int ia, int ib)
+{
+	const uint32_t send_at = UC_AT, write_at = UC_AT + MSG, recv_at = UC_AT + 2 * MSG;
+	struct ibv_wc wc;
+
+	for (uint32_t k = 0; k < MSG; k++) {
+		a->buf[send_at + k] = pattern(ia, k + 5);
+		a->buf[write_at + k] = pattern(ia, k + 6);
+	}
+	if (post_srq_recv(b, recv_at, MSG, 30) || post_srq_recv(b, recv_at + MSG, 0, 31))
+		return fail("ibv_post_srq_recv", ib);
+
+	struct ibv_send_wr send = {.wr_id = 32, .opcode = IBV_WR_SEND_WITH_IMM,
+				   .imm_data = htonl(0x5c0000u + (uint32_t)ia)};
+	if (post_send_qp(a, a->uc, &send, send_at, MSG) || poll_one(a, ia, &wc) ||
+	    poll_one(b, ib, &wc))
+		return -1;
+	if (wc.opcode != IBV_WC_RECV || wc.wr_id != 30 || wc.byte_len != MSG ||
+	    wc.qp_num != b->uc->qp_num || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
+	    ntohl(wc.imm_data) != 0x5c0000u + (uint32_t)ia)
+		return errno = 0, fail("UC SEND_WITH_IMM completion through the SRQ", ib);
+	for (uint32_t k = 0; k < MSG; k++)
+		if (b->buf[recv_at + k] != pattern(ia, k + 5))
+			return errno = 0, fail("UC SEND data", ib);
+
+	struct ibv_send_wr write = {.wr_id = 33, .opcode = IBV_WR_RDMA_WRITE};
+	write.wr.rdma.remote_addr = (uintptr_t)b->buf + write_at;
+	write.wr.rdma.rkey = b->mr->rkey;
+	if (post_send_qp(a, a->uc, &write, write_at, MSG) || poll_one(a, ia, &wc))
+		return -1;
+	struct ibv_send_wr imm = {.wr_id = 34, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+				  .imm_data = htonl(0x5d0000u + (uint32_t)ia)};
+	imm.wr.rdma.remote_addr = (uintptr_t)b->buf + recv_at + MSG;
+	imm.wr.rdma.rkey = b->mr->rkey;
+	if (post_send_qp(a, a->uc, &imm, write_at, 0) || poll_one(a, ia, &wc) ||
+	    poll_one(b, ib, &wc))
+		return -1;
+	if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || wc.wr_id != 31 ||
+	    wc.qp_num != b->uc->qp_num || ntohl(wc.imm_data) != 0x5d0000u + (uint32_t)ia)
+		return errno = 0, fail("UC WRITE_WITH_IMM completion through the SRQ", ib);
+	for (uint32_t k = 0; k < MSG; k++)
+		if (b->buf[write_at + k] != pattern(ia, k + 6))
+			return errno = 0, fail("UC WRITE data", ib);
 	return 0;
 }
 
@@ -533,6 +634,10 @@ static void close_side(struct side *s)
 		ibv_destroy_qp(s->rc);
 	if (s->ud)
 		ibv_destroy_qp(s->ud);
+	if (s->uc)
+		ibv_destroy_qp(s->uc);
+	if (s->srq)
+		ibv_destroy_srq(s->srq);
 	if (s->mr)
 		ibv_dereg_mr(s->mr);
 	if (s->cq)
@@ -578,8 +683,8 @@ static int untidy_loop(struct ibv_device *dev, int loops)
 		free(t.buf);
 		memset(&t, 0, sizeof(t));
 	}
-	printf("contexts: %d contexts closed with a PD, a parent domain, a CQ, an MR, 2 QPs and "
-	       "an AH each: ok\n",
+	printf("contexts: %d contexts closed with a PD, a parent domain, a CQ, an MR, an SRQ, "
+	       "3 QPs and an AH each: ok\n",
 	       loops);
 	rc = 0;
 	goto out;
@@ -635,7 +740,8 @@ int main(int argc, char **argv)
 			goto out;
 	printf("contexts: %d contexts open in %.1f ms\n", nctx, (double)(now_ns() - t0) / 1e6);
 	for (int i = 0; i < nctx; i++)
-		if (connect_rc(&s[i], &s[i ^ 1], i) || ready_ud(&s[i], &s[(i + 1) % nctx], i))
+		if (connect_rc(&s[i], &s[i ^ 1], i) || connect_uc(&s[i], &s[i ^ 1], i) ||
+		    ready_ud(&s[i], &s[(i + 1) % nctx], i))
 			goto out;
 	for (int i = 0; i < nctx; i += 2)
 		if (pair_ops(&s[i], &s[i + 1], i, i + 1) || pair_ops(&s[i + 1], &s[i], i + 1, i))
@@ -645,6 +751,11 @@ int main(int argc, char **argv)
 	if (ud_ring(s, nctx))
 		goto out;
 	printf("contexts: UD datagrams around %d contexts: ok\n", nctx);
+	for (int i = 0; i < nctx; i += 2)
+		if (pair_uc(&s[i], &s[i + 1], i, i + 1) || pair_uc(&s[i + 1], &s[i], i + 1, i))
+			goto out;
+	printf("contexts: UC SEND_WITH_IMM, WRITE, WRITE_WITH_IMM into SRQs on %d pairs: ok\n",
+	       nctx / 2);
 	t0 = now_ns();
 	if (bulk_writes(&s[0], &s[1]))
 		goto out;
