@@ -108,9 +108,11 @@ bool uroce_dp_peer_absent(const struct uroce_dp *dp);
 
 /* Frames the port can take now without waiting (memif: free slots). */
 unsigned uroce_dp_tx_space(struct uroce_dp *dp);
-/* Transmit: borrow a frame buffer, fill it, give it back with its length (0 = unused). */
+/* Transmit: borrow a frame buffer, fill it, give it back with its length
+ * (0 = unused). The put returns true for a frame to a process of the device
+ * that is behind (frames wait for it already): its sender should pause. */
 int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **cookie);
-void uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len);
+bool uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len);
 /* Send what was put; returns frames sent. */
 unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now_ns);
 

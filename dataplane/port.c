@@ -941,36 +941,46 @@ int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **c
 	return tx_get(dp, data, cap, cookie, DP_NEIGH_SLOTS);
 }
 
+/* Our frame f goes to a process of the device whose frames wait already (peer_wait.h). */
+static bool loop_behind(const struct uroce_dp *dp, const uint8_t *f, uint32_t len)
+{
+	return dp->peer_wait.n && dp->peer.bells && is_own_mac(dp, f) &&
+	       dp_peer_wait_busy(&dp->peer_wait, dp_frame_dqpn(f, len) >> dp->block_shift);
+}
+
 /* A frame built in memif's ring: it leaves with the next publish, unless it is for us. */
-static void memif_put(struct uroce_dp *dp, uint32_t len)
+static bool memif_put(struct uroce_dp *dp, uint32_t len)
 {
 	const uint8_t *f = dp->memif.tx_buf;
+	bool behind = false;
 
 	if (len && is_own_mac(dp, f)) {
 		loop_frame(dp, f, len, NULL);
+		behind = loop_behind(dp, f, len);
 		len = 0;
 	}
 	dp_memif_tx_commit(&dp->memif, len);
 	/* the peer starts on a batch while we build the next */
 	if (dp->memif.tx_frames >= MEMIF_PUBLISH_EVERY)
 		dp->ctr[DP_CTR_dp_tx_frames] += dp_memif_tx_publish(&dp->memif);
+	return behind;
 }
 
-void uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len)
+bool uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len)
 {
 	struct rte_mbuf *m = cookie;
 
-	if (cookie == MEMIF_LENT) {
-		memif_put(dp, len);
-		return;
-	}
+	if (cookie == MEMIF_LENT)
+		return memif_put(dp, len);
 	if (!len || len > rte_pktmbuf_tailroom(m)) {
 		dp_frame_free(dp, m);
-		return;
+		return false;
 	}
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
 	dp->tx[dp->ntx++] = m;
+	/* (it joins the wait, or goes, when the burst is flushed) */
+	return unlikely(dp->peer_wait.n) && loop_behind(dp, rte_pktmbuf_mtod(m, const uint8_t *), len);
 }
 
 void dp_tx_raw(struct uroce_dp *dp, const uint8_t *frame, uint32_t len)

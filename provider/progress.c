@@ -57,6 +57,11 @@
 #define COUNTER_FILE_NS 500000000ull  /* the hw_counters files are rewritten this often */
 #define CLOCK_EVERY_POLLS 16          /* an empty application poll reads the clock this seldom */
 #define TIMER_SLACK_NS 1000ul         /* the default 50 us would stretch paced gaps */
+/* a QP whose frame went to a process of the device that is behind sends
+ * its next this much later: a receiver that reads 1,000 frames in this
+ * time keeps up, and one that reads none (stopped) gets one frame from
+ * it per pause, against the 1,024 frames that may wait for it in all */
+#define LOOP_HOLD_NS 50000u
 
 
 uint64_t uroce_now_ns(void)
@@ -81,7 +86,7 @@ static void host_tx_put(void *host, struct ur_txbuf *b, uint32_t len)
 	struct uroce_nic *nic = host;
 
 	nic->tx_bytes += len;
-	uroce_dp_tx_put(nic->dp, b->cookie, len);
+	b->hold_ns = uroce_dp_tx_put(nic->dp, b->cookie, len) ? LOOP_HOLD_NS : 0;
 }
 
 static void host_cq_event(void *host, struct ur_cq *cq)

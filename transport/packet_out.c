@@ -18,6 +18,7 @@ int ur_pkt_begin(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t opcode, uint32_
 
 	o->discard = !ur_qp_tx_av(qp)->resolved;
 	o->discard_why = UR_CTR_tx_no_neighbour;
+	o->buf.hold_ns = 0;
 	if (!o->discard) {
 		if (ur_unlikely(dev->ops->tx_get(dev->host, &o->buf))) {
 			ur_count(dev, UR_CTR_tx_no_buffer);
@@ -75,6 +76,13 @@ uint32_t ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint
 	ur_count(dev, UR_CTR_tx_packets);
 	ur_count_n(dev, UR_CTR_tx_bytes, frame_len);
 	dev->ops->tx_put(dev->host, &o->buf, frame_len);
+	if (ur_unlikely(o->buf.hold_ns)) {
+		/* UC and UD have no window that would stop a sender whose
+		 * receiver falls behind; the pacer's wait does (requester,
+		 * responder: the pace timer gives the QP its turn back) */
+		qp->next_tx_ns = UR_MAX(qp->next_tx_ns, dev->now + o->buf.hold_ns);
+		ur_count(dev, UR_CTR_tx_held_for_receiver);
+	}
 	return frame_len;
 }
 

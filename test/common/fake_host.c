@@ -80,6 +80,7 @@ static void host_tx_put(void *host, struct ur_txbuf *b, uint32_t len)
 		fake_host_buf_free(h, i);
 		return;
 	}
+	b->hold_ns = h->opt.hold_ns;
 	if (h->opt.on_frame)
 		h->opt.on_frame(h->opt.ctx, b->data, len);
 	if (h->opt.keep == FAKE_HOST_COPY && h->nsent < h->opt.copies) {

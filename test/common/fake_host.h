@@ -47,6 +47,7 @@ struct fake_host_opts {
 	uint8_t poison_byte; /* ...so bytes the engine never wrote show */
 	uint64_t seed;	     /* random's seed */
 	uint32_t cap;	     /* the size a buffer lent claims (0: UR_FRAME_MAX); frames past it fail */
+	uint32_t hold_ns;    /* tx_put's answer for every frame: its receiver is behind */
 	void (*fail)(const char *msg);
 	/* The owner's own invariants, called after the host's checks (each optional). */
 	void *ctx;

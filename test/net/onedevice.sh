@@ -1,9 +1,10 @@
 #!/bin/bash
 # One device shared by the programs of a host (issue 25): the stock
-# ibverbs-utils and perftest with server and client in one namespace on one
-# uroce device over af_packet; the frames between them go from process to
-# process (dataplane/peer_loop.c), never to the wire. (A memif, AF_XDP or
-# tap port still serves one program: the daemon of docs/shared-device.md.) Then four
+# ibverbs-utils and perftest (RC, UC and UD; SENDs, WRITEs, READs, atomics,
+# SRQ, events) with server and client in one namespace on one uroce device
+# over af_packet; the frames between them go from process to process
+# (dataplane/peer_loop.c), never to the wire (on memif, AF_XDP and tap ports
+# the same, the device's daemon holding the port: test sharedport). Then four
 # ib_write_bw pairs at once on the device and one of them killed mid-transfer:
 # the other three finish. The device counts no loopback drop. A mixed soak
 # (every opcode, every byte checked) between two processes of the device.
@@ -52,12 +53,22 @@ programs() {
 		"ib_send_bw -d uroce0 -x 1 -D 2 -p $port"
 	check ib_send_bw_ud "$bw_re" "ib_send_bw -d uroce0 -x 1 -c UD -p $port" \
 		"ib_send_bw -d uroce0 -x 1 -c UD -p $port"
+	# UC has no window: its sender outruns the receiving process unless
+	# held back (tx_held_for_receiver), and counted() finds no drop
+	check ib_send_bw_uc "$bw_re" "ib_send_bw -d uroce0 -x 1 -c UC -D 2 -p $port" \
+		"ib_send_bw -d uroce0 -x 1 -c UC -D 2 -p $port"
+	check ib_write_bw_uc "$bw_re" "ib_write_bw -d uroce0 -x 1 -c UC -D 2 -p $port" \
+		"ib_write_bw -d uroce0 -x 1 -c UC -D 2 -p $port"
+	check ib_atomic_bw "$bw_re" "ib_atomic_bw -d uroce0 -x 1 -D 2 -p $port" \
+		"ib_atomic_bw -d uroce0 -x 1 -D 2 -p $port"
 	check ibv_rc_pingpong "$pp_re" "ibv_rc_pingpong -d uroce0 -g 1 -p $port" \
 		"ibv_rc_pingpong -d uroce0 -g 1 -p $port"
 	check ibv_ud_pingpong "$pp_re" "ibv_ud_pingpong -d uroce0 -g 1 -s 2048 -p $port" \
 		"ibv_ud_pingpong -d uroce0 -g 1 -s 2048 -p $port"
 	check ibv_srq_pingpong "$pp_re" "ibv_srq_pingpong -d uroce0 -g 1 -p $port" \
 		"ibv_srq_pingpong -d uroce0 -g 1 -p $port"
+	check ibv_uc_pingpong "$pp_re" "ibv_uc_pingpong -d uroce0 -g 1 -p $port" \
+		"ibv_uc_pingpong -d uroce0 -g 1 -p $port"
 	check ibv_rc_pingpong_events "$pp_re" "ibv_rc_pingpong -d uroce0 -g 1 -e -p $port" \
 		"ibv_rc_pingpong -d uroce0 -g 1 -e -p $port"
 }
@@ -68,7 +79,7 @@ counted() {
 	drops=$(stat dp_tx_loopback_drops)
 	loops=$(stat dp_tx_loopback)
 	if [ "$drops" = 0 ] && [ "$loops" != unknown ] && [ "$loops" -gt 100000 ]; then
-		ok "$1: $loops frames from process to process, none dropped ($(stat dp_tx_loopback_no_owner) to processes gone)"
+		ok "$1: $loops frames from process to process, none dropped ($(stat dp_tx_loopback_no_owner) to processes gone, $(stat tx_held_for_receiver) senders paused for a receiver behind)"
 	else
 		bad "$1: dp_tx_loopback $loops, dp_tx_loopback_drops $drops"
 	fi

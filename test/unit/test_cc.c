@@ -420,6 +420,31 @@ START_TEST(test_unlimited_qp_is_not_paced)
 }
 END_TEST
 
+/* A frame whose receiver is behind (tx_put's hold_ns) pauses its QP, DCQCN or not. */
+START_TEST(test_receiver_behind_holds_the_qp)
+{
+	uint64_t *ca;
+
+	pair_default(106);
+	ca = ur_dev_counters(da);
+	ha->opt.hold_ns = 50000;
+	post_write(4 * 4096);
+	/* one packet, then nothing until the pause is over, and the host knows when */
+	ck_assert_uint_eq(run(da, T0), 1);
+	ck_assert_uint_eq(ur_dev_next_deadline(da), T0 + 50000);
+	ck_assert_uint_eq(run(da, T0 + 49999), 0);
+	ck_assert_uint_eq(run(da, T0 + 50000), 1);
+	ck_assert_uint_eq(ca[UR_CTR_tx_held_for_receiver], 2);
+	/* the receiver caught up: after this pause the rest leaves at once */
+	ha->opt.hold_ns = 0;
+	ck_assert_uint_eq(run(da, T0 + 99999), 0);
+	ck_assert_uint_eq(run(da, T0 + 100000), 2);
+	ck_assert_uint_eq(ca[UR_CTR_tx_held_for_receiver], 2);
+	ck_assert_uint_eq(ur_qp_rate_kbps(qa), 0);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_limiter_released_at_line_rate)
 {
 	uint64_t now = T0;
@@ -488,6 +513,7 @@ static Suite *cc_suite(void)
 	tcase_add_test(tc, test_pacer_enforces_the_rate);
 	tcase_add_test(tc, test_unlimited_qp_is_not_paced);
 	tcase_add_test(tc, test_limiter_released_at_line_rate);
+	tcase_add_test(tc, test_receiver_behind_holds_the_qp);
 	tcase_add_test(tc, test_cc_spec);
 	suite_add_tcase(s, tc);
 	return s;
