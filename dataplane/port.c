@@ -670,9 +670,10 @@ static void count_loop(struct uroce_dp *dp, int err)
  * A frame to our own MAC: another process's QP gets it through that
  * process's socket (peer_loop.h), ours join the loopback ring; none while
  * the port is down. m holds the frame, or is NULL (memif's ring): then it
- * is copied if it stays here.
+ * is copied if it stays here. Returns true when the frame's receiver was
+ * behind (the frame waits for it, or was dropped with the wait full).
  */
-static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, struct rte_mbuf *m)
+static bool loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, struct rte_mbuf *m)
 {
 	uint32_t b;
 
@@ -682,7 +683,7 @@ static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, stru
 		dp_count(dp, DP_CTR_dp_tx_loopback_link_down);
 		if (m)
 			dp_frame_free(dp, m);
-		return;
+		return false;
 	}
 	b = dp->peer.bells ? dp_frame_dqpn(f, len) >> dp->block_shift : 0;
 	if (b && !dp_peer_loop_owns(&dp->peer, b)) {
@@ -695,16 +696,17 @@ static void loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, stru
 		if (err == -EAGAIN && dp->peer_wait.n < dp->peer_wait.cap &&
 		    (m || (m = ring_frame_copy(dp, f, len))) &&
 		    !dp_peer_wait_push(&dp->peer_wait, b, m))
-			return; /* the receiver is behind: wait for it, as a NIC's loopback does */
+			return true; /* the receiver is behind: wait for it, as a NIC's loopback does */
 		count_loop(dp, err);
 		if (m)
 			dp_frame_free(dp, m);
-		return;
+		return err == -EAGAIN;
 	}
 	if (!m)
 		m = ring_frame_copy(dp, f, len);
 	if (m)
 		loop_push(dp, m);
+	return false;
 }
 
 /* af_packet: frames straight from their ring slot, or through an mbuf when faults are injected. */
@@ -941,7 +943,11 @@ int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **c
 	return tx_get(dp, data, cap, cookie, DP_NEIGH_SLOTS);
 }
 
-/* Our frame f goes to a process of the device whose frames wait already (peer_wait.h). */
+/*
+ * Our frame f goes to a process of the device whose frames wait already
+ * (peer_wait.h). A burst's frames meet the loopback when it is flushed: this
+ * says what the last flush found, a burst late.
+ */
 static bool loop_behind(const struct uroce_dp *dp, const uint8_t *f, uint32_t len)
 {
 	return dp->peer_wait.n && dp->peer.bells && is_own_mac(dp, f) &&
@@ -955,8 +961,7 @@ static bool memif_put(struct uroce_dp *dp, uint32_t len)
 	bool behind = false;
 
 	if (len && is_own_mac(dp, f)) {
-		loop_frame(dp, f, len, NULL);
-		behind = loop_behind(dp, f, len);
+		behind = loop_frame(dp, f, len, NULL);
 		len = 0;
 	}
 	dp_memif_tx_commit(&dp->memif, len);
@@ -980,7 +985,7 @@ bool uroce_dp_tx_put(struct uroce_dp *dp, void *cookie, uint32_t len)
 	m->pkt_len = len;
 	dp->tx[dp->ntx++] = m;
 	/* (it joins the wait, or goes, when the burst is flushed) */
-	return unlikely(dp->peer_wait.n) && loop_behind(dp, rte_pktmbuf_mtod(m, const uint8_t *), len);
+	return loop_behind(dp, rte_pktmbuf_mtod(m, const uint8_t *), len);
 }
 
 void dp_tx_raw(struct uroce_dp *dp, const uint8_t *frame, uint32_t len)

@@ -61,7 +61,7 @@
 	X(sr_negotiated, "selective repeat: QPs that agreed with their peer")                     \
 	X(cq_overflow, "completions lost because a CQ was full")                                    \
 	X(tx_no_buffer, "transmissions deferred because the port had no buffer")                   \
-	X(tx_held_for_receiver, "packets after which their QP paused: a receiver of the device was behind") \
+	X(tx_held_for_receiver, "packets after which their QP paused for a receiver behind")       \
 	X(tx_buffer_too_small, "packets not built: the port's buffer is shorter than the path MTU") \
 	X(tx_no_neighbour, "packets not sent because the peer MAC is unresolved")                   \
 	X(rx_drop_not_roce, "frames that were not RoCEv2 (other traffic on the port)")              \

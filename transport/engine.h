@@ -36,9 +36,10 @@ struct ur_txbuf {
 	uint8_t *data;
 	uint32_t cap;
 	void *cookie; /* the host's handle (e.g. an mbuf) */
-	/* set by tx_put: the frame's receiver is behind (a process of the same
-	 * device whose ring is full), so its QP sends nothing more for this
-	 * long, as a NIC's loopback holds a sender back; 0 otherwise */
+	/* the engine zeroes it before tx_get; a host's tx_put may set it when
+	 * the frame's receiver is behind (a process of the same device whose
+	 * ring is full): its QP then sends nothing more for this long, as a
+	 * NIC's loopback holds a sender back */
 	uint32_t hold_ns;
 };
 

@@ -76,11 +76,15 @@ uint32_t ur_pkt_finish(struct ur_qp *qp, struct ur_pkt_out *o, uint8_t tos, uint
 	ur_count(dev, UR_CTR_tx_packets);
 	ur_count_n(dev, UR_CTR_tx_bytes, frame_len);
 	dev->ops->tx_put(dev->host, &o->buf, frame_len);
-	if (ur_unlikely(o->buf.hold_ns)) {
+	if (o->buf.hold_ns) {
 		/* UC and UD have no window that would stop a sender whose
-		 * receiver falls behind; the pacer's wait does (requester,
-		 * responder: the pace timer gives the QP its turn back) */
+		 * receiver falls behind; the pacer's wait does. The pace timer
+		 * gives the QP its turn back: armed here, since a role whose
+		 * turn ends on this packet may not look at next_tx_ns again
+		 * (a READ responder's last response of its quantum) */
 		qp->next_tx_ns = UR_MAX(qp->next_tx_ns, dev->now + o->buf.hold_ns);
+		if (!ur_timer_armed(&qp->pace))
+			ur_timer_arm(&dev->timers, &qp->pace, qp->next_tx_ns);
 		ur_count(dev, UR_CTR_tx_held_for_receiver);
 	}
 	return frame_len;

@@ -208,7 +208,7 @@ int ur_sr_emit_ctrl(struct ur_qp *qp, unsigned *budget)
 
 	while (*budget && (sr->hello_due || sr->agree_due)) {
 		struct ur_sr_ctrl m;
-		struct ur_txbuf b;
+		struct ur_txbuf b = {0};
 		unsigned len;
 
 		if (!qp->attr.av.resolved) {

@@ -64,7 +64,7 @@ static void connect(struct ur_qp *q, const uint8_t *smac, const uint8_t *dmac, c
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UR_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE;
+	a.qp_access_flags = UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE | UR_ACCESS_REMOTE_READ;
 	ck_assert_int_eq(ur_qp_modify(q, &a, UR_QP_STATE | UR_QP_PKEY_INDEX | UR_QP_PORT |
 					      UR_QP_ACCESS_FLAGS, T0), 0);
 	a.qp_state = UR_QPS_RTR;
@@ -111,7 +111,9 @@ static void make_pair(const struct ur_dev_config *cfg, uint8_t tclass)
 	ck_assert_int_eq(ur_dev_reg_mr(da, (uintptr_t)bufa, bufa, BUFLEN, UR_ACCESS_LOCAL_WRITE, 1,
 				       &mra), 0);
 	ck_assert_int_eq(ur_dev_reg_mr(db, (uintptr_t)bufb, bufb, BUFLEN,
-				       UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE, 1, &mrb), 0);
+				       UR_ACCESS_LOCAL_WRITE | UR_ACCESS_REMOTE_WRITE |
+					   UR_ACCESS_REMOTE_READ,
+				       1, &mrb), 0);
 	memset(&qi, 0, sizeof(qi));
 	qi.type = UR_QPT_RC;
 	qi.pd = 1;
@@ -158,14 +160,14 @@ static void teardown(void)
 	free(bufb);
 }
 
-static void post_write(uint32_t len)
+static void post_rdma(uint32_t opcode, uint32_t len)
 {
 	struct ur_wq *sq = ur_qp_sq(qa);
 	struct ur_send_wqe *w = ur_wq_reserve(sq, 0);
 
 	ck_assert_ptr_nonnull(w);
 	memset(w, 0, sq->stride);
-	w->opcode = UR_WR_RDMA_WRITE;
+	w->opcode = opcode;
 	w->flags = UR_SEND_SIGNALED;
 	w->signaled = 1;
 	w->length = len;
@@ -177,6 +179,11 @@ static void post_write(uint32_t len)
 	w->rkey = mrb->key;
 	ur_wq_commit(sq, 1);
 	ur_qp_doorbell(qa);
+}
+
+static void post_write(uint32_t len)
+{
+	post_rdma(UR_WR_RDMA_WRITE, len);
 }
 
 static unsigned run(struct ur_dev *d, uint64_t now)
@@ -445,6 +452,24 @@ START_TEST(test_receiver_behind_holds_the_qp)
 }
 END_TEST
 
+/* A READ responder held on the last response of its turn still gets its turn back. */
+START_TEST(test_held_read_responder_comes_back)
+{
+	pair_default(106);
+	post_rdma(UR_WR_RDMA_READ, 4 * 4096);
+	ck_assert_uint_eq(run(da, T0), 1);
+	deliver(ha, db, T0, false);
+	hb->opt.hold_ns = 50000;
+	ur_dev_poll(db, T0);
+	/* a turn of one packet: the hold lands on the last packet it may send */
+	ck_assert_uint_eq(ur_dev_tx(db, T0, 1), 1);
+	ck_assert_uint_eq(run(db, T0 + 49999), 0);
+	hb->opt.hold_ns = 0;
+	ck_assert_uint_eq(run(db, T0 + 50000), 3);
+	teardown();
+}
+END_TEST
+
 START_TEST(test_limiter_released_at_line_rate)
 {
 	uint64_t now = T0;
@@ -514,6 +539,7 @@ static Suite *cc_suite(void)
 	tcase_add_test(tc, test_unlimited_qp_is_not_paced);
 	tcase_add_test(tc, test_limiter_released_at_line_rate);
 	tcase_add_test(tc, test_receiver_behind_holds_the_qp);
+	tcase_add_test(tc, test_held_read_responder_comes_back);
 	tcase_add_test(tc, test_cc_spec);
 	suite_add_tcase(s, tc);
 	return s;
