@@ -161,63 +161,45 @@ static struct ibv_ah_attr ah_to(const struct side *peer)
 	return ah;
 }
 
-static int connect_rc(struct side *s, const struct side *peer, int i)
+/* s's RC or UC QP (rc) to the same QP of peer: INIT, RTR, RTS, with RC's extras. */
+static int connect_qp(struct ibv_qp *qp, const struct ibv_qp *to, const struct side *peer, bool rc,
+		      int i)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-						   IBV_ACCESS_REMOTE_ATOMIC};
+				.qp_access_flags = rc ? IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+								IBV_ACCESS_REMOTE_ATOMIC
+						      : IBV_ACCESS_REMOTE_WRITE};
+	int rtr = 0, rts = 0;
 
-	if (ibv_modify_qp(s->rc, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					 IBV_QP_ACCESS_FLAGS))
-		return fail("RC to INIT", i);
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				      IBV_QP_ACCESS_FLAGS))
+		return fail(rc ? "RC to INIT" : "UC to INIT", i);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->rc->qp_num;
-	a.rq_psn = 100;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
+	a.dest_qp_num = to->qp_num;
+	a.rq_psn = rc ? 100 : 200;
 	a.ah_attr = ah_to(peer);
-	if (ibv_modify_qp(s->rc, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					 IBV_QP_MIN_RNR_TIMER))
-		return fail("RC to RTR", i);
+	if (rc) {
+		a.max_dest_rd_atomic = 16;
+		a.min_rnr_timer = 1;
+		rtr = IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				      IBV_QP_RQ_PSN | rtr))
+		return fail(rc ? "RC to RTR" : "UC to RTR", i);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 100;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	if (ibv_modify_qp(s->rc, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					 IBV_QP_MAX_QP_RD_ATOMIC))
-		return fail("RC to RTS", i);
-	return 0;
-}
-
-static int connect_uc(struct side *s, const struct side *peer, int i)
-{
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
-
-	if (ibv_modify_qp(s->uc, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					 IBV_QP_ACCESS_FLAGS))
-		return fail("UC to INIT", i);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->uc->qp_num;
-	a.rq_psn = 200;
-	a.ah_attr = ah_to(peer);
-	if (ibv_modify_qp(s->uc, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					 IBV_QP_RQ_PSN))
-		return fail("UC to RTR", i);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 200;
-	if (ibv_modify_qp(s->uc, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		return fail("UC to RTS", i);
+	a.sq_psn = rc ? 100 : 200;
+	if (rc) {
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = 16;
+		rts = IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | rts))
+		return fail(rc ? "RC to RTS" : "UC to RTS", i);
 	return 0;
 }
 
@@ -279,12 +261,14 @@ enum { SEND_AT = 0, RECV_AT = 0x10000, WRITE_AT = 0x20000, READ_AT = 0x30000,
        ATOMIC_AT = 0x40000, OLD_AT = 0x40040, UD_AT = 0x50000, UC_AT = 0x60000,
        BULK_AT = 0x80000 };
 
-static int check_bytes(const uint8_t *p, int from, uint32_t len, const char *what, int i)
+/* p holds len bytes of context from's pattern, starting `skew` into it. */
+static int check_bytes(const uint8_t *p, int from, uint32_t skew, uint32_t len, const char *what,
+		       int i)
 {
 	for (uint32_t k = 0; k < len; k++)
-		if (p[k] != pattern(from, k)) {
+		if (p[k] != pattern(from, k + skew)) {
 			fprintf(stderr, "contexts: FAIL: context %d: %s byte %u is %#x, not %#x\n", i,
-				what, k, p[k], pattern(from, k));
+				what, k, p[k], pattern(from, k + skew));
 			return -1;
 		}
 	return 0;
@@ -309,7 +293,7 @@ static int pair_ops(struct side *a, struct side *b, int ia, int ib)
 	if (post_send(a, &send, SEND_AT, MSG) || poll_one(a, ia, &wc) || poll_one(b, ib, &wc))
 		return -1;
 	if (wc.opcode != IBV_WC_RECV || wc.byte_len != MSG || wc.qp_num != b->rc->qp_num ||
-	    check_bytes(b->buf + RECV_AT, ia, MSG, "SEND", ib))
+	    check_bytes(b->buf + RECV_AT, ia, 0, MSG, "SEND", ib))
 		return errno = 0, fail("SEND completion or data", ib);
 
 	struct ibv_send_wr write = {.wr_id = 11, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
@@ -320,16 +304,15 @@ static int pair_ops(struct side *a, struct side *b, int ia, int ib)
 		return -1;
 	if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || ntohl(wc.imm_data) != 0xabc0000u + (uint32_t)ia)
 		return errno = 0, fail("WRITE_WITH_IMM completion", ib);
-	for (uint32_t k = 0; k < MSG; k++)
-		if (b->buf[WRITE_AT + k] != pattern(ia, k + 1))
-			return errno = 0, fail("WRITE data", ib);
+	if (check_bytes(b->buf + WRITE_AT, ia, 1, MSG, "WRITE", ib))
+		return -1;
 
 	struct ibv_send_wr read = {.wr_id = 12, .opcode = IBV_WR_RDMA_READ};
 	read.wr.rdma.remote_addr = (uintptr_t)b->buf + READ_AT;
 	read.wr.rdma.rkey = b->mr->rkey;
 	if (post_send(a, &read, READ_AT, MSG) || poll_one(a, ia, &wc))
 		return -1;
-	if (wc.opcode != IBV_WC_RDMA_READ || check_bytes(a->buf + READ_AT, ib, MSG, "READ", ia))
+	if (wc.opcode != IBV_WC_RDMA_READ || check_bytes(a->buf + READ_AT, ib, 0, MSG, "READ", ia))
 		return errno = 0, fail("READ completion or data", ia);
 
 	struct ibv_send_wr fa = {.wr_id = 13, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD};
@@ -380,9 +363,8 @@ static int pair_uc(struct side *a, struct side *b, int ia, int ib)
 	    wc.qp_num != b->uc->qp_num || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
 	    ntohl(wc.imm_data) != 0x5c0000u + (uint32_t)ia)
 		return errno = 0, fail("UC SEND_WITH_IMM completion through the SRQ", ib);
-	for (uint32_t k = 0; k < MSG; k++)
-		if (b->buf[recv_at + k] != pattern(ia, k + 5))
-			return errno = 0, fail("UC SEND data", ib);
+	if (check_bytes(b->buf + recv_at, ia, 5, MSG, "UC SEND", ib))
+		return -1;
 
 	struct ibv_send_wr write = {.wr_id = 33, .opcode = IBV_WR_RDMA_WRITE};
 	write.wr.rdma.remote_addr = (uintptr_t)b->buf + write_at;
@@ -396,13 +378,11 @@ static int pair_uc(struct side *a, struct side *b, int ia, int ib)
 	if (post_send_qp(a, a->uc, &imm, write_at, 0) || poll_one(a, ia, &wc) ||
 	    poll_one(b, ib, &wc))
 		return -1;
-	if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || wc.wr_id != 31 ||
-	    wc.qp_num != b->uc->qp_num || ntohl(wc.imm_data) != 0x5d0000u + (uint32_t)ia)
+	if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || wc.wr_id != 31 || wc.byte_len != 0 ||
+	    wc.qp_num != b->uc->qp_num || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
+	    ntohl(wc.imm_data) != 0x5d0000u + (uint32_t)ia)
 		return errno = 0, fail("UC WRITE_WITH_IMM completion through the SRQ", ib);
-	for (uint32_t k = 0; k < MSG; k++)
-		if (b->buf[write_at + k] != pattern(ia, k + 6))
-			return errno = 0, fail("UC WRITE data", ib);
-	return 0;
+	return check_bytes(b->buf + write_at, ia, 6, MSG, "UC WRITE", ib);
 }
 
 /* The next send completion of a's CQ, waiting on its channel. */
@@ -462,10 +442,7 @@ static int bulk_writes(struct side *a, struct side *b)
 			return errno = 0, fail("bulk completions out of order", 0);
 		done++;
 	}
-	for (uint32_t k = 0; k < BUF_SIZE - BULK_AT; k++)
-		if (b->buf[BULK_AT + k] != pattern(0, k + 3))
-			return errno = 0, fail("bulk WRITE data", 1);
-	return 0;
+	return check_bytes(b->buf + BULK_AT, 0, 3, BUF_SIZE - BULK_AT, "bulk WRITE", 1);
 }
 
 /* CPU time of this process's threads named `name` (0 if none), or of the calling thread. */
@@ -618,9 +595,8 @@ static int ud_ring(struct side *s, int n)
 				return errno = 0, fail("UD completion (length, source QP, GRH)", j);
 			}
 			got = true;
-			for (uint32_t k = 0; k < 256; k++)
-				if (s[j].buf[UD_AT + 40 + k] != pattern(from, k + 9))
-					return errno = 0, fail("UD data", j);
+			if (check_bytes(s[j].buf + UD_AT + 40, from, 9, 256, "UD", j))
+				return -1;
 		}
 	}
 	return 0;
@@ -740,7 +716,8 @@ int main(int argc, char **argv)
 			goto out;
 	printf("contexts: %d contexts open in %.1f ms\n", nctx, (double)(now_ns() - t0) / 1e6);
 	for (int i = 0; i < nctx; i++)
-		if (connect_rc(&s[i], &s[i ^ 1], i) || connect_uc(&s[i], &s[i ^ 1], i) ||
+		if (connect_qp(s[i].rc, s[i ^ 1].rc, &s[i ^ 1], true, i) ||
+		    connect_qp(s[i].uc, s[i ^ 1].uc, &s[i ^ 1], false, i) ||
 		    ready_ud(&s[i], &s[(i + 1) % nctx], i))
 			goto out;
 	for (int i = 0; i < nctx; i += 2)
