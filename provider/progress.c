@@ -58,9 +58,9 @@
 #define CLOCK_EVERY_POLLS 16          /* an empty application poll reads the clock this seldom */
 #define TIMER_SLACK_NS 1000ul         /* the default 50 us would stretch paced gaps */
 /* a QP whose frame went to a process of the device that is behind sends
- * its next this much later: a receiver that reads 1,000 frames in this
- * time keeps up, and one that reads none (stopped) gets one frame from
- * it per pause, against the 1,024 frames that may wait for it in all */
+ * its next this much later: long against a frame's few microseconds, short
+ * against any QP timeout; a stopped receiver gets one frame per pause from
+ * it (docs/shared-device.md) */
 #define LOOP_HOLD_NS 50000u
 
 
