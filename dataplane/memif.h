@@ -31,6 +31,7 @@
 #define DP_MEMIF_PROGRAM_REGION_MAX (256ull << 20)
 
 struct memif_ring;
+struct memif_msg;
 
 struct dp_memif {
 	bool server;
@@ -72,6 +73,16 @@ struct dp_memif {
 	uint8_t *gather;       /* a frame that came in pieces (a peer's smaller buffers) */
 	uint32_t gather_cap;
 	uint64_t bad_desc; /* descriptors from the peer that point outside its regions */
+	/* pass-through (memif_lend.c): rings lent to us by the process that
+	 * holds the connection, or ours lent out (then left alone) */
+	bool borrowed, lent_out;
+	uint16_t rx_flags; /* the last frame's descriptor flags (DP_MEMIF_DESC_*) */
+	uint16_t tx_flags; /* given to each frame we write */
+	uint8_t loan_region[2];	 /* a loan arriving: where its rings lie, */
+	uint64_t loan_offset[2]; /* [0] server to client, [1] client to server */
+	/* uroce's own control messages (memif_lend.c), with the fd passed, if any, to close */
+	void (*on_msg)(void *arg, const struct memif_msg *msg, int fd);
+	void *msg_arg;
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 };
@@ -164,5 +175,37 @@ unsigned dp_memif_tx_space(struct dp_memif *m);
 /* Connected with more than `keep` slots free: reads the peer's index only
  * when what it last read says no (the per-frame check of a sender). */
 bool dp_memif_tx_room_over(struct dp_memif *m, unsigned keep);
+
+/*
+ * Pass-through (memif_lend.c, docs/shared-device.md 4.6): the process that
+ * holds a connection lends its rings, shared memory and eventfds to another
+ * process over a unix socket, and takes them back later, while it keeps the
+ * connection itself. Neither moves the other's cursors: both read them from
+ * the rings (dp_memif_resync), so the hand-over loses nothing that was
+ * published and given back, and a borrower that dies loses only what it had
+ * not published.
+ *
+ * DP_MEMIF_DESC_WIRE, between a device daemon and a program only: a frame the
+ * program took from the lent wire for another program (program to daemon),
+ * or another program's frame for the wire (daemon to program).
+ */
+#define DP_MEMIF_DESC_WIRE 0x8000u
+
+/* Send m's rings (connected; published, read frames given back) over sock: 0 or -errno. */
+int dp_memif_lend(const struct dp_memif *m, int sock);
+/* An empty loan, to borrow into. */
+void dp_memif_loan_start(struct dp_memif *loan);
+/* One message of a loan into `loan` (started empty): 1 when the
+ * loan is complete and usable, 0 for more, -errno when it is bad (then
+ * released). The fd is taken, used or closed. */
+int dp_memif_borrow(struct dp_memif *loan, const struct memif_msg *msg, int fd);
+/* Give a loan back (published and given back before, or lost): unmapped, fds closed. */
+void dp_memif_give_back(struct dp_memif *loan);
+/* The rings' cursors read from the rings themselves: after a loan came back. */
+void dp_memif_resync(struct dp_memif *m);
+/* A message of no more than a type (RECALL, YIELD) on m's connection: 0 or -errno. */
+int dp_memif_send_type(struct dp_memif *m, uint16_t type);
+/* The type of a uroce message (on_msg). */
+uint16_t dp_memif_msg_type(const struct memif_msg *msg);
 
 #endif

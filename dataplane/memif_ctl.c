@@ -510,19 +510,26 @@ static void server_accept(struct dp_memif *m)
 
 /* ---- both ---- */
 
+/* Messages after the handshake: a DISCONNECT, or uroce's own (to on_msg, fd and all). */
 static bool peer_gone(struct dp_memif *m)
 {
 	struct memif_msg msg;
-	int type;
+	int type, fd;
 
 	for (;;) {
-		type = msg_recv(m->ctl_fd, &msg, NULL, 0);
+		type = msg_recv(m->ctl_fd, &msg, &fd, 0);
 		if (type < 0) {
 			struct pollfd p = {.fd = m->ctl_fd, .events = POLLIN};
 
 			/* nothing to read, or a hang-up */
 			return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 		}
+		if (type >= MSG_UROCE_FIRST && m->on_msg) {
+			m->on_msg(m->msg_arg, &msg, fd);
+			continue;
+		}
+		if (fd >= 0)
+			close(fd);
 		if (type == MSG_DISCONNECT)
 			return true;
 	}
@@ -538,7 +545,8 @@ static uint64_t mono_ns(void)
 
 void dp_memif_upkeep(struct dp_memif *m, uint64_t now)
 {
-	if (now < m->next_ctl_ns)
+	/* borrowed rings have no connection of ours: their lender keeps it */
+	if (now < m->next_ctl_ns || m->borrowed)
 		return;
 	/* a client that is not connected tries again every 100 ms; otherwise look every ms */
 	m->next_ctl_ns = now + (!m->server && !m->connected ? 100000000ull : 1000000ull);
@@ -707,4 +715,21 @@ int dp_memif_take(int listen_fd, const char *path, struct dp_memif *m, pid_t *pi
 		return -ECONNREFUSED;
 	}
 	return 0;
+}
+
+/* ---- for memif_lend.c ---- */
+
+int dp_memif_msg_send(int fd, struct memif_msg *msg, int pass_fd)
+{
+	return msg_send(fd, msg, pass_fd);
+}
+
+int dp_memif_map_region(struct dp_memif *m, int fd, uint64_t size)
+{
+	return map_region(m, fd, size);
+}
+
+void dp_memif_free_shared(struct dp_memif *m)
+{
+	free_shared(m);
 }

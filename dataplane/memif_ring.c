@@ -68,6 +68,7 @@ const uint8_t *dp_memif_rx_next(struct dp_memif *m, uint32_t *len)
 		const uint8_t *b;
 
 		m->rx_stamp = d.metadata;
+		m->rx_flags = d.flags & (uint16_t)~MEMIF_DESC_FLAG_NEXT;
 		if (d.flags & MEMIF_DESC_FLAG_NEXT) {
 			b = gather(m, r, m->rx_end, len);
 		} else {
@@ -303,7 +304,7 @@ void dp_memif_tx_commit(struct dp_memif *m, uint32_t len)
 		return;
 	d = &tx_ring(m)->desc[m->tx_next & (m->ring_size - 1)];
 	d->length = len;
-	d->flags = 0;
+	d->flags = m->tx_flags;
 	d->metadata = m->tx_stamp;
 	m->tx_next++;
 	m->tx_frames++;
@@ -336,7 +337,7 @@ static bool put_frame(struct dp_memif *m, uint16_t room, const uint8_t *f, uint3
 		memcpy(b, f + off, n);
 		d->length = n;
 		off += n;
-		d->flags = off < len ? MEMIF_DESC_FLAG_NEXT : 0;
+		d->flags = (uint16_t)(m->tx_flags | (off < len ? MEMIF_DESC_FLAG_NEXT : 0));
 		d->metadata = m->tx_stamp;
 		s++;
 	}

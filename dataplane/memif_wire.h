@@ -45,6 +45,18 @@ enum memif_msg_type {
 	MSG_DISCONNECT,
 };
 
+/* uroce's own messages, between a device daemon and its programs only
+ * (memif_lend.c): far from memif's, which a peer that is not uroce never
+ * sends on these sockets anyway */
+enum memif_msg_uroce {
+	MSG_UROCE_FIRST = 0x7500,
+	MSG_UROCE_LEND_REGION = MSG_UROCE_FIRST, /* a region, its fd with it */
+	MSG_UROCE_LEND_RING,			  /* a ring's place, its eventfd with it */
+	MSG_UROCE_LEND,				  /* the rest: the loan is complete */
+	MSG_UROCE_RECALL,			  /* the lender wants its rings back */
+	MSG_UROCE_YIELD,			  /* the borrower is done with them */
+};
+
 struct memif_desc {
 	uint16_t flags;
 	uint16_t region;
@@ -101,6 +113,18 @@ struct __attribute__((packed)) memif_msg {
 			uint32_t code;
 			uint8_t string[96];
 		} disconnect;
+		struct __attribute__((packed)) {
+			uint8_t index; /* a region's */
+			uint8_t c2s;   /* a ring's direction */
+			uint8_t region;
+			uint64_t offset; /* a ring's place in its region */
+			uint64_t size;	 /* a region's */
+		} lend_part;
+		struct __attribute__((packed)) {
+			uint8_t server, stamps, nregions;
+			uint16_t ring_size;
+			uint32_t bsize;
+		} lend;
 		uint8_t raw[MEMIF_MSG_SIZE - 2];
 	};
 };
@@ -134,5 +158,10 @@ static inline uint8_t *memif_desc_buf(const struct dp_memif *m, const struct mem
 		return NULL;
 	return (uint8_t *)m->region[d->region] + d->offset;
 }
+
+/* memif_ctl.c's, for memif_lend.c */
+int dp_memif_msg_send(int fd, struct memif_msg *msg, int pass_fd);
+int dp_memif_map_region(struct dp_memif *m, int fd, uint64_t size);
+void dp_memif_free_shared(struct dp_memif *m);
 
 #endif

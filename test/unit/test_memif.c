@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -113,13 +114,15 @@ static uint32_t frame_len(uint32_t seq, uint32_t max)
 	return 60 + (seq * 997) % (max - 60);
 }
 
-/* Send `count` frames from a to b in bursts of 16, reading as they go. */
-static void move_frames(struct dp_memif *a, struct dp_memif *b, uint32_t count, uint32_t max_len)
+/* Send frames first..first+count from a to b in bursts of 16, reading as they go. */
+static void move_from(struct dp_memif *a, struct dp_memif *b, uint32_t first, uint32_t count,
+		      uint32_t max_len)
 {
 	static uint8_t buf[16][8192];
 	const uint8_t *frames[16];
-	uint32_t lens[16], sent = 0, got = 0;
+	uint32_t lens[16], sent = first, got = first;
 
+	count += first;
 	ck_assert_uint_le(max_len, sizeof(buf[0]));
 	while (got < count) {
 		unsigned n = 0;
@@ -140,6 +143,11 @@ static void move_frames(struct dp_memif *a, struct dp_memif *b, uint32_t count, 
 		ck_assert_uint_le(got, sent);
 	}
 	ck_assert_uint_eq(sent, count);
+}
+
+static void move_frames(struct dp_memif *a, struct dp_memif *b, uint32_t count, uint32_t max_len)
+{
+	move_from(a, b, 0, count, max_len);
 }
 
 /* `count` frames of up to 4200 bytes each way, none refused; then both ends close. */
@@ -746,6 +754,177 @@ START_TEST(test_silent_server_is_not_absent)
 }
 END_TEST
 
+/* One message of a loan from the socket, its fd in *fd (or -1). */
+static void recv_part(int sock, struct memif_msg *msg, int *fd)
+{
+	struct iovec iov = {.iov_base = msg, .iov_len = sizeof(*msg)};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
+			    .msg_controllen = sizeof(c.buf)};
+	struct cmsghdr *h;
+
+	ck_assert_int_eq(recvmsg(sock, &mh, MSG_CMSG_CLOEXEC), (int)sizeof(*msg));
+	h = CMSG_FIRSTHDR(&mh);
+	*fd = -1;
+	if (h && h->cmsg_type == SCM_RIGHTS)
+		memcpy(fd, CMSG_DATA(h), sizeof(int));
+}
+
+/* The rings of `owner` lent over a socket pair into `loan`. */
+static void lend(struct dp_memif *owner, struct dp_memif *loan)
+{
+	struct memif_msg msg;
+	int sv[2], fd, r;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	ck_assert_int_eq(dp_memif_lend(owner, sv[0]), 0);
+	dp_memif_loan_start(loan);
+	do {
+		recv_part(sv[1], &msg, &fd);
+		r = dp_memif_borrow(loan, &msg, fd);
+		ck_assert_int_ge(r, 0);
+	} while (!r);
+	ck_assert(loan->connected && loan->borrowed);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * Pass-through: the side that holds the connection (_i 0 the server, 1 the
+ * client) lends its rings mid-traffic, the borrower carries on both ways
+ * from exactly where it stopped, and after the loan comes back the owner
+ * does; every frame arrives once, in order, each side's rings as the other
+ * left them.
+ */
+START_TEST(test_lend_and_take_back)
+{
+	struct dp_memif server, loan, *owner, *peer;
+	struct client_open c;
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=6", 2000);
+	owner = _i ? &c.m : &server;
+	peer = _i ? &server : &c.m;
+	/* 100 frames: the indices stand mid-way round the 64-slot rings */
+	move_from(owner, peer, 0, 100, 4200);
+	move_from(peer, owner, 0, 100, 4200);
+	lend(owner, &loan);
+	ck_assert_uint_eq(loan.server, owner->server);
+	move_from(&loan, peer, 100, 150, 4200);
+	move_from(peer, &loan, 100, 150, 4200);
+	ck_assert_uint_eq(loan.bad_desc, 0);
+	dp_memif_give_back(&loan);
+	dp_memif_resync(owner);
+	move_from(owner, peer, 250, 100, 4200);
+	move_from(peer, owner, 250, 100, 4200);
+	both_ways_then_close(&server, &c.m, 10);
+}
+END_TEST
+
+/*
+ * A borrower that dies mid-burst: what it read and had not given back is
+ * read again by the owner, what it wrote and had not published never
+ * reached the peer, and the rest flows on.
+ */
+START_TEST(test_borrower_dies_mid_burst)
+{
+	struct dp_memif server, loan, *owner, *peer;
+	struct client_open c;
+	const uint8_t *f;
+	uint32_t len, cap, flen;
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=6", 2000);
+	owner = _i ? &c.m : &server;
+	peer = _i ? &server : &c.m;
+	move_from(peer, owner, 0, 70, 4200);
+	lend(owner, &loan);
+	/* the peer sends 70..79; the borrower reads 5 of them, gives none back */
+	for (uint32_t seq = 70; seq < 80; seq++) {
+		static uint8_t big[4200];
+		const uint8_t *fp = big;
+
+		flen = frame_len(seq, 4200);
+		make_frame(big, flen, seq);
+		ck_assert_uint_eq(dp_memif_tx(peer, &fp, &flen, 1), 1);
+	}
+	for (int k = 0; k < 5; k++)
+		ck_assert_ptr_nonnull(dp_memif_rx_next(&loan, &len));
+	/* and writes 3 frames it never publishes */
+	for (int k = 0; k < 3; k++) {
+		uint8_t *b = dp_memif_tx_reserve(&loan, 100, &cap);
+
+		ck_assert_ptr_nonnull(b);
+		memset(b, 0xee, 100);
+		dp_memif_tx_commit(&loan, 100);
+	}
+	dp_memif_give_back(&loan);
+	dp_memif_resync(owner);
+	for (uint32_t seq = 70; seq < 80; seq++) {
+		f = dp_memif_rx_next(owner, &len);
+		ck_assert_ptr_nonnull(f);
+		check_frame(f, len, frame_len(seq, 4200), seq);
+	}
+	ck_assert_ptr_null(dp_memif_rx_next(owner, &len));
+	dp_memif_rx_done(owner);
+	ck_assert(!dp_memif_rx_pending(peer));
+	move_from(owner, peer, 0, 100, 4200);
+	both_ways_then_close(&server, &c.m, 10);
+}
+END_TEST
+
+/* A loan that does not hold together is refused, whole, and leaks nothing. */
+START_TEST(test_bad_loan_refused)
+{
+	struct memif_msg msg = {.type = MSG_UROCE_LEND_REGION};
+	struct dp_memif loan;
+	int fd = memfd_create("loan", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	dp_memif_loan_start(&loan);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 65536), 0);
+	ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	msg.lend_part.size = 65536;
+	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, fd), 0);
+	/* the rings' eventfds never came: the loan is incomplete */
+	msg = (struct memif_msg){.type = MSG_UROCE_LEND};
+	msg.lend.nregions = 1;
+	msg.lend.ring_size = 64;
+	msg.lend.bsize = 2048;
+	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, -1), -EINVAL);
+	ck_assert_uint_eq(loan.nregions, 0);
+	/* a ring past its region's end */
+	fd = memfd_create("loan", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_eq(ftruncate(fd, 4096), 0);
+	ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	msg = (struct memif_msg){.type = MSG_UROCE_LEND_REGION};
+	msg.lend_part.size = 4096;
+	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, fd), 0);
+	for (int c2s = 1; c2s >= 0; c2s--) {
+		msg = (struct memif_msg){.type = MSG_UROCE_LEND_RING};
+		msg.lend_part.c2s = (uint8_t)c2s;
+		msg.lend_part.offset = c2s ? 0 : 3072; /* 128 + 64 x 16 bytes: past 4096 */
+		ck_assert_int_eq(dp_memif_borrow(&loan, &msg, eventfd(0, EFD_CLOEXEC)), 0);
+	}
+	msg = (struct memif_msg){.type = MSG_UROCE_LEND};
+	msg.lend.nregions = 1;
+	msg.lend.ring_size = 64;
+	msg.lend.bsize = 2048;
+	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, -1), -EINVAL);
+	ck_assert_uint_eq(loan.nregions, 0);
+	ck_assert_int_eq(loan.c2s_fd, -1);
+	/* a region that could shrink under us */
+	fd = memfd_create("loan", MFD_CLOEXEC);
+	ck_assert_int_eq(ftruncate(fd, 65536), 0);
+	msg = (struct memif_msg){.type = MSG_UROCE_LEND_REGION};
+	msg.lend_part.size = 65536;
+	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, fd), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("memif");
@@ -767,6 +946,9 @@ int main(void)
 	tcase_add_loop_test(tc, test_lying_client_refused, LIE_WRONG_ID, LIE_RING_TWICE + 1);
 	tcase_add_test(tc, test_client_without_server);
 	tcase_add_test(tc, test_silent_server_is_not_absent);
+	tcase_add_loop_test(tc, test_lend_and_take_back, 0, 2);
+	tcase_add_loop_test(tc, test_borrower_dies_mid_burst, 0, 2);
+	tcase_add_test(tc, test_bad_loan_refused);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
