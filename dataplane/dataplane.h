@@ -150,7 +150,9 @@ int uroce_dp_arm_wakeup(struct uroce_dp *dp, uint64_t now);
 /* The same without the 2 ms: for a thread that would otherwise nap and look
  * again (the device daemon), a signal per sleep costs less than the naps.
  * -ENOTCONN: a memif client whose server is gone (it reconnects when the
- * port is read, every 100 ms). */
+ * port is read, every 100 ms). A memif wire lent out (uroce_dp_lend):
+ * its control socket, or a server's listening one, to hear its peer come
+ * and go. */
 int uroce_dp_arm_wakeup_now(struct uroce_dp *dp);
 void uroce_dp_disarm_wakeup(struct uroce_dp *dp);
 
@@ -163,6 +165,21 @@ void uroce_dp_set_neigh_seen(struct uroce_dp *dp,
 			     void (*fn)(void *arg, const uint8_t *frame, uint32_t len), void *arg);
 
 /*
+ * Pass-through, the device daemon's side (pass_through.c): lend the wire's
+ * memif rings to the program at the other end of `sock` (0, -EBUSY when
+ * they cannot be: not memif, not connected, faults or capture on), take
+ * them back when it yields or is gone. Meanwhile the port carries nothing
+ * of ours; frames the borrower relays from the wire are switched with
+ * uroce_dp_rx_relayed (to fn if RoCE for our MAC, ARP/ND to neigh_seen).
+ */
+bool uroce_dp_can_lend(const struct uroce_dp *dp);
+int uroce_dp_lend(struct uroce_dp *dp, int sock);
+void uroce_dp_take_back(struct uroce_dp *dp);
+bool uroce_dp_lent(const struct uroce_dp *dp);
+void uroce_dp_rx_relayed(struct uroce_dp *dp, const uint8_t *frame, uint32_t len,
+			 uroce_dp_rx_fn fn, void *arg);
+
+/*
  * The device daemon's switch (dev_switch.c): the wire port `wire` shared by
  * the programs that attach to `socket` as memif clients. Frames from the
  * wire go to the program whose pid owner(block of the destination QP)
@@ -173,6 +190,7 @@ struct uroce_switch_config {
 	struct uroce_dp *wire;
 	const char *socket;
 	unsigned block_shift;
+	bool pass_through; /* lend a memif wire to a program alone on the device */
 	int (*owner)(void *arg, unsigned block);
 	void *owner_arg;
 	uint64_t *counters; /* the dataplane part of a counter row, or NULL */

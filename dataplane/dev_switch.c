@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "dp_internal.h"
+#include "memif_wire.h"
 #include "netem.h"
 #include "rx_wait.h"
 
@@ -48,6 +49,7 @@
 #define SW_ECN_DEPTH_DIV 4
 
 struct sw_attach {
+	struct uroce_switch *sw;
 	struct dp_memif m;
 	pid_t pid;
 	bool used;
@@ -94,6 +96,12 @@ struct uroce_switch {
 	atomic_uint nprograms; /* attached or handed over: the greeter refuses beyond */
 	struct sw_attach att[SW_MAX_ATTACH];
 	unsigned first; /* the attachment that goes first on the port this pass */
+	/* pass-through (pass_through.c): the wire's memif lent to a program
+	 * alone on the device (attachment index + 1, 0: none), and asked back */
+	bool pass_through;
+	unsigned lent_to;
+	bool recalling;
+	uint32_t lent_conn; /* the wire's connection lent (memif.h lost) */
 	/* the last pass took a full burst from the port: frames wait in its
 	 * receive ring, whose depth the PMDs do not tell */
 	bool port_backlog;
@@ -202,14 +210,106 @@ static void from_wire(void *arg, const uint8_t *f, uint32_t len)
 	to_program(sw, a, f, len, DP_NEIGH_SLOTS);
 }
 
-/* ARP and ND from the wire: every program resolves its own neighbours. */
+/* ARP and ND from the wire: every program resolves its own neighbours
+ * (a borrower of the wire saw them there). */
 static void neigh_from_wire(void *arg, const uint8_t *f, uint32_t len)
 {
 	struct uroce_switch *sw = arg;
 
 	for (unsigned i = 0; i < SW_MAX_ATTACH; i++)
-		if (sw->att[i].used && sw->att[i].m.connected)
+		if (sw->att[i].used && sw->att[i].m.connected && sw->lent_to != i + 1)
 			to_program(sw, &sw->att[i], f, len, 0);
+}
+
+/* A frame for the lent wire: to its borrower, which puts it there. */
+static void to_lender(struct uroce_switch *sw, const uint8_t *f, uint32_t len)
+{
+	struct sw_attach *b = &sw->att[sw->lent_to - 1];
+
+	b->m.tx_flags = DP_MEMIF_DESC_WIRE;
+	to_program(sw, b, f, len, 0);
+	b->m.tx_flags = 0;
+}
+
+/* The wire is ours again: its borrower yielded, or is gone. */
+static void take_back(struct uroce_switch *sw, const char *why)
+{
+	swlog(sw, "pass-through: the wire is back from program %d (%s)",
+	      (int)sw->att[sw->lent_to - 1].pid, why);
+	uroce_dp_take_back(sw->wire);
+	sw->lent_to = 0;
+	sw->recalling = false;
+}
+
+/* uroce's own messages from a program: YIELD, the lent wire given back. */
+static void program_msg(void *arg, const struct memif_msg *msg, int fd)
+{
+	struct sw_attach *a = arg;
+	struct uroce_switch *sw = a->sw;
+
+	if (fd >= 0)
+		close(fd);
+	if (dp_memif_msg_type(msg) == MSG_UROCE_YIELD && sw->lent_to == (unsigned)(a - sw->att) + 1)
+		take_back(sw, sw->recalling ? "asked for" : "refused");
+	else
+		swlog(sw, "program %d: unexpected message %#x", (int)a->pid, dp_memif_msg_type(msg));
+}
+
+/*
+ * Lend the wire to a program alone on the device (the housekeeper, which
+ * holds block 0, aside: its few frames are relayed), or ask for it back
+ * when that is no longer so or the wire's peer left.
+ */
+static void lend_or_recall(struct uroce_switch *sw)
+{
+	int keeper = sw->owner(sw->owner_arg, 0), err;
+	unsigned users = 0, user = 0, attached = 0;
+	struct sw_attach *a;
+
+	for (unsigned i = 0; i < SW_MAX_ATTACH; i++) {
+		if (!sw->att[i].used)
+			continue;
+		attached++;
+		if (sw->att[i].m.connected && sw->att[i].pid != keeper) {
+			users++;
+			user = i;
+		}
+	}
+	if (sw->lent_to) {
+		/* the peer may have left and another come in one pass: the loan
+		 * is of rings nobody reads any more */
+		bool same_wire = sw->wire->memif.connected && sw->wire->memif.lost == sw->lent_conn;
+
+		if (sw->recalling || (users == 1 && user + 1 == sw->lent_to && same_wire))
+			return;
+		a = &sw->att[sw->lent_to - 1];
+		swlog(sw, "pass-through: asking program %d for the wire back (%s)", (int)a->pid,
+		      same_wire ? "another program attached" : "its peer left");
+		sw->recalling = true;
+		if (dp_memif_send_type(&a->m, MSG_UROCE_RECALL))
+			take_back(sw, "cannot be asked");
+		return;
+	}
+	/* nobody the greeter has ready either */
+	if (!sw->pass_through || users != 1 || atomic_load(&sw->nprograms) != attached ||
+	    !uroce_dp_can_lend(sw->wire))
+		return;
+	a = &sw->att[user];
+	err = uroce_dp_lend(sw->wire, a->m.ctl_fd);
+	if (err) {
+		swlog(sw, "pass-through: cannot lend the wire to program %d: %s", (int)a->pid,
+		      strerror(-err));
+		/* it may have part of a loan: it refuses that, and YIELDs */
+		if (uroce_dp_lent(sw->wire)) {
+			sw->lent_to = user + 1;
+			sw->recalling = true;
+		}
+		return;
+	}
+	sw->lent_to = user + 1;
+	sw->lent_conn = sw->wire->memif.lost;
+	swlog(sw, "pass-through: the wire is lent to program %d, alone on the device",
+	      (int)a->pid);
 }
 
 /* What wakes the switch for an attachment: a frame signalled on its ring
@@ -250,6 +350,8 @@ static void forget(struct uroce_switch *sw, unsigned i)
 	struct sw_attach *a = &sw->att[i];
 
 	swlog(sw, "program %d (interface %u) detached", (int)a->pid, a->m.id);
+	if (sw->lent_to == i + 1)
+		take_back(sw, "it left");
 	unwatch(sw, a);
 	sw->ctr[DP_CTR_dp_memif_bad_desc] += a->m.bad_desc;
 	dp_memif_close(&a->m);
@@ -341,6 +443,9 @@ static void take_new(struct uroce_switch *sw)
 			continue;
 		}
 		a->m = r->m; /* the connection moves: regions, rings and fds */
+		a->m.on_msg = program_msg;
+		a->m.msg_arg = a;
+		a->sw = sw;
 		a->pid = r->pid;
 		a->used = true;
 		a->out = false;
@@ -402,6 +507,7 @@ static void upkeep(struct uroce_switch *sw, uint64_t now)
 		if (!a->m.connected)
 			forget(sw, i);
 	}
+	lend_or_recall(sw);
 }
 
 /*
@@ -420,6 +526,18 @@ static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a, bool 
 		uint32_t len, cap;
 		void *cookie;
 
+		if (sw->lent_to) {
+			/* the borrower's frames from the wire, as if we read them
+			 * there; anyone's frames for it, to the borrower */
+			if (!(f = dp_memif_rx_next(&a->m, &len)))
+				break;
+			if (a->m.rx_flags & DP_MEMIF_DESC_WIRE)
+				uroce_dp_rx_relayed(sw->wire, f, len, from_wire, sw);
+			else
+				to_lender(sw, f, len);
+			n++;
+			continue;
+		}
 		/* the last slots are the daemon's own: its ARP and ND answers
 		 * (neigh.c) must not find the port full of programs' frames,
 		 * or a saturated link leaves the peer's programs unresolved */
@@ -429,11 +547,14 @@ static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a, bool 
 			break;
 		}
 		f = dp_memif_rx_next(&a->m, &len);
-		if (!f || len > cap) {
+		if (!f || len > cap || (a->m.rx_flags & DP_MEMIF_DESC_WIRE)) {
 			uroce_dp_tx_put(sw->wire, cookie, 0);
 			if (!f)
 				break;
-			sw->ctr[DP_CTR_dp_tx_dropped]++; /* larger than the port's frames */
+			if (a->m.rx_flags & DP_MEMIF_DESC_WIRE) /* relayed before it yielded */
+				uroce_dp_rx_relayed(sw->wire, f, len, from_wire, sw);
+			else
+				sw->ctr[DP_CTR_dp_tx_dropped]++; /* larger than the port's frames */
 			continue;
 		}
 		memcpy(buf, f, len);
@@ -536,6 +657,7 @@ int uroce_switch_open(const struct uroce_switch_config *c, struct uroce_switch *
 		return -ENOMEM;
 	sw->wire = c->wire;
 	sw->shift = c->block_shift;
+	sw->pass_through = c->pass_through;
 	sw->owner = c->owner;
 	sw->owner_arg = c->owner_arg;
 	sw->ctr = c->counters ? c->counters : sw->own_ctr;

@@ -45,7 +45,11 @@
 	X(dp_rx_waited_50ms, "of those, frames that waited 50 ms or more: as long as a short QP timeout") \
 	X(dp_tx_loopback_refused, "frames to another process of the device dropped: it has 256 senders already") \
 	X(dp_late_passes, "passes the late answerer ran: no thread of the program ran one for a tick while frames or timers waited") \
-	X(dp_late_backlog_passes, "passes the late answerer ran: the oldest frame in the receive ring had waited 10 ms while the program's passes came too seldom")
+	X(dp_late_backlog_passes, "passes the late answerer ran: the oldest frame in the receive ring had waited 10 ms while the program's passes came too seldom") \
+	X(dp_wire_borrowed, "pass-through: times this program was lent the device daemon's wire, alone on the device") \
+	X(dp_relayed_to_daemon, "pass-through: frames from the lent wire for other programs (and ARP/ND), handed to the daemon") \
+	X(dp_relayed_to_wire, "pass-through: other programs' frames the daemon handed us, put on the lent wire") \
+	X(dp_relay_dropped, "pass-through: frames to relay dropped, the ring full")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

@@ -91,6 +91,14 @@ struct uroce_dp {
 	uint64_t own_ctr[DP_CTR_COUNT];
 	void (*neigh_seen)(void *arg, const uint8_t *f, uint32_t len); /* the daemon's switch */
 	void *neigh_arg;
+
+	/* pass-through, a program's side (pass_through.c) */
+	bool attached;		/* memif to the device daemon */
+	bool borrowing;		/* memif is the daemon's wire, lent to us; */
+	struct dp_memif attach; /* ...our attachment meanwhile */
+	struct dp_memif loan;	/* a loan of the wire, as it arrives */
+	bool loan_ready;	/* it arrived whole */
+	bool recalled;		/* the daemon wants it back (or we refused it) */
 };
 
 static inline void dp_count(struct uroce_dp *dp, enum dp_counter c)
@@ -116,6 +124,50 @@ int dp_eal_start(const struct uroce_dp_config *cfg);
 /* Touch the port's receive ring (af_packet) once, at open: tens of milliseconds. */
 void dp_warm(struct uroce_dp *dp);
 void dp_log(struct uroce_dp *dp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* port.c */
+/* A frame read in place from a ring: to the engine, or to the fault injector in a copy. */
+void dp_rx_in_place(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uroce_dp_rx_fn fn,
+		    void *arg, uint64_t now);
+/* ARP, or ICMPv6 (neighbour discovery); *l3off its header's offset */
+static inline bool dp_frame_neigh(const uint8_t *f, uint32_t len, uint16_t *type, unsigned *l3off)
+{
+	unsigned off = 12;
+	uint16_t t;
+
+	if (len < 14)
+		return false;
+	t = (uint16_t)(f[off] << 8 | f[off + 1]);
+	if (t == 0x8100 && len >= 18) {
+		off += 4;
+		t = (uint16_t)(f[off] << 8 | f[off + 1]);
+	}
+	off += 2;
+	*type = t;
+	*l3off = off;
+	return t == 0x0806 || (t == 0x86dd && len >= off + 40 && f[off + 6] == 58);
+}
+
+static inline bool dp_frame_is_neigh(const uint8_t *f, uint32_t len)
+{
+	uint16_t type;
+	unsigned off;
+
+	return dp_frame_neigh(f, len, &type, &off);
+}
+
+/* pass_through.c: a program's side of pass-through, for port.c */
+void dp_pt_init(struct uroce_dp *dp);
+/* Borrow or give back the wire as the daemon asked (after the attachment's upkeep). */
+void dp_pt_step(struct uroce_dp *dp);
+/* Borrowing: the attachment's upkeep and frames (relays for the wire, frames switched to us). */
+unsigned dp_pt_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max, uint64_t now);
+/* A frame from memif: true when it went elsewhere (relayed), not to us. */
+bool dp_pt_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len);
+/* The attachment's interrupt too, while borrowing: -EAGAIN when frames came. */
+int dp_pt_arm(struct uroce_dp *dp);
+void dp_pt_disarm(struct uroce_dp *dp);
+void dp_pt_close(struct uroce_dp *dp);
 
 /* neigh.c */
 /* A RoCEv2 frame's destination QP (BTH), 0 for any other frame. */

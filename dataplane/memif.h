@@ -76,6 +76,7 @@ struct dp_memif {
 	/* pass-through (memif_lend.c): rings lent to us by the process that
 	 * holds the connection, or ours lent out (then left alone) */
 	bool borrowed, lent_out;
+	uint32_t lost; /* connections lost so far: a loan of an older one is stale */
 	uint16_t rx_flags; /* the last frame's descriptor flags (DP_MEMIF_DESC_*) */
 	uint16_t tx_flags; /* given to each frame we write */
 	uint8_t loan_region[2];	 /* a loan arriving: where its rings lie, */

@@ -189,6 +189,8 @@ static void free_shared(struct dp_memif *m)
  * (one that hung up may still read our rings: client_make_memory). */
 static void teardown(struct dp_memif *m)
 {
+	if (m->connected)
+		m->lost++;
 	if (m->server || m->region_given)
 		free_shared(m);
 	m->region_given = false;

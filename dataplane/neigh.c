@@ -226,7 +226,7 @@ static void rx_arp(struct uroce_dp *dp, const uint8_t *f, uint32_t len, unsigned
 	memcpy(tgid, v4_prefix, 12);
 	memcpy(tgid + 12, a + 24, 4);
 	learn(dp, sgid, a + 8, now);
-	if (oper == 1 && dp->cfg.answer_neigh && is_own_addr(dp, tgid))
+	if (oper == 1 && (dp->cfg.answer_neigh || dp->borrowing) && is_own_addr(dp, tgid))
 		send_arp(dp, 2, a + 8, a + 8, a + 24, a + 14);
 }
 
@@ -245,7 +245,7 @@ static void rx_nd(struct uroce_dp *dp, const uint8_t *f, uint32_t len, unsigned 
 		if (plen >= 32 && opt[0] == 2 && opt[1] == 1)
 			mac = opt + 2;
 		learn(dp, icmp + 8, mac, now);
-	} else if (icmp[0] == 135 && dp->cfg.answer_neigh && is_own_addr(dp, icmp + 8)) {
+	} else if (icmp[0] == 135 && (dp->cfg.answer_neigh || dp->borrowing) && is_own_addr(dp, icmp + 8)) {
 		learn(dp, ip + 8, f + 6, now);
 		send_nd(dp, 136, f + 6, icmp + 8, ip + 8, icmp + 8);
 	}

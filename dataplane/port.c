@@ -479,6 +479,7 @@ int uroce_dp_open(const struct uroce_dp_config *cfg, struct uroce_dp **out)
 		goto err_port;
 	}
 	dp->memif_direct = dp->kind == DP_PORT_MEMIF && !dp->impair_tx && !dp->capture;
+	dp_pt_init(dp);
 	dp_log(dp, "port %s on %s up (%s, frame room %u, wait fd %d)", cfg->port, cfg->netdev,
 	       dp->kind == DP_PORT_AFP	   ? "own packet sockets"
 	       : dp->kind == DP_PORT_MEMIF ? "own memif"
@@ -541,6 +542,7 @@ void uroce_dp_close(struct uroce_dp *dp)
 {
 	if (!dp)
 		return;
+	dp_pt_close(dp);
 	uroce_dp_tx_flush(dp, 0);
 	while (dp->nloop)
 		dp_frame_free(dp, loop_pop(dp));
@@ -562,25 +564,17 @@ static bool is_own_mac(const struct uroce_dp *dp, const uint8_t *mac)
 static void rx_one(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uroce_dp_rx_fn fn,
 		   void *arg, uint64_t now)
 {
-	unsigned off = 12;
+	unsigned off;
 	uint16_t type;
 
 	dp_count(dp, DP_CTR_dp_rx_frames);
-	if (len < 14)
-		return;
-	type = (uint16_t)(f[off] << 8 | f[off + 1]);
-	if (type == 0x8100 && len >= 18) {
-		off += 4;
-		type = (uint16_t)(f[off] << 8 | f[off + 1]);
-	}
-	off += 2;
-	if (type == 0x0806 || (type == 0x86dd && len >= off + 40 && f[off + 6] == 58)) {
+	if (dp_frame_neigh(f, len, &type, &off)) {
 		dp_neigh_rx(dp, f, len, type, off, now);
 		if (dp->neigh_seen)
 			dp->neigh_seen(dp->neigh_arg, f, len);
 		return;
 	}
-	if (!is_own_mac(dp, f)) {
+	if (len < 14 || !is_own_mac(dp, f)) {
 		dp_count(dp, DP_CTR_dp_rx_not_for_us);
 		return;
 	}
@@ -709,10 +703,9 @@ static bool loop_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len, stru
 	return false;
 }
 
-/* af_packet: frames straight from their ring slot, or through an mbuf when faults are injected. */
 /* A frame read in place from a ring (af_packet, memif): to the engine, or to the fault injector in a copy. */
-static void rx_in_place(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uroce_dp_rx_fn fn,
-			void *arg, uint64_t now)
+void dp_rx_in_place(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uroce_dp_rx_fn fn,
+		    void *arg, uint64_t now)
 {
 	if (likely(!dp->impair_rx)) {
 		rx_one(dp, f, len, fn, arg, now);
@@ -739,12 +732,12 @@ static unsigned rx_batch(struct uroce_dp *dp, uint8_t *f, uint32_t len, uint16_t
 	uint32_t slen;
 
 	if (dp_gso_cut_start(&cut, f, len, size)) {
-		rx_in_place(dp, f, len, fn, arg, now);
+		dp_rx_in_place(dp, f, len, fn, arg, now);
 		return 0;
 	}
 	while ((s = dp_gso_cut_next(&cut, &slen))) {
 		dp_count(dp, DP_CTR_dp_rx_gso_frames);
-		rx_in_place(dp, s, slen, fn, arg, now);
+		dp_rx_in_place(dp, s, slen, fn, arg, now);
 		n++;
 	}
 	return n ? n - 1 : 0;
@@ -783,7 +776,7 @@ static unsigned rx_afp(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsign
 		else if (gso)
 			frames += rx_batch(dp, f, len, gso, fn, arg, now);
 		else
-			rx_in_place(dp, f, len, fn, arg, now);
+			dp_rx_in_place(dp, f, len, fn, arg, now);
 		/* every frame of a batch waited as long as the batch */
 		rx_waited(dp, dp_rx_time_waited(afp_rx_time(h), now, dp->real_ahead_ns), frames);
 		dp_afp_release(&dp->afp, h);
@@ -799,11 +792,20 @@ static unsigned rx_memif(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsi
 	uint32_t len;
 	unsigned n = 0;
 
-	dp_memif_upkeep(&dp->memif, now);
+	if (dp->borrowing) /* the daemon's wire: our attachment on the side (pass_through.c) */
+		n = dp_pt_rx(dp, fn, arg, max / 2, now);
+	else
+		dp_memif_upkeep(&dp->memif, now);
+	if (dp->attached)
+		dp_pt_step(dp);
+	/* the wire lent to a program: its peer's leaving is all we look for */
+	if (dp->memif.lent_out)
+		return 0;
 	while (n < max && (f = dp_memif_rx_next(&dp->memif, &len))) {
 		if (dp->memif.stamps)
 			rx_waited(dp, dp_rx_stamp_waited(dp->memif.rx_stamp, now), 1);
-		rx_in_place(dp, f, len, fn, arg, now);
+		if (!dp->attached || !dp_pt_frame(dp, f, len))
+			dp_rx_in_place(dp, f, len, fn, arg, now);
 		n++;
 	}
 	dp_memif_rx_done(&dp->memif);
@@ -910,6 +912,9 @@ static int tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **coo
 {
 	struct rte_mbuf *m;
 
+	/* the device daemon's wire, lent to a program: nothing of ours goes out */
+	if (unlikely(dp->memif.lent_out))
+		return -ENOBUFS;
 	if (dp->memif_direct) {
 		if (dp->memif.connected && !dp_memif_tx_room_over(&dp->memif, keep)) {
 			dp_count(dp, DP_CTR_dp_tx_no_mbuf);
@@ -1106,8 +1111,8 @@ void uroce_dp_housekeeping(struct uroce_dp *dp)
 			dp->xsk_drops = drops;
 		}
 	}
-	dp->ctr[DP_CTR_dp_memif_bad_desc] += dp->memif.bad_desc;
-	dp->memif.bad_desc = 0;
+	dp->ctr[DP_CTR_dp_memif_bad_desc] += dp->memif.bad_desc + dp->attach.bad_desc;
+	dp->memif.bad_desc = dp->attach.bad_desc = 0;
 }
 
 void uroce_dp_set_neigh_seen(struct uroce_dp *dp,
@@ -1168,6 +1173,8 @@ bool uroce_dp_peer_absent(const struct uroce_dp *dp)
 unsigned uroce_dp_tx_space(struct uroce_dp *dp)
 {
 	/* a DPDK port's queue says so only when a burst fails; mbufs abound */
+	if (dp->memif.lent_out)
+		return 0;
 	return dp->memif_direct ? dp_memif_tx_space(&dp->memif) : UINT32_MAX;
 }
 
@@ -1187,6 +1194,8 @@ int uroce_dp_arm_wakeup(struct uroce_dp *dp, uint64_t now)
 {
 	if (dp->kind != DP_PORT_MEMIF || now - dp->last_rx_ns < MEMIF_ARM_QUIET_NS)
 		return -1;
+	if (dp_pt_arm(dp) == -EAGAIN)
+		return -EAGAIN;
 	return dp_memif_arm(&dp->memif);
 }
 
@@ -1194,6 +1203,12 @@ int uroce_dp_arm_wakeup_now(struct uroce_dp *dp)
 {
 	if (dp->kind != DP_PORT_MEMIF)
 		return -1;
+	/* a wire lent out signals its borrower: wake for its peer leaving, or
+	 * a new one coming */
+	if (dp->memif.lent_out)
+		return dp->memif.connected ? dp->memif.ctl_fd
+		       : dp->memif.server  ? dp->memif.listen_fd
+					   : -ENOTCONN;
 	/* a client whose server is gone reconnects at its next receive */
 	if (!dp->memif.server && !dp->memif.connected)
 		return -ENOTCONN;
@@ -1202,8 +1217,10 @@ int uroce_dp_arm_wakeup_now(struct uroce_dp *dp)
 
 void uroce_dp_disarm_wakeup(struct uroce_dp *dp)
 {
-	if (dp->kind == DP_PORT_MEMIF)
+	if (dp->kind == DP_PORT_MEMIF) {
+		dp_pt_disarm(dp);
 		dp_memif_disarm(&dp->memif);
+	}
 }
 
 unsigned uroce_dp_counters(const struct uroce_dp *dp, const char *const **names,

@@ -126,8 +126,8 @@ int uroce_devconf_save(const struct uroce_devconf *c)
 	put_mac(f, "mac", c->mac);
 	fprintf(f, "netdev_mtu=%u\nmax_mtu=%u\nport=%s\nmode=%s\nimpair=%s\ncapture=%s\n",
 		c->netdev_mtu, c->max_mtu, c->port, c->mode, c->impair, c->capture);
-	fprintf(f, "cc=%s\nspeed_mbps=%u\nrd_atom=%u\ndaemon=%d\n", c->cc, c->speed_mbps, c->rd_atom,
-		c->daemon);
+	fprintf(f, "cc=%s\nspeed_mbps=%u\nrd_atom=%u\ndaemon=%d\npass_through=%d\n", c->cc,
+		c->speed_mbps, c->rd_atom, c->daemon, !c->no_pass_through);
 	for (unsigned i = 0; i < c->ngids; i++) {
 		uroce_gid_format(c->gids[i].raw, gid, sizeof(gid));
 		fprintf(f, "gid=%s\n", gid);
@@ -193,6 +193,8 @@ int uroce_devconf_load(const char *name, struct uroce_devconf *c)
 			c->rd_atom = (unsigned)strtoul(v, NULL, 10);
 		else if (!strcmp(line, "daemon"))
 			c->daemon = strtoul(v, NULL, 10) != 0;
+		else if (!strcmp(line, "pass_through"))
+			c->no_pass_through = strtoul(v, NULL, 10) == 0;
 		else if (!strcmp(line, "gid") && c->ngids < UROCE_MAX_GIDS &&
 			 uroce_gid_parse(v, c->gids[c->ngids].raw))
 			c->ngids++;

@@ -43,6 +43,7 @@ struct uroce_devconf {
 	unsigned speed_mbps;         /* the interface's speed when added, 0 = unknown */
 	unsigned rd_atom;            /* max_qp_rd_atom and max_qp_init_rd_atom, 0 = the default */
 	bool daemon;                 /* the port is the device daemon's; programs attach to it */
+	bool no_pass_through;        /* the daemon never lends a lone program its memif wire */
 	unsigned ngids;
 	struct uroce_gid_entry gids[UROCE_MAX_GIDS];
 };

@@ -23,7 +23,7 @@
 #define UROCE_QPN_BLOCK_BITS 12
 #define UROCE_QPN_BLOCKS 4096 /* block 0 is never used: QPNs 0 and 1 are special */
 #define UROCE_MAX_OWN_BLOCKS 64
-#define UROCE_DP_COUNTERS 40  /* room for the dataplane's own counters per row */
+#define UROCE_DP_COUNTERS 48  /* room for the dataplane's own counters per row */
 #define UROCE_ROW_COUNTERS (UR_CTR_COUNT + UROCE_DP_COUNTERS)
 
 /* One per block, in the device's `blocks` file; written only by the block's owner. */

@@ -38,6 +38,7 @@ static void link_usage(FILE *f)
 	fprintf(f,
 		"usage: uroce link add NAME netdev IFNAME [port PORT] [mtu N] [mode gbn|sr]\n"
 		"                      [impair SPEC] [capture FILE] [cc SPEC] [rd_atom N] [daemon on|off]\n"
+		"                      [pass_through on|off]\n"
 		"       uroce link del NAME\n"
 		"       uroce link show [NAME]\n"
 		"\n"
@@ -52,6 +53,8 @@ static void link_usage(FILE *f)
 		"                       device open (connection requests are answered, counters\n"
 		"                       kept) and, for every port but af_packet, owns the port\n"
 		"                       and switches its frames to every program on the device\n"
+		"  pass_through on|off  memif: the daemon lends the wire to a program alone on\n"
+		"                       the device, which then uses it directly (default on)\n"
 		"  mtu N                cap the path MTU at N bytes (256..4096)\n"
 		"  mode gbn|sr          retransmission: go-back-N, or selective repeat with uroce peers\n"
 		"  rd_atom N            READs/atomics a QP holds as responder and issues as\n"
@@ -568,6 +571,12 @@ static int link_add(int argc, char **argv)
 				return 2;
 			}
 			daemon = !strcmp(val, "on");
+		} else if (!strcmp(k, "pass_through")) {
+			if (strcmp(val, "on") && strcmp(val, "off")) {
+				fprintf(stderr, "uroce link add: pass_through must be on or off\n");
+				return 2;
+			}
+			c.no_pass_through = !strcmp(val, "off");
 		} else if (!strcmp(k, "impair")) {
 			snprintf(c.impair, sizeof(c.impair), "%s", val);
 		} else if (!strcmp(k, "capture")) {

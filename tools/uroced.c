@@ -220,6 +220,7 @@ static int worker(const char *name)
 	sc.block_shift = UROCE_QPN_BLOCK_BITS;
 	sc.owner = holder;
 	sc.owner_arg = &view;
+	sc.pass_through = !conf.no_pass_through;
 	sc.counters = view.rows + UR_CTR_COUNT; /* row 0: no program's */
 	sc.log = log_line;
 	err = uroce_switch_open(&sc, &sw);
