@@ -47,6 +47,9 @@
  * the senders hear of it (CNP, DCQCN) while 3/4 of the ring still absorbs
  * what they sent meanwhile */
 #define SW_ECN_DEPTH_DIV 4
+/* A borrower that does not give the wire back this long after we asked
+ * (stopped, in a debugger) loses it: it would hold every program's wire */
+#define SW_RECALL_NS 1000000000ull
 
 struct sw_attach {
 	struct uroce_switch *sw;
@@ -102,6 +105,8 @@ struct uroce_switch {
 	unsigned lent_to;
 	bool recalling;
 	uint32_t lent_conn; /* the wire's connection lent (memif.h lost) */
+	uint32_t lent_gen;  /* the loan's number (the last one made) */
+	uint64_t recall_ns; /* when we asked for it back */
 	/* the last pass took a full burst from the port: frames wait in its
 	 * receive ring, whose depth the PMDs do not tell */
 	bool port_backlog;
@@ -160,11 +165,14 @@ static void to_program(struct uroce_switch *sw, struct sw_attach *a, const uint8
 			sw->ctr[DP_CTR_dp_switch_ce_marked] += netem_mark_ce(buf, len);
 		dp_memif_tx_commit(&a->m, len);
 		a->out = true;
+		sw->ctr[DP_CTR_dp_switch_frames]++;
 		return;
 	}
 	/* a program's buffers smaller than the frame: copied in pieces */
-	if (!dp_memif_tx_full(&a->m) && dp_memif_tx(&a->m, &f, &len, 1) == 1)
+	if (!dp_memif_tx_full(&a->m) && dp_memif_tx(&a->m, &f, &len, 1) == 1) {
+		sw->ctr[DP_CTR_dp_switch_frames]++;
 		return;
+	}
 	sw->ctr[DP_CTR_dp_switch_full]++;
 }
 
@@ -249,10 +257,13 @@ static void program_msg(void *arg, const struct memif_msg *msg, int fd)
 
 	if (fd >= 0)
 		close(fd);
-	if (dp_memif_msg_type(msg) == MSG_UROCE_YIELD && sw->lent_to == (unsigned)(a - sw->att) + 1)
-		take_back(sw, sw->recalling ? "asked for" : "refused");
-	else
+	if (dp_memif_msg_type(msg) != MSG_UROCE_YIELD) {
 		swlog(sw, "program %d: unexpected message %#x", (int)a->pid, dp_memif_msg_type(msg));
+		return;
+	}
+	/* a YIELD of another loan (one refused, or taken back already) is old news */
+	if (sw->lent_to == (unsigned)(a - sw->att) + 1 && dp_memif_msg_gen(msg) == sw->lent_gen)
+		take_back(sw, sw->recalling ? "asked for" : "refused");
 }
 
 /*
@@ -280,13 +291,20 @@ static void lend_or_recall(struct uroce_switch *sw)
 		 * is of rings nobody reads any more */
 		bool same_wire = sw->wire->memif.connected && sw->wire->memif.lost == sw->lent_conn;
 
+		a = &sw->att[sw->lent_to - 1];
+		if (sw->recalling && sw->now - sw->recall_ns > SW_RECALL_NS) {
+			/* it looks at this word at each pass and lets go */
+			dp_memif_revoke(&a->m, sw->lent_gen);
+			take_back(sw, "not given back 1 s after we asked: taken");
+			return;
+		}
 		if (sw->recalling || (users == 1 && user + 1 == sw->lent_to && same_wire))
 			return;
-		a = &sw->att[sw->lent_to - 1];
 		swlog(sw, "pass-through: asking program %d for the wire back (%s)", (int)a->pid,
 		      same_wire ? "another program attached" : "its peer left");
 		sw->recalling = true;
-		if (dp_memif_send_type(&a->m, MSG_UROCE_RECALL))
+		sw->recall_ns = sw->now;
+		if (dp_memif_send_loan(&a->m, MSG_UROCE_RECALL, sw->lent_gen))
 			take_back(sw, "cannot be asked");
 		return;
 	}
@@ -295,15 +313,14 @@ static void lend_or_recall(struct uroce_switch *sw)
 	    !uroce_dp_can_lend(sw->wire))
 		return;
 	a = &sw->att[user];
-	err = uroce_dp_lend(sw->wire, a->m.ctl_fd);
+	if (!++sw->lent_gen) /* 0 is no loan's number */
+		sw->lent_gen = 1;
+	err = uroce_dp_lend(sw->wire, a->m.ctl_fd, sw->lent_gen);
 	if (err) {
 		swlog(sw, "pass-through: cannot lend the wire to program %d: %s", (int)a->pid,
 		      strerror(-err));
-		/* it may have part of a loan: it refuses that, and YIELDs */
-		if (uroce_dp_lent(sw->wire)) {
-			sw->lent_to = user + 1;
-			sw->recalling = true;
-		}
+		/* part of the loan may have reached it: let it drop that */
+		dp_memif_send_loan(&a->m, MSG_UROCE_RECALL, sw->lent_gen);
 		return;
 	}
 	sw->lent_to = user + 1;
@@ -520,6 +537,10 @@ static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a, bool 
 {
 	unsigned n = 0;
 
+	/* the wire asked back: others' frames wait in their rings for it,
+	 * rather than pile up in a borrower that may not be listening */
+	if (sw->recalling && sw->lent_to != (unsigned)(a - sw->att) + 1)
+		return 0;
 	while (n < DP_BURST && dp_memif_rx_pending(&a->m)) {
 		const uint8_t *f;
 		uint8_t *buf;
@@ -559,6 +580,7 @@ static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a, bool 
 		}
 		memcpy(buf, f, len);
 		uroce_dp_tx_put(sw->wire, cookie, len);
+		sw->ctr[DP_CTR_dp_switch_frames]++;
 		n++;
 	}
 	dp_memif_rx_done(&a->m);

@@ -49,7 +49,8 @@
 	X(dp_wire_borrowed, "pass-through: times this program was lent the device daemon's wire, alone on the device") \
 	X(dp_relayed_to_daemon, "pass-through: frames from the lent wire for other programs (and ARP/ND), handed to the daemon") \
 	X(dp_relayed_to_wire, "pass-through: other programs' frames the daemon handed us, put on the lent wire") \
-	X(dp_relay_dropped, "pass-through: frames to relay dropped, the ring full")
+	X(dp_relay_dropped, "pass-through: frames to relay dropped, the ring full") \
+	X(dp_switch_frames, "device daemon: frames its switch moved between the wire and the programs")
 
 enum dp_counter {
 #define DP_COUNTER_ENUM(name, desc) DP_CTR_##name,

@@ -98,7 +98,11 @@ struct uroce_dp {
 	struct dp_memif attach; /* ...our attachment meanwhile */
 	struct dp_memif loan;	/* a loan of the wire, as it arrives */
 	bool loan_ready;	/* it arrived whole */
-	bool recalled;		/* the daemon wants it back (or we refused it) */
+	/* loans are numbered by the daemon; and the attachment's connection
+	 * each came on (memif.h lost): another daemon's loans are void */
+	uint32_t loan_gen, loan_conn; /* the loan arriving or ready */
+	uint32_t held_gen, held_conn; /* the loan borrowed */
+	uint32_t recall_gen;	      /* to give back (asked, or refused), 0: none */
 };
 
 static inline void dp_count(struct uroce_dp *dp, enum dp_counter c)
@@ -158,15 +162,17 @@ static inline bool dp_frame_is_neigh(const uint8_t *f, uint32_t len)
 
 /* pass_through.c: a program's side of pass-through, for port.c */
 void dp_pt_init(struct uroce_dp *dp);
-/* Borrow or give back the wire as the daemon asked (after the attachment's upkeep). */
-void dp_pt_step(struct uroce_dp *dp);
-/* Borrowing: the attachment's upkeep and frames (relays for the wire, frames switched to us). */
+/* A daemon's program: the attachment's upkeep, the wire borrowed or given
+ * back as the daemon asks, and while borrowing the attachment's frames
+ * (relays for the wire, frames switched to us). */
 unsigned dp_pt_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned max, uint64_t now);
 /* A frame from memif: true when it went elsewhere (relayed), not to us. */
 bool dp_pt_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len);
 /* The attachment's interrupt too, while borrowing: -EAGAIN when frames came. */
 int dp_pt_arm(struct uroce_dp *dp);
 void dp_pt_disarm(struct uroce_dp *dp);
+/* The progress thread woke on the loopback's epoll set (the attachment's fds are there). */
+void dp_pt_woken(struct uroce_dp *dp);
 void dp_pt_close(struct uroce_dp *dp);
 
 /* neigh.c */

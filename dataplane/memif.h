@@ -192,8 +192,9 @@ bool dp_memif_tx_room_over(struct dp_memif *m, unsigned keep);
  */
 #define DP_MEMIF_DESC_WIRE 0x8000u
 
-/* Send m's rings (connected; published, read frames given back) over sock: 0 or -errno. */
-int dp_memif_lend(const struct dp_memif *m, int sock);
+/* Send m's rings (connected; published, read frames given back) over sock
+ * as loan number `gen` (never 0): 0 or -errno. */
+int dp_memif_lend(const struct dp_memif *m, int sock, uint32_t gen);
 /* An empty loan, to borrow into. */
 void dp_memif_loan_start(struct dp_memif *loan);
 /* One message of a loan into `loan` (started empty): 1 when the
@@ -204,9 +205,18 @@ int dp_memif_borrow(struct dp_memif *loan, const struct memif_msg *msg, int fd);
 void dp_memif_give_back(struct dp_memif *loan);
 /* The rings' cursors read from the rings themselves: after a loan came back. */
 void dp_memif_resync(struct dp_memif *m);
-/* A message of no more than a type (RECALL, YIELD) on m's connection: 0 or -errno. */
-int dp_memif_send_type(struct dp_memif *m, uint16_t type);
-/* The type of a uroce message (on_msg). */
+/* RECALL or YIELD of loan `gen` on m's connection: 0 or -errno. */
+int dp_memif_send_loan(struct dp_memif *m, uint16_t type, uint32_t gen);
+/* The type of a uroce message (on_msg), and the loan it is about. */
 uint16_t dp_memif_msg_type(const struct memif_msg *msg);
+uint32_t dp_memif_msg_gen(const struct memif_msg *msg);
+/*
+ * A loan taken back without its YIELD (a borrower stopped, or in a
+ * debugger), said in the attachment m between a daemon (revoke) and its
+ * program (revoked): the program looks at each pass and touches the rings
+ * no more.
+ */
+void dp_memif_revoke(struct dp_memif *m, uint32_t gen);
+bool dp_memif_revoked(const struct dp_memif *m, uint32_t gen);
 
 #endif

@@ -41,7 +41,7 @@ static int ring_place(const struct dp_memif *m, const struct memif_ring *r, uint
 	return -1;
 }
 
-int dp_memif_lend(const struct dp_memif *m, int sock)
+int dp_memif_lend(const struct dp_memif *m, int sock, uint32_t gen)
 {
 	struct memif_msg msg;
 
@@ -49,6 +49,7 @@ int dp_memif_lend(const struct dp_memif *m, int sock)
 		return -ENOTCONN;
 	for (unsigned i = 0; i < m->nregions; i++) {
 		msg = (struct memif_msg){.type = MSG_UROCE_LEND_REGION};
+		msg.lend_part.gen = gen;
 		msg.lend_part.index = (uint8_t)i;
 		msg.lend_part.size = m->region_size[i];
 		if (dp_memif_msg_send(sock, &msg, m->region_fd[i]))
@@ -61,6 +62,7 @@ int dp_memif_lend(const struct dp_memif *m, int sock)
 		if (region < 0)
 			return -EINVAL;
 		msg = (struct memif_msg){.type = MSG_UROCE_LEND_RING};
+		msg.lend_part.gen = gen;
 		msg.lend_part.c2s = (uint8_t)c2s;
 		msg.lend_part.region = (uint8_t)region;
 		msg.lend_part.offset = off;
@@ -68,6 +70,7 @@ int dp_memif_lend(const struct dp_memif *m, int sock)
 			return -EIO;
 	}
 	msg = (struct memif_msg){.type = MSG_UROCE_LEND};
+	msg.lend.gen = gen;
 	msg.lend.server = m->server;
 	msg.lend.stamps = m->stamps;
 	msg.lend.nregions = (uint8_t)m->nregions;
@@ -176,10 +179,11 @@ void dp_memif_resync(struct dp_memif *m)
 	m->armed = false;
 }
 
-int dp_memif_send_type(struct dp_memif *m, uint16_t type)
+int dp_memif_send_loan(struct dp_memif *m, uint16_t type, uint32_t gen)
 {
 	struct memif_msg msg = {.type = type};
 
+	msg.loan.gen = gen;
 	if (m->ctl_fd < 0)
 		return -ENOTCONN;
 	return dp_memif_msg_send(m->ctl_fd, &msg, -1) ? -EIO : 0;
@@ -188,4 +192,22 @@ int dp_memif_send_type(struct dp_memif *m, uint16_t type)
 uint16_t dp_memif_msg_type(const struct memif_msg *msg)
 {
 	return msg->type;
+}
+
+uint32_t dp_memif_msg_gen(const struct memif_msg *msg)
+{
+	/* the first field of every loan message */
+	return msg->loan.gen;
+}
+
+/* The word sits in the daemon-to-program ring's header, in the program's memory. */
+void dp_memif_revoke(struct dp_memif *m, uint32_t gen)
+{
+	if (m->connected && m->s2c)
+		__atomic_store_n(&m->s2c->revoked, gen, __ATOMIC_RELEASE);
+}
+
+bool dp_memif_revoked(const struct dp_memif *m, uint32_t gen)
+{
+	return m->connected && m->s2c && __atomic_load_n(&m->s2c->revoked, __ATOMIC_ACQUIRE) == gen;
 }

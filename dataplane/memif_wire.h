@@ -69,7 +69,10 @@ struct memif_ring {
 	uint32_t cookie;
 	uint16_t flags;
 	uint16_t head;
-	uint8_t pad0[56];
+	/* uroce's own, in a program's ring from its device daemon: the loan
+	 * (memif_lend.c) taken back without the program's YIELD */
+	uint32_t revoked;
+	uint8_t pad0[52];
 	uint16_t tail;
 	uint8_t pad1[62];
 	struct memif_desc desc[];
@@ -114,6 +117,7 @@ struct __attribute__((packed)) memif_msg {
 			uint8_t string[96];
 		} disconnect;
 		struct __attribute__((packed)) {
+			uint32_t gen;  /* the loan's, in every message about it */
 			uint8_t index; /* a region's */
 			uint8_t c2s;   /* a ring's direction */
 			uint8_t region;
@@ -121,10 +125,14 @@ struct __attribute__((packed)) memif_msg {
 			uint64_t size;	 /* a region's */
 		} lend_part;
 		struct __attribute__((packed)) {
+			uint32_t gen;
 			uint8_t server, stamps, nregions;
 			uint16_t ring_size;
 			uint32_t bsize;
 		} lend;
+		struct __attribute__((packed)) {
+			uint32_t gen; /* RECALL, YIELD: which loan */
+		} loan;
 		uint8_t raw[MEMIF_MSG_SIZE - 2];
 	};
 };

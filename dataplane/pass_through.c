@@ -40,7 +40,7 @@ bool uroce_dp_can_lend(const struct uroce_dp *dp)
 	       !dp->impair_tx && !dp->impair_rx && !dp->capture;
 }
 
-int uroce_dp_lend(struct uroce_dp *dp, int sock)
+int uroce_dp_lend(struct uroce_dp *dp, int sock, uint32_t gen)
 {
 	int err;
 
@@ -50,7 +50,7 @@ int uroce_dp_lend(struct uroce_dp *dp, int sock)
 	uroce_dp_tx_flush(dp, 0);
 	dp_memif_rx_done(&dp->memif);
 	dp_memif_disarm(&dp->memif);
-	err = dp_memif_lend(&dp->memif, sock);
+	err = dp_memif_lend(&dp->memif, sock, gen);
 	if (!err)
 		dp->memif.lent_out = true;
 	return err;
@@ -66,11 +66,6 @@ void uroce_dp_take_back(struct uroce_dp *dp)
 		dp_memif_resync(&dp->memif);
 }
 
-bool uroce_dp_lent(const struct uroce_dp *dp)
-{
-	return dp->memif.lent_out;
-}
-
 void uroce_dp_rx_relayed(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uroce_dp_rx_fn fn,
 			 void *arg)
 {
@@ -82,22 +77,45 @@ void uroce_dp_rx_relayed(struct uroce_dp *dp, const uint8_t *f, uint32_t len, ur
 	}
 	if (len >= 14 && !memcmp(f, dp->cfg.mac, 6))
 		fn(arg, f, len);
+	else /* the borrower relays no such frame: a bad one */
+		dp_count(dp, DP_CTR_dp_rx_not_for_us);
 }
 
 /* ---- the borrower's side ---- */
 
-/* uroce's own messages on the attachment (memif_ctl.c calls this in its upkeep). */
+/* The attachment, wherever it is now (memif, or set aside while borrowing). */
+static struct dp_memif *attachment(struct uroce_dp *dp)
+{
+	return dp->borrowing ? &dp->attach : &dp->memif;
+}
+
+/* uroce's own messages on the attachment (memif_ctl.c calls this in its
+ * upkeep): a loan arriving, a recall. Only recorded here; step() acts. */
 static void attach_msg(void *arg, const struct memif_msg *msg, int fd)
 {
 	struct uroce_dp *dp = arg;
 	uint16_t type = dp_memif_msg_type(msg);
+	uint32_t gen = dp_memif_msg_gen(msg);
+	bool arriving = dp->loan_ready || dp->loan.nregions;
 	int r;
 
 	if (type == MSG_UROCE_RECALL) {
-		dp->recalled = true;
-	} else if (type == MSG_UROCE_YIELD || dp->borrowing || dp->loan_ready) {
+		/* a recall of a loan we gave back or refused already: answered */
+		if ((dp->borrowing && gen == dp->held_gen) || (arriving && gen == dp->loan_gen))
+			dp->recall_gen = gen;
+	} else if (type == MSG_UROCE_YIELD || (dp->loan_ready && gen == dp->loan_gen)) {
 		dp_log(dp, "pass-through: an unexpected message %#x from the device daemon", type);
 	} else {
+		/* a new loan: the rest of an older one never comes (the daemon
+		 * took it back); one while we borrow says it took ours */
+		if (arriving && gen != dp->loan_gen) {
+			dp_memif_give_back(&dp->loan);
+			dp->loan_ready = false;
+		}
+		if (!dp->loan.nregions) {
+			dp->loan_gen = gen;
+			dp->loan_conn = attachment(dp)->lost;
+		}
 		r = dp_memif_borrow(&dp->loan, msg, fd);
 		fd = -1; /* taken */
 		if (r == 1) {
@@ -106,7 +124,7 @@ static void attach_msg(void *arg, const struct memif_msg *msg, int fd)
 			/* it thinks the wire lent: tell it to take it back */
 			dp_log(dp, "pass-through: the device daemon's loan of the wire does not hold "
 				   "together: refused");
-			dp->recalled = true;
+			dp->recall_gen = gen;
 		}
 	}
 	if (fd >= 0)
@@ -116,7 +134,7 @@ static void attach_msg(void *arg, const struct memif_msg *msg, int fd)
 void dp_pt_init(struct uroce_dp *dp)
 {
 	dp_memif_loan_start(&dp->loan);
-	dp->attach.ctl_fd = dp->attach.c2s_fd = dp->attach.s2c_fd = dp->attach.listen_fd = -1;
+	dp_memif_loan_start(&dp->attach);
 	/* a memif client that does not answer for its addresses: a daemon does */
 	dp->attached = dp->kind == DP_PORT_MEMIF && !dp->memif.server && !dp->cfg.answer_neigh;
 	if (dp->attached) {
@@ -155,58 +173,96 @@ static void borrow(struct uroce_dp *dp)
 	dp->memif.log_arg = dp->attach.log_arg;
 	dp_memif_loan_start(&dp->loan);
 	dp->loan_ready = false;
+	dp->held_gen = dp->loan_gen;
+	dp->held_conn = dp->loan_conn;
 	dp->borrowing = true;
 	watch_attach(dp, EPOLL_CTL_ADD);
 	dp_count(dp, DP_CTR_dp_wire_borrowed);
 	dp_log(dp, "pass-through: the device's wire is ours while we are alone on it");
 }
 
-/* The loan back, and YIELD if the daemon is there and must hear it (a
- * program closing tells it by leaving). */
+/*
+ * The borrowed wire back to the daemon. When it asked (yield): at a burst's
+ * end, all published and given back, and YIELD. Otherwise the rings are no
+ * longer ours to touch (the daemon gone, or it took them back by force):
+ * what we had not published is lost, as when a borrower dies; a program
+ * closing yields by leaving.
+ */
 static void give_back(struct uroce_dp *dp, bool yield)
 {
-	if (dp->borrowing) {
+	if (yield) {
 		uroce_dp_tx_flush(dp, 0);
 		dp_memif_rx_done(&dp->memif);
 		dp_memif_disarm(&dp->memif);
-		watch_attach(dp, EPOLL_CTL_DEL);
-		dp->ctr[DP_CTR_dp_memif_bad_desc] += dp->memif.bad_desc;
-		dp_memif_give_back(&dp->memif);
-		dp->memif = dp->attach;
-		dp->attach.ctl_fd = dp->attach.c2s_fd = dp->attach.s2c_fd = -1;
-		dp->borrowing = false;
-		dp_log(dp, "pass-through: the wire went back to the device daemon");
 	}
-	if (dp->loan_ready || dp->loan.nregions) {
-		dp_memif_give_back(&dp->loan);
-		dp->loan_ready = false;
-	}
+	watch_attach(dp, EPOLL_CTL_DEL);
+	dp->ctr[DP_CTR_dp_memif_bad_desc] += dp->memif.bad_desc;
+	dp_memif_give_back(&dp->memif);
+	dp->memif = dp->attach;
+	dp_memif_loan_start(&dp->attach);
+	dp->borrowing = false;
+	if (dp->recall_gen == dp->held_gen)
+		dp->recall_gen = 0;
 	if (yield && dp->memif.connected)
-		dp_memif_send_type(&dp->memif, MSG_UROCE_YIELD);
+		dp_memif_send_loan(&dp->memif, MSG_UROCE_YIELD, dp->held_gen);
+	dp_log(dp, "pass-through: the wire went back to the device daemon");
 }
 
-void dp_pt_step(struct uroce_dp *dp)
+/* A loan arriving or ready, dropped; refused (YIELD) if the daemon waits to hear. */
+static void drop_loan(struct uroce_dp *dp, bool yield)
 {
-	if (dp->borrowing && !dp->attach.connected) {
-		/* the daemon is gone: so is its wire; the link goes down with the attachment */
-		dp->recalled = false;
-		give_back(dp, false);
-		return;
-	}
-	if (dp->loan_ready && !dp->recalled)
-		borrow(dp);
-	if (dp->recalled) {
-		dp->recalled = false;
-		give_back(dp, true);
-	}
+	dp_memif_give_back(&dp->loan);
+	dp->loan_ready = false;
+	if (dp->recall_gen == dp->loan_gen)
+		dp->recall_gen = 0;
+	if (yield && dp->memif.connected)
+		dp_memif_send_loan(&dp->memif, MSG_UROCE_YIELD, dp->loan_gen);
 }
 
-/* A frame to the daemon, marked as the wire's. */
+/* Act on what the attachment said: let go of a loan its daemon took back or
+ * gave up with it, give one back that it asked for, borrow one that came. */
+static void step(struct uroce_dp *dp)
+{
+	struct dp_memif *a = attachment(dp);
+
+	if (dp->borrowing) {
+		/* the daemon gone (perhaps restarted within one upkeep, which
+		 * reconnected us), or it took the wire back without our YIELD */
+		if (!a->connected || a->lost != dp->held_conn) {
+			give_back(dp, false);
+		} else if (dp_memif_revoked(a, dp->held_gen) ||
+			   ((dp->loan_ready || dp->loan.nregions) && dp->loan_gen != dp->held_gen)) {
+			dp_log(dp, "pass-through: the device daemon took its wire back: we did not "
+				   "answer its recall in time");
+			give_back(dp, false);
+		} else if (dp->recall_gen == dp->held_gen) {
+			give_back(dp, true);
+		}
+	}
+	if (dp->borrowing || (!dp->loan_ready && !dp->loan.nregions))
+		return;
+	if (!a->connected || a->lost != dp->loan_conn)
+		drop_loan(dp, false);
+	else if (dp->recall_gen == dp->loan_gen)
+		drop_loan(dp, true);
+	else if (dp->loan_ready)
+		borrow(dp);
+}
+
+/* A frame copied into a ring and published (with the frames the engine
+ * built there: counted as sent) */
 static void relay(struct uroce_dp *dp, struct dp_memif *to, const uint8_t *f, uint32_t len,
 		  uint16_t flags, enum dp_counter ok)
 {
+	unsigned built = to->tx_frames;
+
 	to->tx_flags = flags;
-	dp_count(dp, dp_memif_tx(to, &f, &len, 1) == 1 ? ok : DP_CTR_dp_relay_dropped);
+	if (dp_memif_tx(to, &f, &len, 1) == 1) {
+		dp_count(dp, ok);
+		dp->ctr[DP_CTR_dp_tx_frames] += built;
+	} else {
+		dp_count(dp, DP_CTR_dp_relay_dropped);
+	}
 	to->tx_flags = 0;
 }
 
@@ -216,7 +272,10 @@ unsigned dp_pt_rx(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsigned ma
 	uint32_t len;
 	unsigned n = 0;
 
-	dp_memif_upkeep(&dp->attach, now);
+	dp_memif_upkeep(attachment(dp), now);
+	step(dp);
+	if (!dp->borrowing)
+		return 0;
 	while (n < max && (f = dp_memif_rx_next(&dp->attach, &len))) {
 		if (dp->attach.rx_flags & DP_MEMIF_DESC_WIRE)
 			relay(dp, &dp->memif, f, len, 0, DP_CTR_dp_relayed_to_wire);
@@ -233,9 +292,12 @@ bool dp_pt_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len)
 	uint32_t q, b;
 
 	if (!dp->borrowing) {
-		/* a frame for the wire that came after we gave it back: to the daemon's wire */
 		if (!dp->attached || !(dp->memif.rx_flags & DP_MEMIF_DESC_WIRE))
 			return false;
+		/* for the wire: we gave it back (to the daemon's wire now), or it
+		 * was just lent and our next look takes the loan (at once: until
+		 * then our frames go round between the daemon and us) */
+		dp->memif.next_ctl_ns = 0;
 		relay(dp, &dp->memif, f, len, 0, DP_CTR_dp_relayed_to_wire);
 		return true;
 	}
@@ -265,8 +327,23 @@ void dp_pt_disarm(struct uroce_dp *dp)
 		dp_memif_disarm(&dp->attach);
 }
 
+void dp_pt_woken(struct uroce_dp *dp)
+{
+	/* a message on the attachment may have woken us: read it now, not
+	 * after a millisecond of passes that find the socket readable */
+	if (dp->borrowing)
+		dp->attach.next_ctl_ns = 0;
+}
+
 void dp_pt_close(struct uroce_dp *dp)
 {
-	if (dp->borrowing || dp->loan_ready || dp->loan.nregions)
+	/* what we sent goes out first: the daemon takes the rings back from
+	 * where we leave them when our attachment closes */
+	if (dp->borrowing) {
+		uroce_dp_tx_flush(dp, 0);
+		dp_memif_rx_done(&dp->memif);
 		give_back(dp, false);
+	}
+	if (dp->loan_ready || dp->loan.nregions)
+		drop_loan(dp, false);
 }

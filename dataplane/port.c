@@ -792,12 +792,10 @@ static unsigned rx_memif(struct uroce_dp *dp, uroce_dp_rx_fn fn, void *arg, unsi
 	uint32_t len;
 	unsigned n = 0;
 
-	if (dp->borrowing) /* the daemon's wire: our attachment on the side (pass_through.c) */
+	if (dp->attached) /* a device daemon's: the attachment's upkeep, and the loan of its wire */
 		n = dp_pt_rx(dp, fn, arg, max / 2, now);
 	else
 		dp_memif_upkeep(&dp->memif, now);
-	if (dp->attached)
-		dp_pt_step(dp);
 	/* the wire lent to a program: its peer's leaving is all we look for */
 	if (dp->memif.lent_out)
 		return 0;
@@ -912,9 +910,12 @@ static int tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **coo
 {
 	struct rte_mbuf *m;
 
-	/* the device daemon's wire, lent to a program: nothing of ours goes out */
-	if (unlikely(dp->memif.lent_out))
+	/* the device daemon's wire, lent to a program: nothing of ours goes out
+	 * (its ARP and ND answers: the borrower answers meanwhile) */
+	if (unlikely(dp->memif.lent_out)) {
+		dp_count(dp, DP_CTR_dp_tx_dropped);
 		return -ENOBUFS;
+	}
 	if (dp->memif_direct) {
 		if (dp->memif.connected && !dp_memif_tx_room_over(&dp->memif, keep)) {
 			dp_count(dp, DP_CTR_dp_tx_no_mbuf);
@@ -1136,6 +1137,7 @@ int uroce_dp_loop_fd(struct uroce_dp *dp)
 void uroce_dp_loop_woken(struct uroce_dp *dp)
 {
 	dp_peer_loop_recheck(&dp->peer);
+	dp_pt_woken(dp);
 }
 
 bool uroce_dp_loop_arm(struct uroce_dp *dp)
@@ -1220,6 +1222,9 @@ void uroce_dp_disarm_wakeup(struct uroce_dp *dp)
 	if (dp->kind == DP_PORT_MEMIF) {
 		dp_pt_disarm(dp);
 		dp_memif_disarm(&dp->memif);
+		/* lent out, what woke us was its control socket: look at it now */
+		if (dp->memif.lent_out)
+			dp->memif.next_ctl_ns = 0;
 	}
 }
 

@@ -56,6 +56,16 @@ static int map_file(const char *devdir, const char *name, size_t bytes, int flag
 		close(fd);
 		return -errno;
 	}
+	/* a file smaller than ours (another version of uroce made it) would
+	 * end in SIGBUS at the first touch past its end */
+	if (!(flags & O_CREAT)) {
+		struct stat st;
+
+		if (fstat(fd, &st) || (uint64_t)st.st_size < bytes) {
+			close(fd);
+			return -EPROTO;
+		}
+	}
 	p = mmap(NULL, bytes, (flags & O_RDWR) ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
 		 fd, 0);
 	close(fd);

@@ -780,10 +780,11 @@ static void lend(struct dp_memif *owner, struct dp_memif *loan)
 	int sv[2], fd, r;
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-	ck_assert_int_eq(dp_memif_lend(owner, sv[0]), 0);
+	ck_assert_int_eq(dp_memif_lend(owner, sv[0], 7), 0);
 	dp_memif_loan_start(loan);
 	do {
 		recv_part(sv[1], &msg, &fd);
+		ck_assert_uint_eq(dp_memif_msg_gen(&msg), 7);
 		r = dp_memif_borrow(loan, &msg, fd);
 		ck_assert_int_ge(r, 0);
 	} while (!r);
@@ -876,11 +877,22 @@ START_TEST(test_borrower_dies_mid_burst)
 }
 END_TEST
 
+/* Descriptors open in this process. */
+static unsigned open_fds(void)
+{
+	unsigned n = 0;
+
+	for (int fd = 0; fd < 4096; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
 /* A loan that does not hold together is refused, whole, and leaks nothing. */
 START_TEST(test_bad_loan_refused)
 {
 	struct memif_msg msg = {.type = MSG_UROCE_LEND_REGION};
 	struct dp_memif loan;
+	unsigned fds = open_fds();
 	int fd = memfd_create("loan", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	dp_memif_loan_start(&loan);
@@ -922,6 +934,43 @@ START_TEST(test_bad_loan_refused)
 	msg = (struct memif_msg){.type = MSG_UROCE_LEND_REGION};
 	msg.lend_part.size = 65536;
 	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, fd), -EINVAL);
+	ck_assert_uint_eq(open_fds(), fds);
+}
+END_TEST
+
+/*
+ * Between a device daemon and its program: frames marked as the wire's
+ * arrive marked, whole or in pieces, and unmarked ones unmarked; a loan
+ * taken back by force is said in the program's own ring, for that loan only.
+ */
+START_TEST(test_wire_mark_and_revoke)
+{
+	static uint8_t big[6000], small[100];
+	const uint8_t *f, *frames[2] = {big, small};
+	uint32_t lens[2] = {sizeof(big), sizeof(small)}, len;
+	struct dp_memif server;
+	struct client_open c;
+
+	open_server(&server);
+	connect_client(&server, &c, "rsize=6,bsize=2048", 2000);
+	make_frame(big, sizeof(big), 1);
+	make_frame(small, sizeof(small), 2);
+	server.tx_flags = DP_MEMIF_DESC_WIRE;
+	ck_assert_uint_eq(dp_memif_tx(&server, frames, lens, 2), 2);
+	server.tx_flags = 0;
+	ck_assert_uint_eq(dp_memif_tx(&server, &frames[1], &lens[1], 1), 1);
+	for (uint32_t k = 0; k < 3; k++) {
+		f = dp_memif_rx_next(&c.m, &len);
+		ck_assert_ptr_nonnull(f);
+		check_frame(f, len, k ? sizeof(small) : sizeof(big), k ? 2 : 1);
+		ck_assert_uint_eq(c.m.rx_flags, k < 2 ? DP_MEMIF_DESC_WIRE : 0);
+	}
+	dp_memif_rx_done(&c.m);
+	ck_assert(!dp_memif_revoked(&c.m, 3));
+	dp_memif_revoke(&server, 3);
+	ck_assert(dp_memif_revoked(&c.m, 3));
+	ck_assert(!dp_memif_revoked(&c.m, 4));
+	both_ways_then_close(&server, &c.m, 10);
 }
 END_TEST
 
@@ -949,6 +998,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_lend_and_take_back, 0, 2);
 	tcase_add_loop_test(tc, test_borrower_dies_mid_burst, 0, 2);
 	tcase_add_test(tc, test_bad_loan_refused);
+	tcase_add_test(tc, test_wire_mark_and_revoke);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
