@@ -181,6 +181,15 @@ static void borrow(struct uroce_dp *dp)
 	dp_log(dp, "pass-through: the device's wire is ours while we are alone on it");
 }
 
+/* Loan `gen` let go of: nothing more to give back; YIELD if the daemon waits to hear. */
+static void let_go(struct uroce_dp *dp, uint32_t gen, bool yield)
+{
+	if (dp->recall_gen == gen)
+		dp->recall_gen = 0;
+	if (yield && dp->memif.connected)
+		dp_memif_send_loan(&dp->memif, MSG_UROCE_YIELD, gen);
+}
+
 /*
  * The borrowed wire back to the daemon. When it asked (yield): at a burst's
  * end, all published and given back, and YIELD. Otherwise the rings are no
@@ -201,10 +210,7 @@ static void give_back(struct uroce_dp *dp, bool yield)
 	dp->memif = dp->attach;
 	dp_memif_loan_start(&dp->attach);
 	dp->borrowing = false;
-	if (dp->recall_gen == dp->held_gen)
-		dp->recall_gen = 0;
-	if (yield && dp->memif.connected)
-		dp_memif_send_loan(&dp->memif, MSG_UROCE_YIELD, dp->held_gen);
+	let_go(dp, dp->held_gen, yield);
 	dp_log(dp, "pass-through: the wire went back to the device daemon");
 }
 
@@ -213,10 +219,7 @@ static void drop_loan(struct uroce_dp *dp, bool yield)
 {
 	dp_memif_give_back(&dp->loan);
 	dp->loan_ready = false;
-	if (dp->recall_gen == dp->loan_gen)
-		dp->recall_gen = 0;
-	if (yield && dp->memif.connected)
-		dp_memif_send_loan(&dp->memif, MSG_UROCE_YIELD, dp->loan_gen);
+	let_go(dp, dp->loan_gen, yield);
 }
 
 /* Act on what the attachment said: let go of a loan its daemon took back or

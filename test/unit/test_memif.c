@@ -887,53 +887,56 @@ static unsigned open_fds(void)
 	return n;
 }
 
-/* A loan that does not hold together is refused, whole, and leaks nothing. */
-START_TEST(test_bad_loan_refused)
+/* A region of `size` bytes offered in a loan (sealed against shrinking, or not): what borrow says. */
+static int offer_region(struct dp_memif *loan, uint64_t size, bool sealed)
 {
 	struct memif_msg msg = {.type = MSG_UROCE_LEND_REGION};
-	struct dp_memif loan;
-	unsigned fds = open_fds();
 	int fd = memfd_create("loan", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
-	dp_memif_loan_start(&loan);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ftruncate(fd, 65536), 0);
-	ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
-	msg.lend_part.size = 65536;
-	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, fd), 0);
-	/* the rings' eventfds never came: the loan is incomplete */
-	msg = (struct memif_msg){.type = MSG_UROCE_LEND};
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	if (sealed)
+		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	msg.lend_part.size = size;
+	return dp_memif_borrow(loan, &msg, fd);
+}
+
+/* A loan's last message: one region, rings of 64 slots of 2 KiB. */
+static int offer_end(struct dp_memif *loan)
+{
+	struct memif_msg msg = {.type = MSG_UROCE_LEND};
+
 	msg.lend.nregions = 1;
 	msg.lend.ring_size = 64;
 	msg.lend.bsize = 2048;
-	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, -1), -EINVAL);
+	return dp_memif_borrow(loan, &msg, -1);
+}
+
+/* A loan that does not hold together is refused, whole, and leaks nothing. */
+START_TEST(test_bad_loan_refused)
+{
+	struct memif_msg msg;
+	struct dp_memif loan;
+	unsigned fds = open_fds();
+
+	dp_memif_loan_start(&loan);
+	/* the rings' eventfds never came: the loan is incomplete */
+	ck_assert_int_eq(offer_region(&loan, 65536, true), 0);
+	ck_assert_int_eq(offer_end(&loan), -EINVAL);
 	ck_assert_uint_eq(loan.nregions, 0);
 	/* a ring past its region's end */
-	fd = memfd_create("loan", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	ck_assert_int_eq(ftruncate(fd, 4096), 0);
-	ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
-	msg = (struct memif_msg){.type = MSG_UROCE_LEND_REGION};
-	msg.lend_part.size = 4096;
-	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, fd), 0);
+	ck_assert_int_eq(offer_region(&loan, 4096, true), 0);
 	for (int c2s = 1; c2s >= 0; c2s--) {
 		msg = (struct memif_msg){.type = MSG_UROCE_LEND_RING};
 		msg.lend_part.c2s = (uint8_t)c2s;
 		msg.lend_part.offset = c2s ? 0 : 3072; /* 128 + 64 x 16 bytes: past 4096 */
 		ck_assert_int_eq(dp_memif_borrow(&loan, &msg, eventfd(0, EFD_CLOEXEC)), 0);
 	}
-	msg = (struct memif_msg){.type = MSG_UROCE_LEND};
-	msg.lend.nregions = 1;
-	msg.lend.ring_size = 64;
-	msg.lend.bsize = 2048;
-	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, -1), -EINVAL);
+	ck_assert_int_eq(offer_end(&loan), -EINVAL);
 	ck_assert_uint_eq(loan.nregions, 0);
 	ck_assert_int_eq(loan.c2s_fd, -1);
 	/* a region that could shrink under us */
-	fd = memfd_create("loan", MFD_CLOEXEC);
-	ck_assert_int_eq(ftruncate(fd, 65536), 0);
-	msg = (struct memif_msg){.type = MSG_UROCE_LEND_REGION};
-	msg.lend_part.size = 65536;
-	ck_assert_int_eq(dp_memif_borrow(&loan, &msg, fd), -EINVAL);
+	ck_assert_int_eq(offer_region(&loan, 65536, false), -EINVAL);
 	ck_assert_uint_eq(open_fds(), fds);
 }
 END_TEST
