@@ -168,13 +168,14 @@ void uroce_dp_set_neigh_seen(struct uroce_dp *dp,
  * Pass-through, the device daemon's side (pass_through.c): lend the wire's
  * memif rings, loan number gen, to the program at the other end of `sock` (0, -EBUSY when
  * they cannot be: not memif, not connected, faults or capture on), take
- * them back when it yields or is gone. Meanwhile the port carries nothing
+ * them back when it yields or is gone, or by force from one that did not
+ * answer (the wire's connection then starts again). Meanwhile the port carries nothing
  * of ours; frames the borrower relays from the wire are switched with
  * uroce_dp_rx_relayed (to fn if RoCE for our MAC, ARP/ND to neigh_seen).
  */
 bool uroce_dp_can_lend(const struct uroce_dp *dp);
 int uroce_dp_lend(struct uroce_dp *dp, int sock, uint32_t gen);
-void uroce_dp_take_back(struct uroce_dp *dp);
+void uroce_dp_take_back(struct uroce_dp *dp, bool by_force);
 void uroce_dp_rx_relayed(struct uroce_dp *dp, const uint8_t *frame, uint32_t len,
 			 uroce_dp_rx_fn fn, void *arg);
 

@@ -50,10 +50,13 @@
 /* A borrower that does not give the wire back this long after we asked
  * (stopped, in a debugger) loses it: it would hold every program's wire */
 #define SW_RECALL_NS 1000000000ull
+/* After a loan refused or taken by force, the next waits this long */
+#define SW_RELEND_NS 1000000000ull
 
 struct sw_attach {
 	struct uroce_switch *sw;
 	struct dp_memif m;
+	bool leaving;	/* its control socket hung up: its last frames go out anyway */
 	pid_t pid;
 	bool used;
 	bool out;	/* frames committed to its ring, not yet published */
@@ -107,6 +110,7 @@ struct uroce_switch {
 	uint32_t lent_conn; /* the wire's connection lent (memif.h lost) */
 	uint32_t lent_gen;  /* the loan's number (the last one made) */
 	uint64_t recall_ns; /* when we asked for it back */
+	uint64_t lend_after_ns; /* a loan refused or taken: not again before */
 	/* the last pass took a full burst from the port: frames wait in its
 	 * receive ring, whose depth the PMDs do not tell */
 	bool port_backlog;
@@ -244,9 +248,31 @@ static void take_back(struct uroce_switch *sw, const char *why)
 {
 	swlog(sw, "pass-through: the wire is back from program %d (%s)",
 	      (int)sw->att[sw->lent_to - 1].pid, why);
-	uroce_dp_take_back(sw->wire);
+	uroce_dp_take_back(sw->wire, false);
 	sw->lent_to = 0;
 	sw->recalling = false;
+}
+
+/* From a borrower that does not answer: it reads in its own ring that it
+ * lost the wire, and the wire's connection starts again (pass_through.c) */
+static void take_by_force(struct uroce_switch *sw, const char *why)
+{
+	struct sw_attach *a = &sw->att[sw->lent_to - 1];
+
+	swlog(sw, "pass-through: the wire is taken back from program %d (%s)", (int)a->pid, why);
+	dp_memif_revoke(&a->m, sw->lent_gen);
+	uroce_dp_take_back(sw->wire, true);
+	sw->lent_to = 0;
+	sw->recalling = false;
+	sw->lend_after_ns = sw->now + SW_RELEND_NS;
+}
+
+/* Others' frames wait in their rings while the wire is asked back, rather
+ * than pile up in a borrower that may not be listening (but a program
+ * that left still gets its last frames out) */
+static bool held_back(const struct uroce_switch *sw, const struct sw_attach *a)
+{
+	return sw->recalling && sw->lent_to != (unsigned)(a - sw->att) + 1 && !a->leaving;
 }
 
 /* uroce's own messages from a program: YIELD, the lent wire given back. */
@@ -262,8 +288,11 @@ static void program_msg(void *arg, const struct memif_msg *msg, int fd)
 		return;
 	}
 	/* a YIELD of another loan (one refused, or taken back already) is old news */
-	if (sw->lent_to == (unsigned)(a - sw->att) + 1 && dp_memif_msg_gen(msg) == sw->lent_gen)
+	if (sw->lent_to == (unsigned)(a - sw->att) + 1 && dp_memif_msg_gen(msg) == sw->lent_gen) {
+		if (!sw->recalling) /* it cannot take it: not again at once */
+			sw->lend_after_ns = sw->now + SW_RELEND_NS;
 		take_back(sw, sw->recalling ? "asked for" : "refused");
+	}
 }
 
 /*
@@ -293,9 +322,7 @@ static void lend_or_recall(struct uroce_switch *sw)
 
 		a = &sw->att[sw->lent_to - 1];
 		if (sw->recalling && sw->now - sw->recall_ns > SW_RECALL_NS) {
-			/* it looks at this word at each pass and lets go */
-			dp_memif_revoke(&a->m, sw->lent_gen);
-			take_back(sw, "not given back 1 s after we asked: taken");
+			take_by_force(sw, "not given back 1 s after we asked");
 			return;
 		}
 		if (sw->recalling || (users == 1 && user + 1 == sw->lent_to && same_wire))
@@ -305,12 +332,12 @@ static void lend_or_recall(struct uroce_switch *sw)
 		sw->recalling = true;
 		sw->recall_ns = sw->now;
 		if (dp_memif_send_loan(&a->m, MSG_UROCE_RECALL, sw->lent_gen))
-			take_back(sw, "cannot be asked");
+			take_by_force(sw, "cannot be asked");
 		return;
 	}
 	/* nobody the greeter has ready either */
 	if (!sw->pass_through || users != 1 || atomic_load(&sw->nprograms) != attached ||
-	    !uroce_dp_can_lend(sw->wire))
+	    sw->now < sw->lend_after_ns || !uroce_dp_can_lend(sw->wire))
 		return;
 	a = &sw->att[user];
 	if (!++sw->lent_gen) /* 0 is no loan's number */
@@ -497,6 +524,14 @@ static unsigned next_turn(const struct uroce_switch *sw)
 	return sw->first;
 }
 
+/* A control socket whose program closed it (a look only while it matters). */
+static bool hung_up(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
 static void upkeep(struct uroce_switch *sw, uint64_t now)
 {
 	bool full = false;
@@ -516,6 +551,7 @@ static void upkeep(struct uroce_switch *sw, uint64_t now)
 		 * ring goes: dropped, the peer's QP retried into a program gone
 		 * and ended in RETRY_EXC_ERR (rping's server, status 12). One
 		 * burst, as a pass gives each program: the turns stay fair */
+		a->leaving = sw->recalling && hung_up(a->m.ctl_fd);
 		if (!full && dp_memif_rx_pending(&a->m))
 			from_program(sw, a, &full);
 		dp_memif_upkeep(&a->m, now);
@@ -537,9 +573,7 @@ static unsigned from_program(struct uroce_switch *sw, struct sw_attach *a, bool 
 {
 	unsigned n = 0;
 
-	/* the wire asked back: others' frames wait in their rings for it,
-	 * rather than pile up in a borrower that may not be listening */
-	if (sw->recalling && sw->lent_to != (unsigned)(a - sw->att) + 1)
+	if (held_back(sw, a))
 		return 0;
 	while (n < DP_BURST && dp_memif_rx_pending(&a->m)) {
 		const uint8_t *f;
@@ -643,9 +677,12 @@ int uroce_switch_wait(struct uroce_switch *sw, uint64_t timeout_ns)
 	for (unsigned i = 0; i < SW_MAX_ATTACH; i++) {
 		struct sw_attach *a = &sw->att[i];
 
-		if (a->used && a->m.connected && dp_memif_arm(&a->m) == -EAGAIN)
+		/* frames held back wait for the recall's end, not a spin */
+		if (a->used && a->m.connected && !held_back(sw, a) && dp_memif_arm(&a->m) == -EAGAIN)
 			timeout_ns = 0;
 	}
+	if (sw->recalling && timeout_ns > SW_CTL_NS)
+		timeout_ns = SW_CTL_NS; /* the recall's deadline is looked at in upkeep */
 	ts.tv_sec = (time_t)(timeout_ns / 1000000000ull);
 	ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
 	r = ppoll(p, 3, &ts, NULL);

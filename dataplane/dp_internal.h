@@ -103,6 +103,7 @@ struct uroce_dp {
 	uint32_t loan_gen, loan_conn; /* the loan arriving or ready */
 	uint32_t held_gen, held_conn; /* the loan borrowed */
 	uint32_t recall_gen;	      /* to give back (asked, or refused), 0: none */
+	uint32_t seen_conn;	      /* the attachment's connection recall_gen is of */
 };
 
 static inline void dp_count(struct uroce_dp *dp, enum dp_counter c)

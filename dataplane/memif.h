@@ -119,6 +119,9 @@ int dp_memif_take(int listen_fd, const char *path, struct dp_memif *m, pid_t *pi
 /* Connection upkeep, at most every millisecond: a server takes a client, a
  * client reconnects, either notices its peer leave. */
 void dp_memif_upkeep(struct dp_memif *m, uint64_t now);
+/* End the connection (a client connects again at its next upkeeps, a
+ * server takes the next client): its shared memory is abandoned. */
+void dp_memif_hang_up(struct dp_memif *m, const char *why);
 /* A client's last try found nobody listening (no socket file, or refused);
  * a server that listens but fails the handshake is not absent. */
 bool dp_memif_peer_absent(const struct dp_memif *m);

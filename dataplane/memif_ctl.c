@@ -735,3 +735,10 @@ void dp_memif_free_shared(struct dp_memif *m)
 {
 	free_shared(m);
 }
+
+void dp_memif_hang_up(struct dp_memif *m, const char *why)
+{
+	if (m->connected)
+		msg_send_disconnect(m->ctl_fd, why);
+	teardown(m);
+}

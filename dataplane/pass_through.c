@@ -56,13 +56,19 @@ int uroce_dp_lend(struct uroce_dp *dp, int sock, uint32_t gen)
 	return err;
 }
 
-void uroce_dp_take_back(struct uroce_dp *dp)
+void uroce_dp_take_back(struct uroce_dp *dp, bool by_force)
 {
 	if (!dp->memif.lent_out)
 		return;
 	dp->memif.lent_out = false;
+	/* Taken from a borrower that did not give it back: it may still write
+	 * on the rings (stopped inside a pass, then continued) until it reads
+	 * that it lost them. A new connection leaves it the old memory to
+	 * scribble on; RC recovers the frames lost with the old. */
+	if (by_force)
+		dp_memif_hang_up(&dp->memif, "uroce: the wire taken back from a borrower");
 	/* a peer that left meanwhile: the handshake with the next sets the cursors */
-	if (dp->memif.connected)
+	else if (dp->memif.connected)
 		dp_memif_resync(&dp->memif);
 }
 
@@ -82,6 +88,8 @@ void uroce_dp_rx_relayed(struct uroce_dp *dp, const uint8_t *f, uint32_t len, ur
 }
 
 /* ---- the borrower's side ---- */
+
+static void drop_loan(struct uroce_dp *dp, bool yield);
 
 /* The attachment, wherever it is now (memif, or set aside while borrowing). */
 static struct dp_memif *attachment(struct uroce_dp *dp)
@@ -108,10 +116,8 @@ static void attach_msg(void *arg, const struct memif_msg *msg, int fd)
 	} else {
 		/* a new loan: the rest of an older one never comes (the daemon
 		 * took it back); one while we borrow says it took ours */
-		if (arriving && gen != dp->loan_gen) {
-			dp_memif_give_back(&dp->loan);
-			dp->loan_ready = false;
-		}
+		if (arriving && gen != dp->loan_gen)
+			drop_loan(dp, false);
 		if (!dp->loan.nregions) {
 			dp->loan_gen = gen;
 			dp->loan_conn = attachment(dp)->lost;
@@ -228,6 +234,11 @@ static void step(struct uroce_dp *dp)
 {
 	struct dp_memif *a = attachment(dp);
 
+	/* another connection (a daemon restarted): its loans start at 1 again */
+	if (a->lost != dp->seen_conn) {
+		dp->seen_conn = a->lost;
+		dp->recall_gen = 0;
+	}
 	if (dp->borrowing) {
 		/* the daemon gone (perhaps restarted within one upkeep, which
 		 * reconnected us), or it took the wire back without our YIELD */
@@ -244,6 +255,7 @@ static void step(struct uroce_dp *dp)
 	}
 	if (dp->borrowing || (!dp->loan_ready && !dp->loan.nregions))
 		return;
+	a = attachment(dp); /* given back just now: it moved */
 	if (!a->connected || a->lost != dp->loan_conn)
 		drop_loan(dp, false);
 	else if (dp->recall_gen == dp->loan_gen)

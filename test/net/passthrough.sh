@@ -14,7 +14,9 @@
 #    and the transfer completes;
 #  - a borrower stopped (SIGSTOP, as in a debugger) does not hold the wire:
 #    1 s after the daemon asked for it back it takes it, a second pair runs
-#    meanwhile, and the first completes once continued;
+#    meanwhile, and the first completes once continued; stopped while a
+#    program came and went, it is lent the wire again, and continued it
+#    drops the loan taken from it and takes the new one;
 #  - `pass_through off`: nobody borrows, frames go through the switch.
 # Frames the daemons switch are counted (dp_switch_frames): a lone pair's
 # go past them, and no relayed frame is dropped (dp_relay_dropped).
@@ -33,11 +35,12 @@ daemon_log() { ip netns exec "$p-$1" "$UROCE" link show uroce0 | awk '/daemon ur
 log_a=$(daemon_log a)
 log_b=$(daemon_log b)
 
-# the program `timeout` runs (what the daemon knows by its pid)
+# child_of PID NAME: the program NAME that `timeout` (PID) runs, which the
+# daemon knows by its pid (not `uroce env`, run first under the same pid)
 child_of() {
 	local i c
-	for ((i = 0; i < 40; i++)); do
-		c=$(pgrep -P "$1" | head -1)
+	for ((i = 0; i < 100; i++)); do
+		c=$(pgrep -P "$1" -x "$2" | head -1)
 		[ -n "$c" ] && { echo "$c"; return; }
 		sleep 0.05
 	done
@@ -53,7 +56,7 @@ bw_pair() {
 	ur_server_up "$p-a" $srv -p "$prt"
 	"${in_b[@]}" timeout 60 "$@" -d uroce0 -x 1 -p "$prt" "$net.1" >"$log/$name.cli" 2>&1 &
 	cli=$!
-	prog=$(child_of $cli)
+	prog=$(child_of $cli "$1")
 }
 # completed NAME: both ends exited 0 and the client reported a bandwidth
 completed() {
@@ -128,7 +131,7 @@ fi
 echo "== the borrower killed mid-transfer"
 bw_pair killed "$port" ib_write_bw -s 65536 -D 10
 sleep 1.5
-kill -KILL "$prog" "$(child_of $srv)" 2>/dev/null
+kill -KILL "$prog" "$(child_of $srv ib_write_bw)" 2>/dev/null
 wait "$cli" "$srv" 2>/dev/null
 sleep 0.5
 if grep -q "the wire is back from program $prog (it left)" "$log_b"; then
@@ -166,18 +169,44 @@ bw_pair stopped "$port" ib_write_bw -s 65536 -D 10 -u 18
 stopped=$prog stopped_srv=$srv stopped_cli=$cli
 sleep 1.5
 kill -STOP "$stopped"
-bw_pair beside $((port + 2)) ib_send_bw -s 4096 -D 2
-if completed beside && grep -q "not given back 1 s after we asked: taken" "$log_b"; then
-	ok "b's daemon took the wire from stopped $stopped; a second pair ran meanwhile: $(result beside)"
+bw_pair beside $((port + 2)) ib_send_bw -s 4096 -D 5
+# continued while the second pair still runs: it must let go of the rings
+# the daemon took, and the daemon's wire must carry on without it
+taken="taken back from program $stopped (not given back 1 s after we asked)"
+for ((i = 0; i < 40; i++)); do
+	grep -q "$taken" "$log_b" && break
+	sleep 0.1
+done
+kill -CONT "$stopped"
+if completed beside && grep -q "$taken" "$log_b"; then
+	ok "b's daemon took the wire from stopped $stopped; a second pair ran meanwhile and after it continued: $(result beside)"
 else
 	bad "with $stopped stopped: $(tail -n 2 "$log/beside.cli" | tr -s ' \t\n' ' '); $(grep "pass-through" "$log_b" | tail -3)"
 fi
-kill -CONT "$stopped"
 srv=$stopped_srv cli=$stopped_cli
 if completed stopped; then
 	ok "continued, $stopped completed: $(result stopped)"
 else
 	bad "continued, $stopped did not complete: $(tail -n 2 "$log/stopped.cli" | tr -s ' \t\n' ' ')"
+fi
+echo "== a borrower stopped while another program comes and goes"
+# the daemon takes the wire, then lends it again to the stopped program,
+# alone again: continued, it finds its old loan taken and a new one waiting
+bw_pair alone "$port" ib_write_bw -s 65536 -D 8 -u 18
+sleep 1.5
+kill -STOP "$prog"
+"${in_b[@]}" ibv_devinfo -d uroce0 >/dev/null 2>&1
+lent_before=$(lent_lines b "$prog")
+for ((i = 0; i < 40; i++)); do
+	[ "$(lent_lines b "$prog")" -gt "$lent_before" ] && break
+	sleep 0.1
+done
+relent=$(($(lent_lines b "$prog") - lent_before))
+kill -CONT "$prog"
+if completed alone && [ $relent = 1 ] && grep -q "taken back from program $prog " "$log_b"; then
+	ok "stopped $prog lost the wire, was lent it again, and completed once continued: $(result alone)"
+else
+	bad "stopped $prog alone: lent again $relent times; $(tail -n 2 "$log/alone.cli" | tr -s ' \t\n' ' '); $(grep "pass-through" "$log_b" | tail -4)"
 fi
 drops=$(($(relay_drops) - drops_crash))
 if [ "$drops" = 0 ]; then
