@@ -16,7 +16,9 @@
  *       wakes. It costs next to nothing, so it can run beside a load; what it
  *       sees, no real-time thread (the late answerer, provider/answerer.c)
  *       could have had. Wake-ups over 10 ms late are printed with their
- *       CLOCK_MONOTONIC time (docs/dataplane.md, "Blocks of 32 KB").
+ *       CLOCK_MONOTONIC time (docs/dataplane.md, "Blocks of 32 KB") and the
+ *       steal time /proc/stat counted on that CPU around them: a gap the
+ *       steal covers was the hypervisor's, not this kernel's.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_CPUS 64
 #define MS 1000000ull
@@ -67,11 +70,37 @@ static void *spin(void *arg)
 	return NULL;
 }
 
+/* The time the hypervisor ran something else on this vCPU, in ms
+ * ("steal" of /proc/stat, in ticks of 10 ms); -1 if unknown. */
+static long steal_ms(int cpu)
+{
+	char line[256], name[16];
+	long ms = -1;
+	FILE *f = fopen("/proc/stat", "r");
+
+	if (!f)
+		return -1;
+	snprintf(name, sizeof(name), "cpu%d ", cpu);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[8];
+
+		if (strncmp(line, name, strlen(name)))
+			continue;
+		if (sscanf(line + strlen(name), "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8)
+			ms = (long)(v[7] * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
+		break;
+	}
+	fclose(f);
+	return ms;
+}
+
 static void *wake(void *arg)
 {
 	struct probe *p = arg;
+	long steal_before = steal_ms(p->cpu);
 
-	while (now_ns() < p->end_ns) {
+	for (unsigned n = 1; now_ns() < p->end_ns; n++) {
 		uint64_t want = now_ns() + MS, late;
 		struct timespec ts = {.tv_sec = (time_t)(want / 1000000000ull),
 				      .tv_nsec = (long)(want % 1000000000ull)};
@@ -79,9 +108,19 @@ static void *wake(void *arg)
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		late = now_ns() - want;
 		count(p, late);
-		if (late > 10 * MS)
-			printf("cpu %d: woke %.1f ms late at %.6f\n", p->cpu, (double)late / 1e6,
-			       (double)want / 1e9);
+		if (late > 10 * MS) {
+			/* the tick after the gap accounts the steal: wait for it */
+			usleep(30000);
+			long steal_after = steal_ms(p->cpu);
+
+			printf("cpu %d: woke %.1f ms late at %.6f (the hypervisor took the vCPU "
+			       "%ld ms of the 0.1-0.2 s around it)\n",
+			       p->cpu, (double)late / 1e6, (double)want / 1e9,
+			       steal_before < 0 ? -1 : steal_after - steal_before);
+			steal_before = steal_after;
+		} else if (n % 100 == 0) {
+			steal_before = steal_ms(p->cpu);
+		}
 	}
 	return NULL;
 }
