@@ -111,6 +111,12 @@ static inline void dp_count(struct uroce_dp *dp, enum dp_counter c)
 	dp->ctr[c]++;
 }
 
+/* Whether a frame's destination (or any address) is this port's MAC. */
+static inline bool dp_is_own_mac(const struct uroce_dp *dp, const uint8_t *mac)
+{
+	return !memcmp(mac, dp->cfg.mac, 6);
+}
+
 /* A frame buffer of the port's kind, NULL when all are in use; and back. */
 static inline struct rte_mbuf *dp_frame_alloc(struct uroce_dp *dp)
 {

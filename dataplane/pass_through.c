@@ -81,7 +81,7 @@ void uroce_dp_rx_relayed(struct uroce_dp *dp, const uint8_t *f, uint32_t len, ur
 			dp->neigh_seen(dp->neigh_arg, f, len);
 		return;
 	}
-	if (len >= 14 && !memcmp(f, dp->cfg.mac, 6))
+	if (len >= 14 && dp_is_own_mac(dp, f))
 		fn(arg, f, len);
 	else /* the borrower relays no such frame: a bad one */
 		dp_count(dp, DP_CTR_dp_rx_not_for_us);
@@ -321,7 +321,7 @@ bool dp_pt_frame(struct uroce_dp *dp, const uint8_t *f, uint32_t len)
 		relay(dp, &dp->attach, f, len, DP_MEMIF_DESC_WIRE, DP_CTR_dp_relayed_to_daemon);
 		return false;
 	}
-	if (len < 14 || memcmp(f, dp->cfg.mac, 6) || !(q = dp_frame_dqpn(f, len)))
+	if (len < 14 || !dp_is_own_mac(dp, f) || !(q = dp_frame_dqpn(f, len)))
 		return false;
 	b = q >> dp->block_shift;
 	/* block 0 (QP 1) is the housekeeper's, which the daemon knows */

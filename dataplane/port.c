@@ -555,11 +555,6 @@ void uroce_dp_close(struct uroce_dp *dp)
 	free(dp);
 }
 
-static bool is_own_mac(const struct uroce_dp *dp, const uint8_t *mac)
-{
-	return !memcmp(mac, dp->cfg.mac, 6);
-}
-
 /* Decide where one received frame goes. */
 static void rx_one(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uroce_dp_rx_fn fn,
 		   void *arg, uint64_t now)
@@ -574,7 +569,7 @@ static void rx_one(struct uroce_dp *dp, const uint8_t *f, uint32_t len, uroce_dp
 			dp->neigh_seen(dp->neigh_arg, f, len);
 		return;
 	}
-	if (len < 14 || !is_own_mac(dp, f)) {
+	if (len < 14 || !dp_is_own_mac(dp, f)) {
 		dp_count(dp, DP_CTR_dp_rx_not_for_us);
 		return;
 	}
@@ -597,7 +592,7 @@ static void rx_mbuf(struct uroce_dp *dp, struct rte_mbuf *m, uroce_dp_rx_fn fn, 
 /* Injected receive faults hit only frames meant for this device: 1 when consumed. */
 static int rx_impaired(struct uroce_dp *dp, struct rte_mbuf *m, uint64_t now)
 {
-	return is_own_mac(dp, rte_pktmbuf_mtod(m, const uint8_t *)) &&
+	return dp_is_own_mac(dp, rte_pktmbuf_mtod(m, const uint8_t *)) &&
 	       dp_impair_frame(dp, dp->impair_rx, m, now);
 }
 
@@ -956,7 +951,7 @@ int uroce_dp_tx_get(struct uroce_dp *dp, uint8_t **data, uint32_t *cap, void **c
  */
 static bool loop_behind(const struct uroce_dp *dp, const uint8_t *f, uint32_t len)
 {
-	return dp->peer_wait.n && dp->peer.bells && is_own_mac(dp, f) &&
+	return dp->peer_wait.n && dp->peer.bells && dp_is_own_mac(dp, f) &&
 	       dp_peer_wait_busy(&dp->peer_wait, dp_frame_dqpn(f, len) >> dp->block_shift);
 }
 
@@ -966,7 +961,7 @@ static bool memif_put(struct uroce_dp *dp, uint32_t len)
 	const uint8_t *f = dp->memif.tx_buf;
 	bool behind = false;
 
-	if (len && is_own_mac(dp, f)) {
+	if (len && dp_is_own_mac(dp, f)) {
 		behind = loop_frame(dp, f, len, NULL);
 		len = 0;
 	}
@@ -1055,7 +1050,7 @@ unsigned uroce_dp_tx_flush(struct uroce_dp *dp, uint64_t now)
 			dp_capture_frame(dp, f, m->data_len, now);
 		if (dp->impair_tx && dp_impair_frame(dp, dp->impair_tx, m, now))
 			continue; /* dropped or held back */
-		if (is_own_mac(dp, f)) {
+		if (dp_is_own_mac(dp, f)) {
 			loop_frame(dp, f, m->data_len, m);
 			continue;
 		}
