@@ -511,3 +511,14 @@ int uroce_shared_holder(const struct uroce_shared_view *v, unsigned b)
 		return 0;
 	return v->info[b].pid;
 }
+
+int uroce_shared_other_holder(const struct uroce_shared_view *v, int except)
+{
+	for (unsigned b = 0; b < UROCE_QPN_BLOCKS; b++) {
+		int pid = v->info[b].pid ? uroce_shared_holder(v, b) : 0;
+
+		if (pid && pid != except)
+			return pid;
+	}
+	return 0;
+}

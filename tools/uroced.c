@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -52,6 +53,7 @@
 #define STOP_GRACE_MS 2000	   /* SIGTERM to SIGKILL */
 #define HEALTHY_NS 60000000000ull  /* a child up this long starts its backoff afresh */
 #define EXIT_GONE 3		   /* the switch's exit: its device is gone */
+#define NETNS_DIR "/run/netns"	   /* where `ip netns add` names namespaces */
 
 static_assert(UROCE_QPN_BLOCKS == 4096, "dataplane/dev_switch.c's SW_BLOCKS");
 
@@ -133,6 +135,61 @@ static ino_t devdir_ino(void)
 static bool device_gone(const struct uroce_devconf *conf, ino_t ino)
 {
 	return devdir_ino() != ino || (conf->netdev[0] && !if_nametoindex(conf->netdev));
+}
+
+/*
+ * The file `ip netns add` made for the network namespace we run in
+ * (/run/netns/NAME, whose inode is the namespace's), or "" when it has
+ * none (the host's, or one made otherwise).
+ */
+static void netns_file(char *buf, size_t len)
+{
+	struct stat self, st;
+	struct dirent *e;
+	DIR *d;
+
+	buf[0] = 0;
+	if (stat("/proc/self/ns/net", &self) || !(d = opendir(NETNS_DIR)))
+		return;
+	while ((e = readdir(d))) {
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/%s", NETNS_DIR, e->d_name);
+		if (e->d_name[0] != '.' && !stat(path, &st) && st.st_dev == self.st_dev &&
+		    st.st_ino == self.st_ino) {
+			snprintf(buf, len, "%s", path);
+			break;
+		}
+	}
+	closedir(d);
+}
+
+/*
+ * `ip netns del` took the namespace's name while we (the daemon, the
+ * keeper) keep it alive: nobody can reach the device any more, and its
+ * veth would live as long as we do. Unless a program still runs in the
+ * namespace with the device open (a program other than the keeper holds a
+ * block), the device goes, as `uroce link del` would have it.
+ */
+static bool netns_abandoned(const char *file, pid_t keeper)
+{
+	struct uroce_shared_view view;
+	struct stat self, st;
+	static bool told;
+	int other;
+
+	if (!file[0] || stat("/proc/self/ns/net", &self) ||
+	    (!stat(file, &st) && st.st_dev == self.st_dev && st.st_ino == self.st_ino))
+		return false;
+	if (uroce_shared_view_open(devdir, &view))
+		return true;
+	other = uroce_shared_other_holder(&view, keeper);
+	uroce_shared_view_close(&view);
+	if (other && !told)
+		logf_("the network namespace's name (%s) was deleted; pid %d still holds the device: kept",
+		      file, other);
+	told = other != 0;
+	return !other;
 }
 
 static void log_drops(const uint64_t *row_dp, struct uroce_dp *wire)
@@ -432,8 +489,9 @@ static int supervise(const char *name)
 {
 	struct uroce_devconf conf;
 	struct child c[2] = {{.what = "switch"}, {.what = "keeper"}};
-	char self[600], sock[UROCE_DAEMON_SOCKET_MAX];
+	char self[600], sock[UROCE_DAEMON_SOCKET_MAX], netns[600], tool[600];
 	ino_t ino = devdir_ino();
+	bool abandoned = false;
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (uroce_devconf_load(name, &conf)) {
@@ -443,6 +501,9 @@ static int supervise(const char *name)
 	self[len > 0 ? len : 0] = 0;
 	snprintf(keeper_exe, sizeof(keeper_exe), "%.*s/uroce-keeper",
 		 (int)(strrchr(self, '/') ? strrchr(self, '/') - self : 0), self);
+	snprintf(tool, sizeof(tool), "%.*s/uroce",
+		 (int)(strrchr(self, '/') ? strrchr(self, '/') - self : 0), self);
+	netns_file(netns, sizeof(netns));
 	uroce_daemon_socket(devdir, sock, sizeof(sock));
 	c[0].wanted = uroce_port_wants_daemon(conf.port);
 	c[1].wanted = getenv("UROCED_NO_KEEPER") == NULL;
@@ -473,6 +534,12 @@ static int supervise(const char *name)
 			logf_("%s is gone: stopping", name);
 			break;
 		}
+		if (round % 20 == 10 && netns_abandoned(netns, c[1].pid)) {
+			logf_("the network namespace's name (%s) was deleted with %s in it: removing %s",
+			      netns, name, name);
+			abandoned = true;
+			break;
+		}
 		if (pid <= 0)
 			usleep(50000);
 	}
@@ -480,6 +547,12 @@ static int supervise(const char *name)
 	remove_pid("uroced.pid");
 	remove_pid("uroced.keeper");
 	remove_pid("uroced.switch");
+	if (abandoned) {
+		/* its files, sysfs entries and nftables table, as the tool removes them */
+		execl(tool, "uroce", "link", "del", name, (char *)NULL);
+		logf_("cannot run %s link del %s: %s", tool, name, strerror(errno));
+		return 1;
+	}
 	logf_("supervisor exits");
 	return 0;
 }

@@ -6,7 +6,9 @@
 #      DPDK runtime directory (/var/run/dpdk/uroce-PID) or hugepage file.
 #   2. `uroce link del` of the namespace's last device leaves nothing of
 #      the namespace's run tree.
-#   3. `uroce link add` refuses a run base another user owns or may write,
+#   3. A namespace deleted (`ip netns del`) with a device in it and no
+#      program: the device's daemon removes the device and leaves.
+#   4. `uroce link add` refuses a run base another user owns or may write,
 #      and makes nothing in it.
 #   leftovers.sh BUILD_DIR
 # Exit 77 (skip) without root or network namespaces.
@@ -40,6 +42,7 @@ cleanup() {
 	done
 	wait 2>/dev/null
 	ur_pair_down "$P"
+	ip netns del "$P-c" 2>/dev/null
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -117,7 +120,41 @@ for s in a b; do
 done
 [ -n "$rundir" ] || { echo "FAIL: no run directory"; fails=$((fails + 1)); }
 
-# ---- 3. a run base another user made first (anyone may write /dev/shm) ----
+# ---- 3. a namespace deleted with its device in it (no link del) ----
+# The daemon and the keeper keep the namespace alive once its name is gone;
+# the daemon notices and removes the device, so the namespace and its veth go.
+ns=$P-c
+if ip netns add "$ns" && ip -n "$ns" link add "${P}c0" type veth peer name "${P}c1" &&
+	ip -n "$ns" link set "${P}c0" up && ip -n "$ns" link set "${P}c1" up &&
+	ip netns exec "$ns" "$UROCE" link add uroce0 netdev "${P}c0" >/dev/null; then
+	dir=$(ip netns exec "$ns" "$UROCE" env | sed -n 's|^export SYSFS_PATH=\(.*\)/sys$|\1|p')
+	for ((w = 0; w < 50; w++)); do
+		dpids=$(ip netns pids "$ns" | tr '\n' ' ')
+		[ "$(wc -w <<<"$dpids")" -ge 2 ] && break # the supervisor and the keeper
+		sleep 0.1
+	done
+	ip netns del "$ns"
+	for ((w = 0; w < 50; w++)); do
+		alive=$(for pid in $dpids; do kill -0 "$pid" 2>/dev/null && echo "$pid"; done)
+		[ -z "$alive" ] && [ ! -e "$dir" ] && break
+		sleep 0.1
+	done
+	if [ -z "$dpids" ]; then
+		echo "FAIL: no daemon ran in $ns"
+		fails=$((fails + 1))
+	elif [ -n "$alive" ] || [ -e "$dir" ]; then
+		echo "FAIL: 5 s after ip netns del: pids $alive of $dpids alive, $dir $([ -e "$dir" ] && echo holds "$(cd "$dir" && find . | head -5 | tr '\n' ' ')")"
+		fails=$((fails + 1))
+	else
+		echo "ok   ip netns del with a device in it: its daemon (pids $dpids) removed it and left, in $w tenths of a second; $dir is gone"
+	fi
+else
+	echo "FAIL: setting up $ns"
+	fails=$((fails + 1))
+fi
+ip netns del "$ns" 2>/dev/null
+
+# ---- 4. a run base another user made first (anyone may write /dev/shm) ----
 fake=$(mktemp -d)
 for how in "chown 65534" "chmod 777"; do
 	$how "$fake"
