@@ -91,7 +91,11 @@ static int nic_open(const char *name, struct uroce_nic **out)
 		  nic->cfg.engine.retx_mode == UR_RETX_SR ? "sr" : "gbn", nic->conf.ngids);
 
 	err = uroce_shared_open(nic->devdir, &nic->shared);
-	if (err) {
+	if (err == -EPROTO) {
+		uroce_log(nic, 0, "%s was made by another version of uroce (its files in %s): "
+			  "`uroce link del %s` and add it again", name, nic->devdir, name);
+		goto err_free;
+	} else if (err) {
 		uroce_log(nic, 0, "cannot claim QP numbers on %s: %s", name, strerror(-err));
 		goto err_free;
 	}

@@ -75,9 +75,76 @@ static int map_file(const char *devdir, const char *name, size_t bytes, int flag
 	return 0;
 }
 
+/*
+ * What the shared files mean, as one line: their sizes and every row
+ * counter's name in row order (FNV-1a). Programs of another version of
+ * uroce would read another counter at the same place, or past a file's
+ * end: a device's files carry the line of the version that made them
+ * (`layout`), and a program or reader of another version is refused.
+ */
+static void layout_line(char *buf, size_t len)
+{
+	uint64_t h = 14695981039346656037ull;
+	const char *name;
+	char sizes[64];
+
+	snprintf(sizes, sizeof(sizes), "%zu %zu %zu", ROWS_BYTES, INFO_BYTES, BELL_BYTES);
+	for (unsigned i = 0; (name = uroce_row_counter_name(i)); i++)
+		for (size_t k = 0; k <= strlen(name); k++) /* the NUL too: keeps names apart */
+			h = (h ^ (uint8_t)name[k]) * 1099511628211ull;
+	snprintf(buf, len, "uroce shared files %s %016llx\n", sizes, (unsigned long long)h);
+}
+
+/*
+ * 0 when the device's files are of our layout, or have none yet (made
+ * here when `create`); -EPROTO when another version made them (files
+ * without a `layout` were made before it existed).
+ */
+static int layout_check(const char *devdir, bool create)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 16], ours[128], theirs[128];
+	ssize_t n;
+	int fd, err;
+
+	layout_line(ours, sizeof(ours));
+	if ((size_t)snprintf(path, sizeof(path), "%s/layout", devdir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	for (int tries = 0; tries < 2; tries++) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			n = read(fd, theirs, sizeof(theirs) - 1);
+			close(fd);
+			theirs[n > 0 ? n : 0] = 0;
+			return strcmp(ours, theirs) ? -EPROTO : 0;
+		}
+		if (errno != ENOENT)
+			return -errno;
+		snprintf(tmp, sizeof(tmp), "%s/counters", devdir);
+		if (!access(tmp, F_OK))
+			return -EPROTO;
+		if (!create)
+			return 0;
+		/* whole or not at all: written aside, then linked into place */
+		snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return -errno;
+		err = write(fd, ours, strlen(ours)) == (ssize_t)strlen(ours) ? 0 : -EIO;
+		close(fd);
+		if (!err && link(tmp, path) && errno != EEXIST)
+			err = -errno;
+		unlink(tmp);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int map_rows(const char *devdir, int flags, uint64_t **rows)
 {
-	return map_file(devdir, "counters", ROWS_BYTES, flags, (void **)rows);
+	int err = layout_check(devdir, flags & O_CREAT);
+
+	return err ? err : map_file(devdir, "counters", ROWS_BYTES, flags, (void **)rows);
 }
 
 int uroce_shared_open(const char *devdir, struct uroce_shared *sh)

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -71,7 +72,11 @@ int cmd_stat(int argc, char **argv)
 		return 1;
 	}
 	sync_files(dev, dir);
-	uroce_shared_totals(dir, prev);
+	if (uroce_shared_totals(dir, prev) == -EPROTO) {
+		fprintf(stderr, "uroce stat: %s was made by another version of uroce: "
+				"`uroce link del %s` and add it again\n", dev, dev);
+		return 1;
+	}
 	t_prev = mono_s();
 	if (watch)
 		sleep(1);
