@@ -56,14 +56,15 @@ static int map_file(const char *devdir, const char *name, size_t bytes, int flag
 		close(fd);
 		return -errno;
 	}
-	/* a file smaller than ours (another version of uroce made it) would
-	 * end in SIGBUS at the first touch past its end */
+	/* a file smaller than ours would end in SIGBUS at the first touch past
+	 * its end: its maker has not sized it yet (or, without a layout stamp
+	 * to tell, another version of uroce made it) */
 	if (!(flags & O_CREAT)) {
 		struct stat st;
 
 		if (fstat(fd, &st) || (uint64_t)st.st_size < bytes) {
 			close(fd);
-			return -EPROTO;
+			return -EAGAIN;
 		}
 	}
 	p = mmap(NULL, bytes, (flags & O_RDWR) ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
@@ -95,49 +96,56 @@ static void layout_line(char *buf, size_t len)
 	snprintf(buf, len, "uroce shared files %s %016llx\n", sizes, (unsigned long long)h);
 }
 
+/* What the device's `layout` says: 0 ours, -EPROTO another's, -ENOENT none. */
+static int layout_read(const char *path, const char *ours)
+{
+	char theirs[128];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, theirs, sizeof(theirs) - 1);
+	close(fd);
+	theirs[n > 0 ? n : 0] = 0;
+	return strcmp(ours, theirs) ? -EPROTO : 0;
+}
+
 /*
- * 0 when the device's files are of our layout, or have none yet (made
- * here when `create`); -EPROTO when another version made them (files
- * without a `layout` were made before it existed).
+ * 0 when the device's files are of our layout, or have none yet (the stamp
+ * made here when `create`, before any file it describes); -EPROTO when
+ * another version made them (counters without a stamp: made before it).
  */
 static int layout_check(const char *devdir, bool create)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 16], ours[128], theirs[128];
-	ssize_t n;
+	char path[PATH_MAX], tmp[PATH_MAX + 16], ours[128];
 	int fd, err;
 
 	layout_line(ours, sizeof(ours));
 	if ((size_t)snprintf(path, sizeof(path), "%s/layout", devdir) >= sizeof(path))
 		return -ENAMETOOLONG;
-	for (int tries = 0; tries < 2; tries++) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			n = read(fd, theirs, sizeof(theirs) - 1);
-			close(fd);
-			theirs[n > 0 ? n : 0] = 0;
-			return strcmp(ours, theirs) ? -EPROTO : 0;
-		}
-		if (errno != ENOENT)
-			return -errno;
-		snprintf(tmp, sizeof(tmp), "%s/counters", devdir);
-		if (!access(tmp, F_OK))
-			return -EPROTO;
-		if (!create)
-			return 0;
-		/* whole or not at all: written aside, then linked into place */
-		snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return -errno;
-		err = write(fd, ours, strlen(ours)) == (ssize_t)strlen(ours) ? 0 : -EIO;
-		close(fd);
-		if (!err && link(tmp, path) && errno != EEXIST)
-			err = -errno;
-		unlink(tmp);
-		if (err)
-			return err;
+	err = layout_read(path, ours);
+	if (err != -ENOENT)
+		return err;
+	snprintf(tmp, sizeof(tmp), "%s/counters", devdir);
+	if (!access(tmp, F_OK)) {
+		/* its maker linked the stamp before making it: look again */
+		err = layout_read(path, ours);
+		return err == -ENOENT ? -EPROTO : err;
 	}
-	return 0;
+	if (!create)
+		return 0;
+	/* whole or not at all: written aside (a name of this call's own), then linked */
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = fchmod(fd, 0644) || write(fd, ours, strlen(ours)) != (ssize_t)strlen(ours) ? -EIO : 0;
+	close(fd);
+	if (!err && link(tmp, path) && errno != EEXIST)
+		err = -errno;
+	unlink(tmp);
+	return err ? err : layout_read(path, ours); /* another's, linked first, may differ */
 }
 
 static int map_rows(const char *devdir, int flags, uint64_t **rows)
@@ -434,7 +442,7 @@ int uroce_shared_users(const char *devdir)
 	err = map_file(devdir, "blocks", INFO_BYTES, O_RDONLY, (void **)&info);
 	if (err) {
 		close(fd);
-		return err == -ENOENT ? 0 : err;
+		return err == -ENOENT || err == -EAGAIN ? 0 : err;
 	}
 	/*
 	 * Find the held block locks: F_OFD_GETLK names *a* lock in the range
@@ -527,7 +535,7 @@ int uroce_counter_files_sync(const char *devdir, const char *hwdir)
 		if (!err) {
 			failed = uroce_counter_files_write(hwdir, totals, NULL);
 			err = failed ? -EIO : 0;
-		} else if (err == -ENOENT) {
+		} else if (err == -ENOENT || err == -EAGAIN) {
 			err = 0;
 		}
 		uroce_shared_files_unlock(&sh);
@@ -579,13 +587,3 @@ int uroce_shared_holder(const struct uroce_shared_view *v, unsigned b)
 	return v->info[b].pid;
 }
 
-int uroce_shared_other_holder(const struct uroce_shared_view *v, int except)
-{
-	for (unsigned b = 0; b < UROCE_QPN_BLOCKS; b++) {
-		int pid = v->info[b].pid ? uroce_shared_holder(v, b) : 0;
-
-		if (pid && pid != except)
-			return pid;
-	}
-	return 0;
-}

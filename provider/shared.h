@@ -99,8 +99,6 @@ struct uroce_shared_view {
 int uroce_shared_view_open(const char *devdir, struct uroce_shared_view *v);
 void uroce_shared_view_close(struct uroce_shared_view *v);
 int uroce_shared_holder(const struct uroce_shared_view *v, unsigned b);
-/* A process other than `except` holding a block or the housekeeper's byte, or 0. */
-int uroce_shared_other_holder(const struct uroce_shared_view *v, int except);
 
 /* Try to become the process that writes the hw_counters files. */
 bool uroce_shared_try_writer(struct uroce_shared *sh);

@@ -9,9 +9,12 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shared.h"
@@ -84,7 +87,7 @@ START_TEST(test_other_version)
 	struct uroce_shared sh;
 
 	ck_assert_int_eq(view_open(), 0);
-	/* the same sizes, another counter at some place: another stamp */
+	/* another version's stamp (here other sizes too) */
 	put("layout", "uroce shared files 1 2 3 0123456789abcdef\n");
 	ck_assert_int_eq(uroce_shared_open(dir, &sh), -EPROTO);
 	ck_assert_int_eq(view_open(), -EPROTO);
@@ -108,6 +111,57 @@ START_TEST(test_before_stamps)
 }
 END_TEST
 
+/* A reader between a maker's open and its ftruncate sees a short file:
+ * "not yet", not "another version". */
+START_TEST(test_file_being_made)
+{
+	uint64_t totals[UROCE_ROW_COUNTERS];
+	char path[128];
+
+	ck_assert_int_eq(view_open(), 0);
+	snprintf(path, sizeof(path), "%s/counters", dir);
+	ck_assert_int_eq(truncate(path, 0), 0);
+	ck_assert_int_eq(uroce_shared_totals(dir, totals), -EAGAIN);
+}
+END_TEST
+
+/* Threads of one process and of several open fresh devices at once: each
+ * finds the stamp whole and its own, never another version's. */
+#define RACERS 8
+
+static void *race_open(void *arg)
+{
+	struct uroce_shared_view v;
+	int err = uroce_shared_view_open(arg, &v);
+
+	if (!err)
+		uroce_shared_view_close(&v);
+	return (void *)(intptr_t)err;
+}
+
+START_TEST(test_makers_race)
+{
+	for (int round = 0; round < 50; round++) {
+		pthread_t t[RACERS];
+		char sub[96], cmd[128];
+
+		snprintf(sub, sizeof(sub), "%s/%d", dir, round);
+		ck_assert_int_eq(mkdir(sub, 0755), 0);
+		for (int i = 0; i < RACERS; i++)
+			ck_assert_int_eq(pthread_create(&t[i], NULL, race_open, sub), 0);
+		for (int i = 0; i < RACERS; i++) {
+			void *err;
+
+			pthread_join(t[i], &err);
+			ck_assert_msg(!err, "round %d: an opener got %d", round, (int)(intptr_t)err);
+		}
+		/* no temporary stamp left behind */
+		snprintf(cmd, sizeof(cmd), "test $(ls %s | grep -c layout) = 1", sub);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("shared");
@@ -119,6 +173,8 @@ int main(void)
 	tcase_add_test(tc, test_same_version);
 	tcase_add_test(tc, test_other_version);
 	tcase_add_test(tc, test_before_stamps);
+	tcase_add_test(tc, test_file_being_made);
+	tcase_add_test(tc, test_makers_race);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
