@@ -137,61 +137,6 @@ static bool device_gone(const struct uroce_devconf *conf, ino_t ino)
 	return devdir_ino() != ino || (conf->netdev[0] && !if_nametoindex(conf->netdev));
 }
 
-/*
- * The file `ip netns add` made for the network namespace we run in
- * (/run/netns/NAME, whose inode is the namespace's), or "" when it has
- * none (the host's, or one made otherwise).
- */
-static void netns_file(char *buf, size_t len)
-{
-	struct stat self, st;
-	struct dirent *e;
-	DIR *d;
-
-	buf[0] = 0;
-	if (stat("/proc/self/ns/net", &self) || !(d = opendir(NETNS_DIR)))
-		return;
-	while ((e = readdir(d))) {
-		char path[600];
-
-		snprintf(path, sizeof(path), "%s/%s", NETNS_DIR, e->d_name);
-		if (e->d_name[0] != '.' && !stat(path, &st) && st.st_dev == self.st_dev &&
-		    st.st_ino == self.st_ino) {
-			snprintf(buf, len, "%s", path);
-			break;
-		}
-	}
-	closedir(d);
-}
-
-/*
- * `ip netns del` took the namespace's name while we (the daemon, the
- * keeper) keep it alive: nobody can reach the device any more, and its
- * veth would live as long as we do. Unless a program still runs in the
- * namespace with the device open (a program other than the keeper holds a
- * block), the device goes, as `uroce link del` would have it.
- */
-static bool netns_abandoned(const char *file, pid_t keeper)
-{
-	struct uroce_shared_view view;
-	struct stat self, st;
-	static bool told;
-	int other;
-
-	if (!file[0] || stat("/proc/self/ns/net", &self) ||
-	    (!stat(file, &st) && st.st_dev == self.st_dev && st.st_ino == self.st_ino))
-		return false;
-	if (uroce_shared_view_open(devdir, &view))
-		return true;
-	other = uroce_shared_other_holder(&view, keeper);
-	uroce_shared_view_close(&view);
-	if (other && !told)
-		logf_("the network namespace's name (%s) was deleted; pid %d still holds the device: kept",
-		      file, other);
-	told = other != 0;
-	return !other;
-}
-
 static void log_drops(const uint64_t *row_dp, struct uroce_dp *wire)
 {
 	const char *const *names;
@@ -485,11 +430,93 @@ static void stop_all(struct child *c, unsigned n)
 	}
 }
 
+/* Whether two paths name one network namespace (an nsfs inode). */
+static bool same_netns(const char *a, const struct stat *b)
+{
+	struct stat st;
+
+	return !stat(a, &st) && st.st_dev == b->st_dev && st.st_ino == b->st_ino;
+}
+
+/* Whether a file under /run/netns (`ip netns add`, `attach`) names our namespace. */
+static bool netns_named(const struct stat *self)
+{
+	struct dirent *e;
+	bool named = false;
+	DIR *d = opendir(NETNS_DIR);
+
+	while (d && !named && (e = readdir(d))) {
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/%s", NETNS_DIR, e->d_name);
+		named = e->d_name[0] != '.' && same_netns(path, self);
+	}
+	if (d)
+		closedir(d);
+	return named;
+}
+
+/* A process in our namespace other than the supervisor and its children, or 0. */
+static pid_t netns_other_process(const struct stat *self, const struct child *c, unsigned n)
+{
+	struct dirent *e;
+	pid_t other = 0;
+	DIR *d = opendir("/proc");
+
+	while (d && !other && (e = readdir(d))) {
+		char path[300];
+		struct stat st;
+		pid_t pid = (pid_t)atoi(e->d_name);
+		bool ours = pid == getpid();
+
+		for (unsigned i = 0; i < n; i++)
+			ours |= pid == c[i].pid;
+		if (pid <= 0 || ours)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+		/* one gone, or not ours to look at (this VM's init, to root), is elsewhere */
+		if (!stat(path, &st) && st.st_dev == self->st_dev && st.st_ino == self->st_ino)
+			other = pid;
+	}
+	if (d)
+		closedir(d);
+	return other;
+}
+
+/*
+ * `ip netns del` took the last name of the namespace we run in, and we (the
+ * daemon, the keeper) are all that keep it alive: nobody can reach the
+ * device any more, and its veth would live as long as we do. Then the
+ * device goes, as `uroce link del` would have it; while another process
+ * still runs in the namespace, it stays. Never for the host's namespace.
+ */
+static bool netns_abandoned(const struct child *c, unsigned n)
+{
+	static bool was_named, told;
+	struct stat self;
+	pid_t other;
+
+	if (stat("/proc/self/ns/net", &self) || same_netns("/proc/1/ns/net", &self))
+		return false;
+	if (netns_named(&self)) {
+		was_named = true;
+		return false;
+	}
+	if (!was_named)
+		return false; /* never named: made otherwise, not ours to judge */
+	other = netns_other_process(&self, c, n);
+	if (other && !told)
+		logf_("the network namespace's name was deleted; pid %d still runs in it: %s kept",
+		      (int)other, devdir);
+	told = other != 0;
+	return !other;
+}
+
 static int supervise(const char *name)
 {
 	struct uroce_devconf conf;
 	struct child c[2] = {{.what = "switch"}, {.what = "keeper"}};
-	char self[600], sock[UROCE_DAEMON_SOCKET_MAX], netns[600], tool[600];
+	char self[600], sock[UROCE_DAEMON_SOCKET_MAX], tool[600];
 	ino_t ino = devdir_ino();
 	bool abandoned = false;
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -503,7 +530,7 @@ static int supervise(const char *name)
 		 (int)(strrchr(self, '/') ? strrchr(self, '/') - self : 0), self);
 	snprintf(tool, sizeof(tool), "%.*s/uroce",
 		 (int)(strrchr(self, '/') ? strrchr(self, '/') - self : 0), self);
-	netns_file(netns, sizeof(netns));
+	netns_abandoned(c, 2); /* was it named at the start */
 	uroce_daemon_socket(devdir, sock, sizeof(sock));
 	c[0].wanted = uroce_port_wants_daemon(conf.port);
 	c[1].wanted = getenv("UROCED_NO_KEEPER") == NULL;
@@ -534,9 +561,9 @@ static int supervise(const char *name)
 			logf_("%s is gone: stopping", name);
 			break;
 		}
-		if (round % 20 == 10 && netns_abandoned(netns, c[1].pid)) {
-			logf_("the network namespace's name (%s) was deleted with %s in it: removing %s",
-			      netns, name, name);
+		if (round % 20 == 10 && netns_abandoned(c, 2)) {
+			logf_("the network namespace's last name was deleted with %s in it: removing %s",
+			      name, name);
 			abandoned = true;
 			break;
 		}
@@ -547,8 +574,9 @@ static int supervise(const char *name)
 	remove_pid("uroced.pid");
 	remove_pid("uroced.keeper");
 	remove_pid("uroced.switch");
-	if (abandoned) {
-		/* its files, sysfs entries and nftables table, as the tool removes them */
+	/* its files, sysfs entries and nftables table, as the tool removes them;
+	 * not a device of the name made meanwhile */
+	if (abandoned && devdir_ino() == ino) {
 		execl(tool, "uroce", "link", "del", name, (char *)NULL);
 		logf_("cannot run %s link del %s: %s", tool, name, strerror(errno));
 		return 1;

@@ -116,7 +116,7 @@ static void *wake(void *arg)
 			printf("cpu %d: woke %.1f ms late at %.6f (the hypervisor took the vCPU "
 			       "%ld ms of the 0.1-0.2 s around it)\n",
 			       p->cpu, (double)late / 1e6, (double)want / 1e9,
-			       steal_before < 0 ? -1 : steal_after - steal_before);
+			       steal_before < 0 || steal_after < 0 ? -1 : steal_after - steal_before);
 			steal_before = steal_after;
 		} else if (n % 100 == 0) {
 			steal_before = steal_ms(p->cpu);

@@ -134,7 +134,7 @@ if ip netns add "$ns" && ip -n "$ns" link add "${P}c0" type veth peer name "${P}
 		sleep 0.1
 	done
 	ip netns del "$ns"
-	for ((w = 0; w < 50; w++)); do
+	for ((w = 0; w < 100; w++)); do
 		alive=$(for pid in $dpids; do kill -0 "$pid" 2>/dev/null && echo "$pid"; done)
 		[ -z "$alive" ] && [ ! -e "$dir" ] && break
 		sleep 0.1
@@ -143,7 +143,7 @@ if ip netns add "$ns" && ip -n "$ns" link add "${P}c0" type veth peer name "${P}
 		echo "FAIL: no daemon ran in $ns"
 		fails=$((fails + 1))
 	elif [ -n "$alive" ] || [ -e "$dir" ]; then
-		echo "FAIL: 5 s after ip netns del: pids $alive of $dpids alive, $dir $([ -e "$dir" ] && echo holds "$(cd "$dir" && find . | head -5 | tr '\n' ' ')")"
+		echo "FAIL: 10 s after ip netns del: pids $alive of $dpids alive, $dir $([ -e "$dir" ] && echo holds "$(cd "$dir" && find . | head -5 | tr '\n' ' ')")"
 		fails=$((fails + 1))
 	else
 		echo "ok   ip netns del with a device in it: its daemon (pids $dpids) removed it and left, in $w tenths of a second; $dir is gone"
