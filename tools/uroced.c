@@ -465,7 +465,6 @@ static pid_t netns_other_process(const struct stat *self, const struct child *c,
 
 	while (d && !other && (e = readdir(d))) {
 		char path[300];
-		struct stat st;
 		pid_t pid = (pid_t)atoi(e->d_name);
 		bool ours = pid == getpid();
 
@@ -475,7 +474,7 @@ static pid_t netns_other_process(const struct stat *self, const struct child *c,
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
 		/* one gone, or not ours to look at (this VM's init, to root), is elsewhere */
-		if (!stat(path, &st) && st.st_dev == self->st_dev && st.st_ino == self->st_ino)
+		if (same_netns(path, self))
 			other = pid;
 	}
 	if (d)
