@@ -555,9 +555,10 @@ int uroce_shared_view_open(const char *devdir, struct uroce_shared_view *v)
 	v->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (v->lock_fd < 0)
 		return -errno;
-	err = map_file(devdir, "blocks", INFO_BYTES, O_RDWR | O_CREAT, (void **)&v->info);
+	/* the stamp first: another version's files are not resized under it */
+	err = map_rows(devdir, O_RDWR | O_CREAT, &v->rows);
 	if (!err)
-		err = map_rows(devdir, O_RDWR | O_CREAT, &v->rows);
+		err = map_file(devdir, "blocks", INFO_BYTES, O_RDWR | O_CREAT, (void **)&v->info);
 	if (err)
 		uroce_shared_view_close(v);
 	return err;

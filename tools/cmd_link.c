@@ -458,6 +458,10 @@ static int link_del(const char *name, bool quiet)
 	pathf(p, sizeof(p), CDEV_DIR "/%s", c.uverbs);
 	unlink(p);
 	nft_table(name, c.netdev, false);
+	/* counters before their layout stamp: a program opening the device
+	 * meanwhile finds neither or both, not "another version" */
+	pathf(p, sizeof(p), "%s/counters", dir);
+	unlink(p);
 	rm_tree(dir);
 	prune_ns_tree(sys);
 	return 0;

@@ -108,6 +108,9 @@ START_TEST(test_before_stamps)
 	ck_assert_int_eq(view_open(), -EPROTO);
 	snprintf(path, sizeof(path), "%s/layout", dir);
 	ck_assert_int_ne(access(path, F_OK), 0);
+	/* and nothing of theirs made or resized under them */
+	snprintf(path, sizeof(path), "%s/blocks", dir);
+	ck_assert_int_ne(access(path, F_OK), 0);
 }
 END_TEST
 
