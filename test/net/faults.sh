@@ -208,7 +208,8 @@ ns_cmds
 # link's own first frames (the kernel's ARP, ND, MLD: $first_frames); every
 # other counter must be 0, and no file may be missing.
 # the port's counters of frames that come and go in any link's first moments
-first_frames='dp_(rx_frames|rx_arp|rx_nd|rx_not_for_us|rx_other|tx_frames|neigh_requests|neigh_replies):'
+# and how long they waited in its ring, with the passes that took them
+first_frames='dp_(rx_frames|rx_arp|rx_nd|rx_not_for_us|rx_other|tx_frames|neigh_requests|neigh_replies|rx_waited_10ms|rx_waited_50ms|late_passes|late_backlog_passes):'
 t0=$(now)
 rc=0
 for s in a b; do
