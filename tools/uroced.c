@@ -525,10 +525,11 @@ static int supervise(const char *name)
 		return 1;
 	}
 	self[len > 0 ? len : 0] = 0;
-	snprintf(keeper_exe, sizeof(keeper_exe), "%.*s/uroce-keeper",
-		 (int)(strrchr(self, '/') ? strrchr(self, '/') - self : 0), self);
-	snprintf(tool, sizeof(tool), "%.*s/uroce",
-		 (int)(strrchr(self, '/') ? strrchr(self, '/') - self : 0), self);
+	/* the keeper and the tool are installed beside us */
+	if (strrchr(self, '/'))
+		*strrchr(self, '/') = 0;
+	snprintf(keeper_exe, sizeof(keeper_exe), "%s/uroce-keeper", self);
+	snprintf(tool, sizeof(tool), "%s/uroce", self);
 	netns_abandoned(c, 2); /* was it named at the start */
 	uroce_daemon_socket(devdir, sock, sizeof(sock));
 	c[0].wanted = uroce_port_wants_daemon(conf.port);
